@@ -1,0 +1,121 @@
+# nodeforge — build, check, install, bench, fuzz, asan
+#
+#   make            build/nodeforge (linked against build/libnodeforge.a)
+#   make check      unit tests (cmocka) then CLI tests (bats)
+#   make check-e2e  real-component tests (daemons, image builds, QEMU)
+#   make asan       build and run the tests under ASan+UBSan
+#   make fuzz       libFuzzer targets (clang); FUZZ_SECONDS=N to run each
+#   make deps       install the Debian packages the build and tests need
+#   make install PREFIX=/usr/local DESTDIR=
+
+VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
+PREFIX    ?= /usr/local
+BUILD     ?= build
+CC        ?= cc
+PKG_CONFIG ?= pkg-config
+PKGS      := yaml-0.1 jansson libarchive libcurl libcrypto blkid efivar efiboot libmicrohttpd
+
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
+             -Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers
+CFLAGS    ?= -O2 -g
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -DNF_VERSION='"$(VERSION)"' \
+             -DNF_DATADIR='"$(PREFIX)/share/nodeforge"' -Ilib $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+LDLIBS    := $(PKG_LIBS) -ldl -lpthread $(EXTRA_LDLIBS)
+
+LIB_SRC   := $(sort $(wildcard lib/*.c lib/facets/*.c))
+CMD_SRC   := $(sort $(wildcard cmd/*.c))
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CMD_OBJ   := $(CMD_SRC:%.c=$(BUILD)/%.o)
+UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_SRC  := $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
+
+.PHONY: test all check check-unit check-bats check-e2e asan fuzz fuzz-run deps install \
+        clean bench ci-image
+all: $(BUILD)/nodeforge
+
+$(BUILD)/%.o: %.c lib/nodeforge.h lib/internal.h $(wildcard lib/*.h cmd/*.h lib/facets/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libnodeforge.a: $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/nodeforge: $(CMD_OBJ) $(BUILD)/libnodeforge.a
+	$(CC) $(ALL_CFLAGS) -o $@ $(CMD_OBJ) $(BUILD)/libnodeforge.a $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnodeforge.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -o $@ $< $(BUILD)/libnodeforge.a \
+		$(LDLIBS) $(shell $(PKG_CONFIG) --libs cmocka)
+
+check: check-unit check-bats
+
+# What CI runs (README): fast tests first, then sanitizers, fuzz smoke, and
+# the slow real-component tests last
+test: all
+	$(MAKE) check
+	$(MAKE) asan
+	$(MAKE) fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-10}
+	$(MAKE) check-e2e
+
+check-unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
+		NF_SRCDIR=$(CURDIR) $$t; done
+
+check-bats: $(BUILD)/nodeforge
+	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
+		bats --print-output-on-failure tests/bats
+
+check-e2e: $(BUILD)/nodeforge
+	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
+		bats --print-output-on-failure tests/e2e
+
+asan:
+	$(MAKE) BUILD=build-asan CC=clang \
+		EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		EXTRA_LDLIBS="-fsanitize=address,undefined" \
+		CFLAGS="-O1 -g" check-unit check-bats
+
+build-fuzz/%: fuzz/%.c $(LIB_SRC) lib/nodeforge.h lib/internal.h
+	@mkdir -p build-fuzz
+	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
+		-DNF_VERSION='"$(VERSION)"' -DNF_DATADIR='"$(PREFIX)/share/nodeforge"' \
+		-Ilib $(PKG_CFLAGS) -o $@ $< $(LIB_SRC) $(LDLIBS)
+
+FUZZ_SECONDS ?= 0
+fuzz: $(FUZZ_BIN)
+	@set -e; if [ "$(FUZZ_SECONDS)" -gt 0 ]; then for f in $(FUZZ_BIN); do \
+		n=$$(basename $$f); mkdir -p build-fuzz/corpus-$$n; \
+		echo "== $$n ($(FUZZ_SECONDS)s)"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 build-fuzz/corpus-$$n \
+			$$( [ -d fuzz/seeds/$$n ] && echo fuzz/seeds/$$n ) 2>&1 | tail -n 3; \
+	done; fi
+
+bench: $(BUILD)/nodeforge
+	@set -e; for b in bench/*.sh; do echo "== $$b"; NF_BIN=$(CURDIR)/$(BUILD)/nodeforge bash $$b; done
+
+DEPS_BUILD := build-essential clang pkg-config libyaml-dev libjansson-dev libarchive-dev \
+	libcurl4-openssl-dev libssl-dev libblkid-dev libefivar-dev libefiboot-dev \
+	libmicrohttpd-dev libcmocka-dev libclang-rt-14-dev bats zstd
+DEPS_TEST := cpio pigz tar libarchive-tools xz-utils munge slurmd slurmctld slurm-client \
+	mariadb-server chrony dnsmasq nginx-light qemu-system-x86 ipxe-qemu mmdebstrap \
+	systemd python3 pykickstart squashfs-tools fakeroot attr libcap2-bin util-linux \
+	e2fsprogs dosfstools fdisk curl
+deps:
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		$(DEPS_BUILD) $(DEPS_TEST)
+
+install: $(BUILD)/nodeforge
+	install -D -m 0755 $(BUILD)/nodeforge $(DESTDIR)$(PREFIX)/bin/nodeforge
+	install -d $(DESTDIR)$(PREFIX)/share/nodeforge
+	cp -R profiles overlays kickstart $(DESTDIR)$(PREFIX)/share/nodeforge/
+
+clean:
+	rm -rf build build-asan build-fuzz

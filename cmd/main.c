@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/* nodeforge: dispatch, global options and the shared setup of commands. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+#ifndef NF_DATADIR
+#define NF_DATADIR "/usr/local/share/nodeforge"
+#endif
+
+static const struct nf_cmd *const commands[] = {
+#define NF_CMD(n) &nf_cmd_##n,
+#include "commands.def"
+#undef NF_CMD
+};
+
+static const char *prog = "nodeforge";
+
+static void main_help(FILE *fp)
+{
+	fprintf(fp,
+		"usage: nodeforge [-C DIR] [-s SITE] [--json] [-q] [-v] COMMAND [ARGS]\n"
+		"\n"
+		"Build, boot and verify the nodes of a Slurm GPU cluster.\n"
+		"\n"
+		"Global options (accepted before or after the command):\n"
+		"  -C DIR           profiles directory (default: the shipped profiles)\n"
+		"  -s, --site FILE  site file (default: DIR/site.yaml)\n"
+		"      --json       machine-readable output\n"
+		"  -q, --quiet      only errors\n"
+		"  -v, --verbose    more detail (repeat for debug)\n"
+		"  -h, --help       this help; 'nodeforge COMMAND --help' for a command\n"
+		"      --version    print the version\n"
+		"\n"
+		"Commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(fp, "  %-12s %s\n", commands[i]->name,
+			commands[i]->summary);
+	fprintf(fp, "\nExit status: 0 ok, 1 failure, 2 usage error, 3 findings.\n");
+}
+
+int nf_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s%s%s: ", prog, cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\ntry '%s%s%s --help'\n", prog, cmd ? " " : "",
+		cmd ? cmd : "");
+	return NF_EXIT_USAGE;
+}
+
+int nf_cmd_fail(struct nf_global *g, const char *cmd, int r)
+{
+	const char *m = nf_errmsg(g->ctx);
+
+	if (r == NF_E_FINDINGS)
+		return NF_EXIT_FINDINGS;
+	fprintf(stderr, "%s %s: %s\n", prog, cmd, *m ? m : nf_strerror(r));
+	return NF_EXIT_FAILURE;
+}
+
+void nf_cmd_help(const struct nf_cmd *c, FILE *fp)
+{
+	fputs(c->help, fp);
+}
+
+int nf_getopt(const struct nf_cmd *c, int argc, char **argv,
+	      const char *shortopts, const struct option *longopts)
+{
+	static const struct option help_only[] = {
+		{ "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	char sopts[64];
+	int o;
+
+	snprintf(sopts, sizeof(sopts), "+:h%s", shortopts ? shortopts : "");
+	opterr = 0;
+	o = getopt_long(argc, argv, sopts, longopts ? longopts : help_only,
+			NULL);
+	if (o == 'h') {
+		nf_cmd_help(c, stdout);
+		return -2;
+	}
+	if (o == '?') {
+		if (optopt)
+			nf_usage_error(c->name, "unknown option '-%c'", optopt);
+		else
+			nf_usage_error(c->name, "unknown option '%s'",
+				       argv[optind - 1]);
+		return -3;
+	}
+	if (o == ':') {
+		nf_usage_error(c->name, "option '%s' needs a value",
+			       argv[optind - 1]);
+		return -3;
+	}
+	return o;
+}
+
+void nf_print_diags(struct nf_global *g, const struct nf_diags *d)
+{
+	(void)g;
+	for (size_t i = 0; i < d->n; i++) {
+		const struct nf_diag *x = &d->v[i];
+		const char *sev = x->severity == NF_SEV_ERROR ? "error" : "warning";
+
+		if (x->line)
+			fprintf(stderr, "%s:%u:%u: %s: %s\n", x->file, x->line,
+				x->col, sev, x->message);
+		else
+			fprintf(stderr, "%s: %s: %s\n", x->file, sev,
+				x->message);
+	}
+}
+
+void nf_emit_diags(struct nf_emit *e, const struct nf_diags *d)
+{
+	nf_emit_arr_open(e, "diagnostics");
+	for (size_t i = 0; i < d->n; i++) {
+		const struct nf_diag *x = &d->v[i];
+
+		nf_emit_obj_open(e, NULL);
+		nf_emit_str(e, "file", "%s:", x->file);
+		nf_emit_int(e, "line", "%lld:", x->line);
+		nf_emit_int(e, "column", "%lld: ", x->col);
+		nf_emit_str(e, "severity", "%s: ",
+			    x->severity == NF_SEV_ERROR ? "error" : "warning");
+		nf_emit_str(e, "message", "%s\n", x->message);
+		nf_emit_obj_close(e);
+	}
+	nf_emit_arr_close(e);
+}
+
+static void log_stderr(void *data, int level, const char *msg)
+{
+	static const char *const names[] = { "error", "warning", "info",
+					     "debug" };
+	(void)data;
+	fprintf(stderr, "%s: %s: %s\n", prog,
+		names[level < 0 ? 0 : level > 3 ? 3 : level], msg);
+}
+
+static int file_exists(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0;
+}
+
+/* The shipped profiles: next to the binary in a checkout (build/nodeforge
+ * -> profiles/), else the installed data directory */
+static void default_profiles_dir(char *out, size_t outsz)
+{
+	char exe[PATH_MAX], cand[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(cand, sizeof(cand), "%s/../profiles", exe);
+			if (file_exists(cand)) {
+				char *real = realpath(cand, NULL);
+
+				snprintf(out, outsz, "%s", real ? real : cand);
+				free(real);
+				return;
+			}
+		}
+	}
+	snprintf(out, outsz, "%s/profiles", NF_DATADIR);
+}
+
+/* Take the global options out of argv, wherever they are (before "--") */
+static int take_globals(struct nf_global *g, int *argc, char **argv,
+			const char **profiles)
+{
+	int out = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		char *a = argv[i];
+		const char **val = NULL;
+
+		if (!strcmp(a, "--")) {
+			while (i < *argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (!strcmp(a, "--json")) {
+			g->json = 1;
+			continue;
+		}
+		if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			g->quiet = 1;
+			continue;
+		}
+		if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			g->verbose++;
+			continue;
+		}
+		if (!strcmp(a, "-vv")) {
+			g->verbose += 2;
+			continue;
+		}
+		if (!strcmp(a, "-C"))
+			val = profiles;
+		else if (!strcmp(a, "-s") || !strcmp(a, "--site"))
+			val = &g->site_path;
+		if (val) {
+			if (i + 1 >= *argc)
+				return nf_usage_error(NULL,
+						      "option '%s' needs a value",
+						      a);
+			*val = argv[++i];
+			continue;
+		}
+		if (!strncmp(a, "--site=", 7)) {
+			g->site_path = a + 7;
+			continue;
+		}
+		argv[out++] = a;
+	}
+	argv[out] = NULL;
+	*argc = out;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct nf_global g = { .prog = prog };
+	const struct nf_cmd *cmd = NULL;
+	const char *profiles = NULL;
+	char defdir[PATH_MAX + 64], defsite[PATH_MAX + 80];
+	int r;
+
+	if ((r = take_globals(&g, &argc, argv, &profiles)))
+		return r;
+	if (argc < 2) {
+		main_help(stderr);
+		return NF_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		if (argc > 2) {
+			for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
+				if (!strcmp(commands[i]->name, argv[2])) {
+					nf_cmd_help(commands[i], stdout);
+					return 0;
+				}
+			return nf_usage_error(NULL, "unknown command '%s'", argv[2]);
+		}
+		main_help(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("nodeforge %s\n", NF_VERSION);
+		return 0;
+	}
+	if (argv[1][0] == '-')
+		return nf_usage_error(NULL, "unknown option '%s'", argv[1]);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
+		if (!strcmp(commands[i]->name, argv[1]))
+			cmd = commands[i];
+	if (!cmd)
+		return nf_usage_error(NULL, "unknown command '%s'", argv[1]);
+
+	if ((r = nf_ctx_new(&g.ctx)) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, nf_strerror(r));
+		return NF_EXIT_FAILURE;
+	}
+	nf_ctx_set_log(g.ctx, log_stderr, NULL);
+	nf_ctx_set_log_level(g.ctx, g.quiet ? NF_LOG_ERR
+				    : g.verbose >= 2 ? NF_LOG_DEBUG
+				    : g.verbose ? NF_LOG_INFO : NF_LOG_WARN);
+	if (!profiles) {
+		profiles = getenv("NODEFORGE_PROFILES");
+		if (!profiles || !*profiles) {
+			default_profiles_dir(defdir, sizeof(defdir));
+			profiles = defdir;
+		}
+	}
+	nf_ctx_set_profiles_dir(g.ctx, profiles);
+	if (!g.site_path) {
+		const char *env = getenv("NODEFORGE_SITE");
+
+		if (env && *env) {
+			g.site_path = env;
+		} else {
+			snprintf(defsite, sizeof(defsite), "%s/site.yaml",
+				 profiles);
+			g.site_path = defsite;
+		}
+	}
+	if (cmd->flags & NF_CMD_SITE) {
+		struct nf_diags d;
+
+		nf_diags_init(&d);
+		r = nf_site_load(g.ctx, g.site_path, &g.site, &d);
+		if (r) {
+			if (d.n)
+				nf_print_diags(&g, &d);
+			else
+				fprintf(stderr, "%s %s: %s\n", prog, cmd->name,
+					nf_errmsg(g.ctx));
+			nf_diags_free(&d);
+			nf_ctx_free(g.ctx);
+			return r == NF_E_PARSE || r == NF_E_INVALID
+				       ? NF_EXIT_FINDINGS : NF_EXIT_FAILURE;
+		}
+		nf_diags_free(&d);
+	}
+	optind = 1;
+	r = cmd->run(&g, argc - 1, argv + 1);
+	nf_site_free(g.site);
+	nf_ctx_free(g.ctx);
+	if (fflush(stdout) != 0 && r == 0)
+		r = NF_EXIT_FAILURE;
+	return r;
+}

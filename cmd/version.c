@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+
+#include "cmd.h"
+
+static int cmd_version(struct nf_global *g, int argc, char **argv);
+
+const struct nf_cmd nf_cmd_version = {
+	.name = "version",
+	.summary = "print the version",
+	.help = "usage: nodeforge version [--json]\n"
+		"\n"
+		"Print nodeforge's version.\n",
+	.run = cmd_version,
+};
+
+static int cmd_version(struct nf_global *g, int argc, char **argv)
+{
+	struct nf_emit *e;
+	int o;
+
+	while ((o = nf_getopt(&nf_cmd_version, argc, argv, "", NULL)) != -1)
+		return o == -2 ? 0 : 2;
+	if (optind < argc)
+		return nf_usage_error("version", "unexpected argument '%s'",
+				      argv[optind]);
+	if (nf_emit_new(&e, stdout, g->json))
+		return 1;
+	nf_emit_str(e, "name", "%s ", "nodeforge");
+	nf_emit_str(e, "version", "%s\n", NF_VERSION);
+	nf_emit_end(e);
+	nf_emit_free(e);
+	return 0;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int nf_ctx_new(struct nf_ctx **out)
+{
+	struct nf_ctx *ctx = calloc(1, sizeof(*ctx));
+
+	if (!ctx)
+		return -ENOMEM;
+	ctx->log_level = NF_LOG_WARN;
+	*out = ctx;
+	return 0;
+}
+
+void nf_ctx_free(struct nf_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	free(ctx->profiles_dir);
+	free(ctx->sysroot);
+	free(ctx);
+}
+
+void nf_ctx_set_log(struct nf_ctx *ctx, nf_log_fn fn, void *userdata)
+{
+	ctx->log_fn = fn;
+	ctx->log_data = userdata;
+}
+
+void nf_ctx_set_log_level(struct nf_ctx *ctx, int level)
+{
+	ctx->log_level = level;
+}
+
+const char *nf_errmsg(const struct nf_ctx *ctx)
+{
+	return ctx ? ctx->errmsg : "";
+}
+
+static int set_str(char **dst, const char *val)
+{
+	char *s = NULL;
+
+	if (val && *val && !(s = strdup(val)))
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+int nf_ctx_set_profiles_dir(struct nf_ctx *ctx, const char *dir)
+{
+	return set_str(&ctx->profiles_dir, dir);
+}
+
+const char *nf_ctx_profiles_dir(const struct nf_ctx *ctx)
+{
+	return ctx->profiles_dir ? ctx->profiles_dir : "profiles";
+}
+
+int nf_ctx_set_sysroot(struct nf_ctx *ctx, const char *dir)
+{
+	return set_str(&ctx->sysroot, dir);
+}
+
+const char *nf_ctx_sysroot(const struct nf_ctx *ctx)
+{
+	return ctx->sysroot ? ctx->sysroot : "";
+}
+
+int nf_fail(struct nf_ctx *ctx, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ctx) {
+		va_start(ap, fmt);
+		vsnprintf(ctx->errmsg, sizeof(ctx->errmsg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+void nf_log(struct nf_ctx *ctx, int level, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	if (!ctx || !ctx->log_fn || level > ctx->log_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	ctx->log_fn(ctx->log_data, level, buf);
+}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Text/JSON emitter.  Each call carries a key (JSON) and a printf format
+ * (text).  The writer is a struct, never a global, so commands can nest
+ * emitters and tests can capture output.
+ */
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+#define NF_EMIT_DEPTH 32
+
+struct nf_emit {
+	FILE *fp;
+	int json;
+	json_t *stack[NF_EMIT_DEPTH];
+	int depth;
+	json_t *root;
+};
+
+int nf_emit_new(struct nf_emit **out, FILE *fp, int json)
+{
+	struct nf_emit *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	e->fp = fp;
+	e->json = json;
+	if (json) {
+		e->root = json_object();
+		e->stack[0] = e->root;
+	}
+	*out = e;
+	return 0;
+}
+
+void nf_emit_free(struct nf_emit *e)
+{
+	if (!e)
+		return;
+	json_decref(e->root);
+	free(e);
+}
+
+int nf_emit_is_json(const struct nf_emit *e)
+{
+	return e->json;
+}
+
+/* Attach v (stolen) under key in the current container */
+static void put(struct nf_emit *e, const char *key, json_t *v)
+{
+	json_t *top = e->stack[e->depth];
+
+	if (!v)
+		return;
+	if (json_is_array(top))
+		json_array_append_new(top, v);
+	else if (key)
+		json_object_set_new(top, key, v);
+	else
+		json_decref(v);
+}
+
+static void push(struct nf_emit *e, const char *key, json_t *v)
+{
+	if (e->depth + 1 >= NF_EMIT_DEPTH) {
+		json_decref(v);
+		return;
+	}
+	json_incref(v);
+	put(e, key, v);
+	e->stack[++e->depth] = v;
+	json_decref(v);
+}
+
+void nf_emit_obj_open(struct nf_emit *e, const char *key)
+{
+	if (e->json)
+		push(e, key, json_object());
+}
+
+void nf_emit_arr_open(struct nf_emit *e, const char *key)
+{
+	if (e->json)
+		push(e, key, json_array());
+}
+
+void nf_emit_obj_close(struct nf_emit *e)
+{
+	if (e->json && e->depth > 0)
+		e->depth--;
+}
+
+void nf_emit_arr_close(struct nf_emit *e)
+{
+	nf_emit_obj_close(e);
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+void nf_emit_str(struct nf_emit *e, const char *key, const char *fmt,
+		 const char *val)
+{
+	if (e->json)
+		put(e, key, val ? json_string(val) : json_null());
+	else if (fmt)
+		fprintf(e->fp, fmt, val ? val : "-");
+}
+
+void nf_emit_int(struct nf_emit *e, const char *key, const char *fmt,
+		 long long val)
+{
+	if (e->json)
+		put(e, key, json_integer(val));
+	else if (fmt)
+		fprintf(e->fp, fmt, val);
+}
+
+void nf_emit_bool(struct nf_emit *e, const char *key, const char *fmt, int val)
+{
+	if (e->json)
+		put(e, key, json_boolean(val));
+	else if (fmt)
+		fprintf(e->fp, fmt, val ? "yes" : "no");
+}
+
+void nf_emit_real(struct nf_emit *e, const char *key, const char *fmt,
+		  double val)
+{
+	if (e->json)
+		put(e, key, json_real(val));
+	else if (fmt)
+		fprintf(e->fp, fmt, val);
+}
+
+void nf_emit_text(struct nf_emit *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e->json)
+		return;
+	va_start(ap, fmt);
+	vfprintf(e->fp, fmt, ap);
+	va_end(ap);
+}
+#pragma GCC diagnostic pop
+
+void nf_emit_json(struct nf_emit *e, const char *key, json_t *val)
+{
+	if (e->json) {
+		put(e, key, json_incref(val));
+		return;
+	}
+	json_dumpf(val, e->fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', e->fp);
+}
+
+int nf_emit_end(struct nf_emit *e)
+{
+	if (!e->json)
+		return fflush(e->fp) ? -errno : 0;
+	if (json_dumpf(e->root, e->fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
+		return -EIO;
+	fputc('\n', e->fp);
+	return fflush(e->fp) ? -errno : 0;
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* Private declarations of libnodeforge. */
+#ifndef NF_INTERNAL_H
+#define NF_INTERNAL_H
+
+#include "nodeforge.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#define NF_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+struct nf_ctx {
+	nf_log_fn log_fn;
+	void *log_data;
+	int log_level;
+	char *profiles_dir;
+	char *sysroot;
+	char errmsg[1024];
+};
+
+/* Record a message for the caller and return `code` */
+int nf_fail(struct nf_ctx *ctx, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void nf_log(struct nf_ctx *ctx, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+int nf_diag_add(struct nf_diags *d, const char *file, unsigned line,
+		unsigned col, int severity, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+/* Checked allocation helpers: they return NULL only on ENOMEM */
+char *nf_strdup(const char *s);
+char *nf_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Read a whole file, at most `max` bytes (NF_E_LIMIT above); NUL-terminated */
+int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,
+		 size_t *len);
+
+/* Write `len` bytes to `path` atomically: temp file in the same directory,
+ * fsync, rename, fsync of the directory */
+int nf_write_atomic(struct nf_ctx *ctx, const char *path, const void *buf,
+		    size_t len, unsigned mode);
+
+/* ---- YAML adapter (lib/yaml.c) ----
+ * Parse a YAML document into a jansson tree.  Every node's position is
+ * recorded in `locs` (object: dotted path -> [file, line, col]).  Scalars
+ * become strings unless they are plain (unquoted) and read as an integer,
+ * a real, true/false or null.  Duplicate keys, anchors/aliases, tags and
+ * multiple documents are errors. */
+int nf_yaml_load(struct nf_ctx *ctx, const char *path, json_t **out,
+		 json_t *locs, struct nf_diags *diags);
+int nf_yaml_load_buf(struct nf_ctx *ctx, const char *name, const char *buf,
+		     size_t len, json_t **out, json_t *locs,
+		     struct nf_diags *diags);
+
+/* Position of a dotted path in a locs object; 0 when unknown */
+int nf_locs_get(const json_t *locs, const char *path, const char **file,
+		unsigned *line, unsigned *col);
+
+/* ---- schema validation (lib/schema.c) ----
+ * A small typed schema, declared by each facet, checked against a parsed
+ * tree; every error names file:line:col via locs. */
+enum nf_type {
+	NF_T_ANY = 0,
+	NF_T_STR,
+	NF_T_INT,
+	NF_T_BOOL,
+	NF_T_NUM,       /* integer or real */
+	NF_T_SIZE,      /* "64M", "1G" or an integer of bytes */
+	NF_T_LIMIT,     /* integer or "unlimited" */
+	NF_T_STRLIST,   /* list of strings */
+	NF_T_OBJ,       /* object with its own fields */
+	NF_T_OBJLIST,   /* list of objects with their own fields */
+	NF_T_MAP,       /* free-form object: string keys, scalar values */
+	NF_T_PATH,      /* absolute path */
+	NF_T_MODE,      /* octal string such as "0400" */
+};
+
+struct nf_field {
+	const char *name;
+	int type;
+	const struct nf_field *fields; /* NF_T_OBJ / NF_T_OBJLIST */
+	const char *const *choices;    /* NF_T_STR: allowed values (NULL-ended) */
+	bool required;
+};
+
+int nf_schema_check(const json_t *obj, const struct nf_field *fields,
+		    const char *path, const json_t *locs,
+		    struct nf_diags *diags);
+/* Parse sizes such as "64M", "1G", "45G" (powers of 1024) */
+int nf_parse_size(const char *s, unsigned long long *out);
+
+/* ---- facets (lib/facets/) ---- */
+struct nf_facet_lint {
+	struct nf_ctx *ctx;
+	const struct nf_profile *profile;
+	struct nf_diags *diags;
+};
+
+struct nf_facet {
+	const char *name;     /* facet name, also its profile section */
+	const char *summary;
+	const struct nf_field *schema;
+	/* Cross-field validation and best-practice lint of the resolved
+	 * profile; diags carry positions */
+	int (*lint)(struct nf_facet_lint *l, const json_t *section);
+	/* Kernel arguments this facet adds to the boot artifacts */
+	int (*boot_args)(const json_t *section, json_t *args);
+};
+
+extern const struct nf_facet *const nf_facets[];
+extern const size_t nf_nfacets;
+const struct nf_facet *nf_facet_find(const char *name);
+
+/* Position helper for facet lint: diag at the value's location */
+int nf_lint_at(struct nf_facet_lint *l, const char *path, int sev,
+	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Kernel argument helpers (lib/kargs.c) */
+/* Append args to a JSON array of strings, error on conflicting key=value */
+int nf_kargs_key(const char *arg, char *key, size_t keysz);
+
+#endif

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libnodeforge: the one public header.
+ *
+ * Conventions: functions return 0 on success or a negative errno / negative
+ * NF_E_* code on failure; nf_strerror() names every one of them.  Objects
+ * come back through out-parameters.  The library never prints and never
+ * exits: it records a message in the context (nf_errmsg) and logs only
+ * through the caller's callback.
+ */
+#ifndef NODEFORGE_H
+#define NODEFORGE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef NF_VERSION
+#define NF_VERSION "0.1.0"
+#endif
+
+/*
+ * Error codes.  Negative, below the errno range.  Retired codes are never
+ * renumbered; the table in lib/error.c is checked for completeness at
+ * compile time.
+ */
+enum nf_error {
+	NF_E_BASE = -4096,
+	NF_E_USAGE = NF_E_BASE,   /* bad arguments to a library call */
+	NF_E_PARSE,               /* malformed input (YAML, JSON, archive) */
+	NF_E_INVALID,             /* well-formed input with a bad value */
+	NF_E_NOTFOUND,            /* a named thing does not exist */
+	NF_E_CYCLE,               /* inheritance cycle */
+	NF_E_CONFLICT,            /* two values that cannot both hold */
+	NF_E_UNSAFE,              /* a path or entry would escape its root */
+	NF_E_CHECKSUM,            /* content does not match its recorded hash */
+	NF_E_SIGNATURE,           /* signature missing or does not verify */
+	NF_E_NETWORK,             /* transfer failed */
+	NF_E_LIMIT,               /* an input exceeded a hard cap */
+	NF_E_LOCKED,              /* another process holds the lock */
+	NF_E_UNSUPPORTED,         /* feature or format not supported */
+	NF_E_TIMEOUT,             /* an operation ran past its budget */
+	NF_E_FINDINGS,            /* checks ran and found problems */
+	NF_E_EXTERNAL,            /* an external tool failed */
+	NF_E_NOHW,                /* hardware or firmware interface absent */
+	NF_E_END                  /* not an error: end of the table */
+};
+
+const char *nf_strerror(int code);
+
+/* Exit statuses shared by every command (docs/exit-codes.md). */
+enum nf_exit {
+	NF_EXIT_OK = 0,
+	NF_EXIT_FAILURE = 1,
+	NF_EXIT_USAGE = 2,
+	NF_EXIT_FINDINGS = 3,
+};
+
+/* ------------------------------------------------------------------ ctx */
+
+enum nf_log_level { NF_LOG_ERR = 0, NF_LOG_WARN, NF_LOG_INFO, NF_LOG_DEBUG };
+
+typedef void (*nf_log_fn)(void *userdata, int level, const char *msg);
+
+struct nf_ctx;
+
+int nf_ctx_new(struct nf_ctx **out);
+void nf_ctx_free(struct nf_ctx *ctx);
+void nf_ctx_set_log(struct nf_ctx *ctx, nf_log_fn fn, void *userdata);
+void nf_ctx_set_log_level(struct nf_ctx *ctx, int level);
+/* The last error message recorded by a failing call, or "" */
+const char *nf_errmsg(const struct nf_ctx *ctx);
+/* Directory that holds the role profiles (-C) */
+int nf_ctx_set_profiles_dir(struct nf_ctx *ctx, const char *dir);
+const char *nf_ctx_profiles_dir(const struct nf_ctx *ctx);
+/* Sysroot for /proc and /sys reads ("" or NULL: the real ones) */
+int nf_ctx_set_sysroot(struct nf_ctx *ctx, const char *dir);
+const char *nf_ctx_sysroot(const struct nf_ctx *ctx);
+
+/* --------------------------------------------------------- diagnostics */
+
+enum nf_severity { NF_SEV_ERROR = 0, NF_SEV_WARNING };
+
+/* One finding about an input file, with its position (1-based; 0: unknown) */
+struct nf_diag {
+	char *file;
+	unsigned line;
+	unsigned col;
+	int severity;
+	char *message;
+};
+
+struct nf_diags {
+	struct nf_diag *v;
+	size_t n, cap;
+};
+
+void nf_diags_init(struct nf_diags *d);
+void nf_diags_free(struct nf_diags *d);
+size_t nf_diags_errors(const struct nf_diags *d);
+/* Sort by file, line, column (stable) */
+void nf_diags_sort(struct nf_diags *d);
+
+/* -------------------------------------------------------------- emitter */
+
+/*
+ * One emitter renders either text or JSON from the same calls, so the two
+ * outputs cannot drift apart.  In JSON mode everything is collected into a
+ * jansson tree and written by nf_emit_end(); in text mode the fmt strings
+ * are printed as the calls come (fmt NULL: nothing printed in text mode).
+ */
+struct nf_emit;
+
+int nf_emit_new(struct nf_emit **out, FILE *fp, int json);
+void nf_emit_free(struct nf_emit *e);
+int nf_emit_is_json(const struct nf_emit *e);
+void nf_emit_obj_open(struct nf_emit *e, const char *key);
+void nf_emit_obj_close(struct nf_emit *e);
+void nf_emit_arr_open(struct nf_emit *e, const char *key);
+void nf_emit_arr_close(struct nf_emit *e);
+void nf_emit_str(struct nf_emit *e, const char *key, const char *fmt,
+		 const char *val);
+void nf_emit_int(struct nf_emit *e, const char *key, const char *fmt,
+		 long long val);
+void nf_emit_bool(struct nf_emit *e, const char *key, const char *fmt, int val);
+void nf_emit_real(struct nf_emit *e, const char *key, const char *fmt,
+		  double val);
+/* A whole jansson value: JSON mode stores it (borrowed, increfs); text
+ * mode prints it as indented JSON */
+void nf_emit_json(struct nf_emit *e, const char *key, json_t *val);
+/* Text-only output (ignored in JSON mode) */
+void nf_emit_text(struct nf_emit *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Writes the JSON document (JSON mode); returns 0 or -errno */
+int nf_emit_end(struct nf_emit *e);
+
+/* ------------------------------------------------------------- profiles */
+
+/*
+ * A site: what differs per cluster.  Kept as the validated JSON tree;
+ * accessors borrow.
+ */
+struct nf_site;
+
+int nf_site_load(struct nf_ctx *ctx, const char *path, struct nf_site **out,
+		 struct nf_diags *diags);
+void nf_site_free(struct nf_site *site);
+const json_t *nf_site_json(const struct nf_site *site);
+const char *nf_site_path(const struct nf_site *site);
+
+/*
+ * A resolved profile: a role's profile after inheritance and with the site
+ * applied.  `json` is the document written to /etc/nodeforge/profile.json.
+ */
+struct nf_profile;
+
+/* Names of the roles (profiles that set `role: true`), sorted */
+int nf_profile_list(struct nf_ctx *ctx, char ***names, size_t *n);
+void nf_strv_free(char **v, size_t n);
+
+int nf_profile_resolve(struct nf_ctx *ctx, const char *name,
+		       const struct nf_site *site, struct nf_profile **out,
+		       struct nf_diags *diags);
+void nf_profile_free(struct nf_profile *p);
+const json_t *nf_profile_json(const struct nf_profile *p);
+const char *nf_profile_name(const struct nf_profile *p);
+/* Where a value came from, by its dotted path ("kernel.args[2]"); borrows */
+int nf_profile_where(const struct nf_profile *p, const char *path,
+		     const char **file, unsigned *line, unsigned *col);
+/* Load an already resolved profile (profile.json written by a build) */
+int nf_profile_load_json(struct nf_ctx *ctx, const char *path,
+			 struct nf_profile **out);
+
+/* The kernel command line the facets require, space-separated; caller
+ * frees */
+int nf_profile_kernel_args(struct nf_ctx *ctx, const struct nf_profile *p,
+			   char **out);
+
+/* Best-practice lint of a resolved profile: appends to diags */
+int nf_profile_lint(struct nf_ctx *ctx, const struct nf_profile *p,
+		    struct nf_diags *diags);
+
+/* ------------------------------------------------------------- hostlist */
+
+/* Expand a Slurm hostlist ("gpu-[01-04,07],cp-01") into names */
+int nf_hostlist_expand(const char *expr, char ***names, size_t *n,
+		       size_t max);
+
+/* --------------------------------------------------------------- cpulist */
+
+/* Parse "0-3,8,10-11" into a bitmap of `nbits` bits (bytes: nbits/8) */
+int nf_cpulist_parse(const char *s, uint8_t *bits, size_t nbits,
+		     unsigned *maxcpu);
+/* Format a bitmap back to the canonical list form; caller frees */
+char *nf_cpulist_format(const uint8_t *bits, size_t nbits);
+
+/* ---------------------------------------------------------------- sha256 */
+
+#define NF_SHA256_HEX 65
+void nf_sha256_hex(const void *data, size_t len, char out[NF_SHA256_HEX]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

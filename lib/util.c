@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+#include "internal.h"
+
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *nf_strdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+char *nf_asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+void nf_strv_free(char **v, size_t n)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,
+		 size_t *len)
+{
+	size_t n = 0, cap = 4096;
+	char *b;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return nf_fail(ctx, -errno, "cannot read '%s': %s", path,
+			       strerror(errno));
+	b = malloc(cap);
+	if (!b) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n + 1 >= cap) {
+			char *nb;
+
+			if (cap > max + 1) {
+				free(b);
+				close(fd);
+				return nf_fail(ctx, NF_E_LIMIT,
+					       "'%s' is larger than %zu bytes",
+					       path, max);
+			}
+			cap *= 2;
+			nb = realloc(b, cap);
+			if (!nb) {
+				free(b);
+				close(fd);
+				return -ENOMEM;
+			}
+			b = nb;
+		}
+		r = read(fd, b + n, cap - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+
+			free(b);
+			close(fd);
+			return nf_fail(ctx, -e, "cannot read '%s': %s", path,
+				       strerror(e));
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (n > max) {
+		free(b);
+		return nf_fail(ctx, NF_E_LIMIT, "'%s' is larger than %zu bytes",
+			       path, max);
+	}
+	b[n] = '\0';
+	*buf = b;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+int nf_write_atomic(struct nf_ctx *ctx, const char *path, const void *buf,
+		    size_t len, unsigned mode)
+{
+	char *tmp = nf_asprintf("%s.tmp.XXXXXX", path);
+	char *dcopy = NULL;
+	const char *p = buf;
+	int fd, dfd, e;
+
+	if (!tmp)
+		return -ENOMEM;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		free(tmp);
+		return nf_fail(ctx, -e, "cannot create '%s': %s", path,
+			       strerror(e));
+	}
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	if (fchmod(fd, mode) < 0 || fsync(fd) < 0)
+		goto fail;
+	if (close(fd) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0)
+		goto fail;
+	free(tmp);
+	dcopy = nf_strdup(path);
+	if (dcopy) {
+		dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+		free(dcopy);
+	}
+	return 0;
+fail:
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	free(tmp);
+	return nf_fail(ctx, -e, "cannot write '%s': %s", path, strerror(e));
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bats
+# The command-line skeleton: dispatch, help, version, exit codes.
+load helper
+
+@test "no arguments is a usage error (exit 2)" {
+	run nf
+	status_is 2
+	[[ "$output" == *"usage: nodeforge"* ]]
+}
+
+@test "--help lists every command and exits 0" {
+	run nf --help
+	status_is 0
+	[[ "$output" == *"Commands:"* ]]
+	[[ "$output" == *"version"* ]]
+}
+
+@test "--version prints the version from VERSION" {
+	run nf --version
+	status_is 0
+	[ "$output" = "nodeforge $(cat "$NF_SRCDIR/VERSION")" ]
+}
+
+@test "unknown command is a usage error naming it" {
+	run nf frobnicate
+	status_is 2
+	[[ "$output" == *"unknown command 'frobnicate'"* ]]
+	[[ "$output" == *"try 'nodeforge --help'"* ]]
+}
+
+@test "every command answers --help with a usage line and exit 0" {
+	cmds=$(nf --help | awk '/^Commands:/{f=1;next} f && /^  [a-z]/{print $1}')
+	[ -n "$cmds" ]
+	for c in $cmds; do
+		run nf "$c" --help
+		status_is 0
+		[[ "${lines[0]}" == "usage: nodeforge $c"* ]] || { echo "$c: ${lines[0]}"; false; }
+	done
+}
+
+@test "every command has a docs page" {
+	cmds=$(nf --help | awk '/^Commands:/{f=1;next} f && /^  [a-z]/{print $1}')
+	for c in $cmds; do
+		[ -f "$NF_SRCDIR/docs/nodeforge-$c.md" ] || { echo "missing docs/nodeforge-$c.md"; false; }
+	done
+}
+
+@test "unknown option of a command is a usage error" {
+	run nf version --bogus
+	status_is 2
+	[[ "$output" == *"try 'nodeforge version --help'"* ]]
+}
+
+@test "version --json is valid JSON" {
+	run nf version --json
+	status_is 0
+	echo "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["name"]=="nodeforge"'
+}
