@@ -19,7 +19,7 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
 WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
-             -Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers
+             -Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers -Wno-format-truncation
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -DNF_VERSION='"$(VERSION)"' \
              -DNF_DATADIR='"$(PREFIX)/share/nodeforge"' -Ilib $(PKG_CFLAGS) $(EXTRA_CFLAGS)
@@ -40,7 +40,7 @@ all: $(BUILD)/nodeforge
 
 $(BUILD)/%.o: %.c lib/nodeforge.h lib/internal.h $(wildcard lib/*.h cmd/*.h lib/facets/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	@echo "  CC  $<"; $(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/libnodeforge.a: $(LIB_OBJ)
 	@rm -f $@

@@ -26,9 +26,6 @@ int nf_fail(struct nf_ctx *ctx, int code, const char *fmt, ...)
 void nf_log(struct nf_ctx *ctx, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-int nf_diag_add(struct nf_diags *d, const char *file, unsigned line,
-		unsigned col, int severity, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
 
 /* Checked allocation helpers: they return NULL only on ENOMEM */
 char *nf_strdup(const char *s);
@@ -121,5 +118,10 @@ int nf_lint_at(struct nf_facet_lint *l, const char *path, int sev,
 /* Kernel argument helpers (lib/kargs.c) */
 /* Append args to a JSON array of strings, error on conflicting key=value */
 int nf_kargs_key(const char *arg, char *key, size_t keysz);
+
+/* The site as profiles may carry it: no secret sources (lib/site.c) */
+const json_t *nf_site_public(const struct nf_site *site);
+/* "10.0.0.0/16" -> host-order network and prefix length */
+int nf_parse_cidr(const char *s, uint32_t *net, unsigned *prefix);
 
 #endif

@@ -105,6 +105,9 @@ struct nf_diags {
 void nf_diags_init(struct nf_diags *d);
 void nf_diags_free(struct nf_diags *d);
 size_t nf_diags_errors(const struct nf_diags *d);
+int nf_diag_add(struct nf_diags *d, const char *file, unsigned line,
+		unsigned col, int severity, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
 /* Sort by file, line, column (stable) */
 void nf_diags_sort(struct nf_diags *d);
 
