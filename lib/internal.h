@@ -96,6 +96,10 @@ struct nf_facet_lint {
 	struct nf_diags *diags;
 };
 
+/* Defined by the image builder (lib/build.c) and the verifier (lib/verify.c) */
+struct nf_apply;
+struct nf_checkset;
+
 struct nf_facet {
 	const char *name;     /* facet name, also its profile section */
 	const char *summary;
@@ -105,6 +109,10 @@ struct nf_facet {
 	int (*lint)(struct nf_facet_lint *l, const json_t *section);
 	/* Kernel arguments this facet adds to the boot artifacts */
 	int (*boot_args)(const json_t *section, json_t *args);
+	/* What the image build writes into the image root for this facet */
+	int (*apply)(struct nf_apply *a, const json_t *section);
+	/* What the verifier checks on a live node or an image root */
+	const struct nf_checkset *checks;
 };
 
 extern const struct nf_facet *const nf_facets[];

@@ -22,9 +22,19 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 	return 0;
 }
 
+/* ---- apply: what the image build writes (nodeforge build) ---- */
+
+/* ---- end of apply ---- */
+
+/* ---- check: what the verifier checks (nodeforge verify) ---- */
+
+/* ---- end of check ---- */
+
 const struct nf_facet nf_facet_fabric_manager = {
 	.name = "fabric_manager",
 	.summary = "NVIDIA Fabric Manager",
+	.apply = NULL,
 	.schema = fields,
 	.lint = lint,
+	.checks = NULL,
 };

@@ -81,10 +81,20 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 	return 0;
 }
 
+/* ---- apply: what the image build writes (nodeforge build) ---- */
+
+/* ---- end of apply ---- */
+
+/* ---- check: what the verifier checks (nodeforge verify) ---- */
+
+/* ---- end of check ---- */
+
 const struct nf_facet nf_facet_kernel = {
 	.name = "kernel",
 	.summary = "kernel command line (GRUB, /etc/kernel/cmdline, boot artifacts)",
+	.apply = NULL,
 	.schema = fields,
 	.lint = lint,
 	.boot_args = boot_args,
+	.checks = NULL,
 };

@@ -37,9 +37,19 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 	return 0;
 }
 
+/* ---- apply: what the image build writes (nodeforge build) ---- */
+
+/* ---- end of apply ---- */
+
+/* ---- check: what the verifier checks (nodeforge verify) ---- */
+
+/* ---- end of check ---- */
+
 const struct nf_facet nf_facet_mariadb = {
 	.name = "mariadb",
 	.summary = "MariaDB tuning for slurmdbd",
+	.apply = NULL,
 	.schema = fields,
 	.lint = lint,
+	.checks = NULL,
 };

@@ -31,9 +31,19 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 	return 0;
 }
 
+/* ---- apply: what the image build writes (nodeforge build) ---- */
+
+/* ---- end of apply ---- */
+
+/* ---- check: what the verifier checks (nodeforge verify) ---- */
+
+/* ---- end of check ---- */
+
 const struct nf_facet nf_facet_pam = {
 	.name = "pam",
 	.summary = "pam_slurm_adopt and sshd's UsePAM",
+	.apply = NULL,
 	.schema = fields,
 	.lint = lint,
+	.checks = NULL,
 };

@@ -33,9 +33,19 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 	return 0;
 }
 
+/* ---- apply: what the image build writes (nodeforge build) ---- */
+
+/* ---- end of apply ---- */
+
+/* ---- check: what the verifier checks (nodeforge verify) ---- */
+
+/* ---- end of check ---- */
+
 const struct nf_facet nf_facet_time = {
 	.name = "time",
 	.summary = "time synchronisation (chrony)",
+	.apply = NULL,
 	.schema = fields,
 	.lint = lint,
+	.checks = NULL,
 };
