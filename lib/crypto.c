@@ -281,20 +281,20 @@ static int unhex(const char *s, unsigned char *out, size_t n)
 	return 0;
 }
 
-int nf_verify_file(struct nf_ctx *ctx, const char *path, const char *sigpath,
-		   const char *pubkey)
+int nf_verify_buf(struct nf_ctx *ctx, const char *name, const void *buf,
+		  size_t len, const char *sigpath, const char *pubkey)
 {
 	EVP_PKEY *pk = NULL;
 	EVP_MD_CTX *md = NULL;
 	unsigned char sig[64];
-	char *buf = NULL, *sbuf = NULL;
-	size_t len, slen;
+	char *sbuf = NULL;
+	size_t slen;
 	int r;
 
 	if ((r = nf_read_file(ctx, sigpath, NF_SIG_MAX, &sbuf, &slen))) {
 		if (r == -ENOENT)
 			r = nf_fail(ctx, NF_E_SIGNATURE,
-				    "'%s' is not signed: no '%s'", path,
+				    "'%s' is not signed: no '%s'", name,
 				    sigpath);
 		return r;
 	}
@@ -308,21 +308,32 @@ int nf_verify_file(struct nf_ctx *ctx, const char *path, const char *sigpath,
 	}
 	if ((r = load_key(ctx, pubkey, 0, &pk)))
 		goto out;
-	if ((r = nf_read_file(ctx, path, NF_MANIFEST_MAX, &buf, &len)))
-		goto out;
 	md = EVP_MD_CTX_new();
 	if (!md || EVP_DigestVerifyInit(md, NULL, NULL, NULL, pk) != 1) {
 		r = -ENOMEM;
 		goto out;
 	}
-	if (EVP_DigestVerify(md, sig, 64, (unsigned char *)buf, len) != 1)
+	if (EVP_DigestVerify(md, sig, 64, buf, len) != 1)
 		r = nf_fail(ctx, NF_E_SIGNATURE,
 			    "signature of '%s' does not verify with '%s'",
-			    path, pubkey);
+			    name, pubkey);
 out:
 	EVP_MD_CTX_free(md);
 	EVP_PKEY_free(pk);
-	free(buf);
 	free(sbuf);
+	return r;
+}
+
+int nf_verify_file(struct nf_ctx *ctx, const char *path, const char *sigpath,
+		   const char *pubkey)
+{
+	char *buf;
+	size_t len;
+	int r = nf_read_file(ctx, path, NF_MANIFEST_MAX, &buf, &len);
+
+	if (r)
+		return r;
+	r = nf_verify_buf(ctx, path, buf, len, sigpath, pubkey);
+	free(buf);
 	return r;
 }

@@ -183,6 +183,10 @@ void nf_areader_free(struct nf_areader *r);
 #define NF_XATTR_VALUE_MAX 65536
 #define NF_XATTR_MAX 64
 
+/* Ed25519 signature in `sigpath` over buf (lib/crypto.c) */
+int nf_verify_buf(struct nf_ctx *ctx, const char *name, const void *buf,
+		  size_t len, const char *sigpath, const char *pubkey);
+
 /* Remove a tree below dirfd without following symlinks */
 int nf_rm_tree_at(int dirfd, const char *name);
 
