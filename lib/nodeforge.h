@@ -206,6 +206,61 @@ char *nf_cpulist_format(const uint8_t *bits, size_t nbits);
 #define NF_SHA256_HEX 65
 void nf_sha256_hex(const void *data, size_t len, char out[NF_SHA256_HEX]);
 
+
+/* ============================================ boot: inventory, pxe, serve */
+
+/* MAC addresses: "52:54:00:ab:cd:ef" (':' or '-' separated, any case);
+ * multicast and all-zero addresses are refused */
+int nf_mac_parse(const char *s, uint8_t mac[6]);
+/* Lower-case hex with `sep` between bytes; out holds 18 bytes */
+void nf_mac_format(const uint8_t mac[6], char sep, char out[18]);
+/* IPv4 dotted quad, strict: four decimal parts 0-255, no leading zeros;
+ * host byte order */
+int nf_ipv4_parse(const char *s, uint32_t *ip);
+void nf_ipv4_format(uint32_t ip, char out[16]);
+/* "10.0.0.0/16"; host bits must be zero */
+int nf_cidr_parse(const char *s, uint32_t *net, unsigned *prefix);
+int nf_cidr_contains(uint32_t net, unsigned prefix, uint32_t ip);
+
+/* One machine of the inventory (racks.yaml), after range expansion */
+struct nf_node {
+	char *name;
+	char *role;
+	char *rack;         /* "" when not given */
+	uint8_t mac[6];
+	uint32_t ip;        /* host byte order */
+	uint32_t bmc;       /* BMC address; 0 when not given */
+	const char *file;   /* where the node was declared (borrowed) */
+	unsigned line, col;
+};
+
+struct nf_inventory;
+
+#define NF_INVENTORY_MAX_NODES 100000
+
+/*
+ * Load and validate racks.yaml.  Every problem is appended to diags with
+ * file:line:col; the call fails (NF_E_PARSE / NF_E_INVALID) when any error
+ * was found.  Roles are checked against the profiles directory of ctx;
+ * addresses against the site's provisioning network when site is given.
+ */
+int nf_inventory_load(struct nf_ctx *ctx, const char *path,
+		      const struct nf_site *site, struct nf_inventory **out,
+		      struct nf_diags *diags);
+void nf_inventory_free(struct nf_inventory *inv);
+const char *nf_inventory_path(const struct nf_inventory *inv);
+size_t nf_inventory_count(const struct nf_inventory *inv);
+const struct nf_node *nf_inventory_node(const struct nf_inventory *inv,
+					size_t i);
+const struct nf_node *nf_inventory_find(const struct nf_inventory *inv,
+					const char *name);
+/* Check every node's IP against a CIDR (diags at the node's `ip`) */
+int nf_inventory_check_network(struct nf_ctx *ctx,
+			       const struct nf_inventory *inv,
+			       const char *cidr, struct nf_diags *diags);
+
+/* ============================================ end boot section */
+
 #ifdef __cplusplus
 }
 #endif
