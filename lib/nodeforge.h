@@ -259,6 +259,32 @@ int nf_inventory_check_network(struct nf_ctx *ctx,
 			       const struct nf_inventory *inv,
 			       const char *cidr, struct nf_diags *diags);
 
+/* The boot tree (lib/pxe.c; layout in docs/formats.md) */
+struct nf_pxe_opts {
+	const struct nf_inventory *inv;
+	const struct nf_site *site;    /* may be NULL */
+	const char *out_dir;           /* the tree, created when missing */
+	const char *out_abs;           /* its absolute path (dnsmasq, nginx) */
+	const char *server_url;        /* http://HOST[:PORT], no trailing / */
+	const char *images_dir;        /* build output: DIR/ROLE/ROLE.current */
+	const char *kickstart_dir;     /* ROLE.ks.tmpl / default.ks.tmpl;
+					* NULL: no kickstarts */
+	const char *network;           /* provisioning CIDR; NULL: the site's */
+	const char *api_upstream;      /* nginx proxy_pass for /api/; or NULL */
+	const json_t *role_args;       /* role -> kernel arguments string */
+};
+
+struct nf_pxe_stats {
+	size_t files;      /* files the tree holds for this inventory */
+	size_t written;    /* of which new or changed */
+	size_t unchanged;
+	size_t removed;    /* stale per-MAC and per-role files */
+	size_t images;     /* image files placed into images/ */
+};
+
+int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
+		  struct nf_pxe_stats *st);
+
 /* ============================================ end boot section */
 
 #ifdef __cplusplus
