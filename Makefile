@@ -107,7 +107,7 @@ DEPS_BUILD := build-essential clang pkg-config libyaml-dev libjansson-dev libarc
 	libmicrohttpd-dev libcmocka-dev libclang-rt-14-dev bats zstd
 DEPS_TEST := cpio pigz tar libarchive-tools xz-utils munge slurmd slurmctld slurm-client \
 	mariadb-server chrony dnsmasq nginx-light qemu-system-x86 ipxe-qemu mmdebstrap \
-	systemd python3 pykickstart squashfs-tools fakeroot attr libcap2-bin util-linux \
+	systemd python3 squashfs-tools fakeroot attr libcap2-bin util-linux \
 	e2fsprogs dosfstools fdisk curl
 deps:
 	apt-get update -qq
