@@ -13,6 +13,29 @@
 #include "internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+/*
+ * libarchive's cpio reader reserves a read-ahead buffer as large as a
+ * header's declared name size (newc: up to 4 GiB) before it finds the
+ * input too short.  The reservation is virtual (nothing is written to it)
+ * and released at once, but libFuzzer's malloc limit (= its 2 GiB RSS
+ * limit) reports it as out-of-memory.  Raise the malloc limit only; the
+ * RSS limit still catches real growth.
+ */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	static char *args[64];
+	static char lim[] = "-malloc_limit_mb=8192";
+	int n = *argc < 62 ? *argc : 62;
+
+	memcpy(args, *argv, (size_t)n * sizeof(char *));
+	args[n++] = lim;
+	args[n] = NULL;
+	*argc = n;
+	*argv = args;
+	return 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
