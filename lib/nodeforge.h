@@ -285,6 +285,28 @@ struct nf_pxe_stats {
 int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 		  struct nf_pxe_stats *st);
 
+/* The embedded boot server (lib/http.c) */
+typedef void (*nf_access_log_fn)(void *userdata, const char *line);
+
+struct nf_serve_opts {
+	const char *tree;        /* boot tree rendered by nf_pxe_render() */
+	const char *state_dir;   /* node states (docs/formats.md) */
+	const char *listen;      /* "ADDR:PORT"; port 0 picks a free one */
+	unsigned threads;        /* worker threads; 0: one per CPU */
+	nf_access_log_fn access_log; /* one line per request; may be NULL */
+	void *log_data;
+};
+
+struct nf_server;
+
+/* Start serving in background threads; returns once listening */
+int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
+		    struct nf_server **out);
+/* "http://ADDR:PORT" actually bound */
+const char *nf_server_url(const struct nf_server *s);
+/* Stop, flush pending state writes, free */
+void nf_server_stop(struct nf_server *s);
+
 /* ============================================ end boot section */
 
 #ifdef __cplusplus
