@@ -307,6 +307,23 @@ const char *nf_server_url(const struct nf_server *s);
 /* Stop, flush pending state writes, free */
 void nf_server_stop(struct nf_server *s);
 
+/* HTTP client (lib/curl.c): bounded transfers to memory, http/https only */
+struct nf_http_req {
+	const char *url;
+	const void *body;          /* NULL: GET; else POST of body_len bytes */
+	size_t body_len;
+	const char *content_type;  /* of body */
+	size_t max_bytes;          /* response cap (NF_E_LIMIT); 0: 1 MiB */
+	long timeout_ms;           /* whole transfer; 0: 30 s */
+};
+
+/* *body is NUL-terminated, caller frees; HTTP status >= 400 fails with
+ * NF_E_NETWORK (status still set when given) */
+int nf_http_request(struct nf_ctx *ctx, const struct nf_http_req *rq,
+		    char **body, size_t *len, long *status);
+int nf_http_get(struct nf_ctx *ctx, const char *url, size_t max,
+		long timeout_ms, char **body, size_t *len);
+
 /* ============================================ end boot section */
 
 #ifdef __cplusplus
