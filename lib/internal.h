@@ -122,4 +122,15 @@ int nf_lint_at(struct nf_facet_lint *l, const char *path, int sev,
 /* Append args to a JSON array of strings, error on conflicting key=value */
 int nf_kargs_key(const char *arg, char *key, size_t keysz);
 
+
+/* ---- disks, EFI, install (lib/blkid.c, lib/efi.c, lib/install.c) ---- */
+
+/* <sysroot> + the formatted path; caller frees */
+char *nf_sr_path(const struct nf_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A small /sys or /proc attribute under the sysroot, whitespace-trimmed;
+ * NULL when absent or empty; caller frees */
+char *nf_sr_read_attr(const struct nf_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 #endif
