@@ -188,8 +188,11 @@ static int parse_term(struct nf_ctx *ctx, struct nf_diskrule *r, char *s)
 		return nf_fail(ctx, NF_E_PARSE,
 			       "unknown key '%.*s' in disk rule '%s'", (int)klen,
 			       s, r->text);
-	if (!*val)
+	if (!*val && numeric)
 		return nf_fail(ctx, NF_E_PARSE, "term '%s' has no value", s);
+	/* "transport==nvme" is a typo, not a value "=nvme" */
+	if (*val && strchr("=~<>", *val))
+		return nf_fail(ctx, NF_E_PARSE, "bad operator in term '%s'", s);
 	t->op = op;
 	if (numeric == 1) {
 		if (op == OP_GLOB || op == OP_NGLOB)
