@@ -38,7 +38,7 @@ FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
         clean bench ci-image
 all: $(BUILD)/nodeforge
 
-$(BUILD)/%.o: %.c lib/nodeforge.h lib/internal.h $(wildcard lib/*.h cmd/*.h lib/facets/*.h)
+$(BUILD)/%.o: %.c lib/nodeforge.h lib/internal.h cmd/commands.def $(wildcard lib/*.h cmd/*.h lib/facets/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 

@@ -8,6 +8,8 @@
 
 static int cmd_disk(struct nf_global *g, int argc, char **argv);
 
+#define NF_DISK_MAX_ARGS 1024
+
 const struct nf_cmd nf_cmd_disk = {
 	.name = "disk",
 	.summary = "list disks, pick the install or cache disk by rule",
@@ -198,11 +200,22 @@ static int cmd_disk(struct nf_global *g, int argc, char **argv)
 		{ "sysroot", required_argument, NULL, 'S' },
 		{ 0 }
 	};
+	char *pos[NF_DISK_MAX_ARGS];
 	const char *sub;
+	size_t npos = 0;
 	int o;
 
-	/* options may come before or after the subcommand */
-	while ((o = nf_getopt(&nf_cmd_disk, argc, argv, "", longopts)) != -1) {
+	/* options may come before, between and after the arguments */
+	for (;;) {
+		o = nf_getopt(&nf_cmd_disk, argc, argv, "", longopts);
+		if (o == -1) {
+			if (optind >= argc)
+				break;
+			if (npos >= NF_DISK_MAX_ARGS)
+				return nf_usage_error("disk", "too many arguments");
+			pos[npos++] = argv[optind++];
+			continue;
+		}
 		if (o == -2)
 			return 0;
 		if (o == -3)
@@ -210,22 +223,11 @@ static int cmd_disk(struct nf_global *g, int argc, char **argv)
 		if (o == 'S' && nf_ctx_set_sysroot(g->ctx, optarg) < 0)
 			return NF_EXIT_FAILURE;
 	}
-	if (optind >= argc)
+	if (npos == 0)
 		return nf_usage_error("disk", "missing subcommand (list or pick)");
-	sub = argv[optind];
-	argc -= optind;
-	argv += optind;
-	optind = 0;
-	while ((o = nf_getopt(&nf_cmd_disk, argc, argv, "", longopts)) != -1) {
-		if (o == -2)
-			return 0;
-		if (o == -3)
-			return NF_EXIT_USAGE;
-		if (o == 'S' && nf_ctx_set_sysroot(g->ctx, optarg) < 0)
-			return NF_EXIT_FAILURE;
-	}
-	argc -= optind;
-	argv += optind;
+	sub = pos[0];
+	argc = (int)npos - 1;
+	argv = pos + 1;
 	if (!strcmp(sub, "list"))
 		return disk_list(g, argc, argv);
 	if (!strcmp(sub, "pick"))

@@ -132,5 +132,10 @@ char *nf_sr_path(const struct nf_ctx *ctx, const char *fmt, ...)
  * NULL when absent or empty; caller frees */
 char *nf_sr_read_attr(const struct nf_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Parse a Boot#### load option (the variable's data, without the
+ * attributes); for the fuzz target */
+int nf_efi_loadopt_parse(struct nf_ctx *ctx, const char *name,
+			 const uint8_t *data, size_t len,
+			 struct nf_efi_entry *e);
 
 #endif
