@@ -488,6 +488,62 @@ int nf_efi_loadopt_parse(struct nf_ctx *ctx, const char *name,
 	return r;
 }
 
+/*
+ * libefivar's device path formatter trusts node lengths (a short vendor
+ * node makes it loop, found by the fuzz target), so only paths made of
+ * the node kinds below, each at least its structure's size, are handed
+ * to it.
+ */
+static const struct {
+	uint8_t type, subtype;
+	uint16_t min;
+	uint8_t exact;
+} dp_known[] = {
+	{ EFIDP_HARDWARE_TYPE, EFIDP_HW_PCI, sizeof(efidp_pci), 1 },
+	{ EFIDP_HARDWARE_TYPE, EFIDP_HW_VENDOR, sizeof(efidp_hw_vendor), 0 },
+	{ EFIDP_HARDWARE_TYPE, EFIDP_HW_CONTROLLER, sizeof(efidp_controller), 1 },
+	{ EFIDP_ACPI_TYPE, EFIDP_ACPI_HID, sizeof(efidp_acpi_hid), 1 },
+	{ EFIDP_MESSAGE_TYPE, EFIDP_MSG_SCSI, sizeof(efidp_scsi), 1 },
+	{ EFIDP_MESSAGE_TYPE, EFIDP_MSG_USB, sizeof(efidp_usb), 1 },
+	{ EFIDP_MESSAGE_TYPE, EFIDP_MSG_SATA, sizeof(efidp_sata), 1 },
+	{ EFIDP_MESSAGE_TYPE, EFIDP_MSG_NVME, sizeof(efidp_nvme), 1 },
+	{ EFIDP_MESSAGE_TYPE, EFIDP_MSG_MAC_ADDR, sizeof(efidp_mac_addr), 1 },
+	{ EFIDP_MESSAGE_TYPE, EFIDP_MSG_IPv4, sizeof(efidp_ipv4_addr), 1 },
+	{ EFIDP_MESSAGE_TYPE, EFIDP_MSG_IPv6, sizeof(efidp_ipv6_addr), 1 },
+	{ EFIDP_MESSAGE_TYPE, EFIDP_MSG_VLAN, sizeof(efidp_vlan), 1 },
+	{ EFIDP_MESSAGE_TYPE, EFIDP_MSG_VENDOR, sizeof(efidp_msg_vendor), 0 },
+	{ EFIDP_MESSAGE_TYPE, EFIDP_MSG_URI, sizeof(efidp_uri), 0 },
+	{ EFIDP_MEDIA_TYPE, EFIDP_MEDIA_HD, sizeof(efidp_hd), 1 },
+	{ EFIDP_MEDIA_TYPE, EFIDP_MEDIA_VENDOR, sizeof(efidp_media_vendor), 0 },
+	{ EFIDP_MEDIA_TYPE, EFIDP_MEDIA_FILE, sizeof(efidp_file) + 2, 0 },
+	{ EFIDP_MEDIA_TYPE, EFIDP_MEDIA_FIRMWARE_FILE, sizeof(efidp_firmware_file), 1 },
+	{ EFIDP_MEDIA_TYPE, EFIDP_MEDIA_FIRMWARE_VOLUME, sizeof(efidp_firmware_volume), 1 },
+	{ EFIDP_END_TYPE, EFIDP_END_ENTIRE, sizeof(efidp_header), 1 },
+	{ EFIDP_END_TYPE, EFIDP_END_INSTANCE, sizeof(efidp_header), 1 },
+};
+
+/* 0 when every node (already bounds-checked) is a known kind of a
+ * plausible size; else the offending node's type<<8|subtype + 1 */
+static int dp_unknown_node(const uint8_t *dp, size_t len)
+{
+	size_t off = 0;
+
+	while (off + 4 <= len) {
+		size_t nl = (size_t)dp[off + 2] | (size_t)dp[off + 3] << 8;
+		int ok = 0;
+
+		for (size_t i = 0; i < NF_ARRAY_SIZE(dp_known); i++)
+			if (dp_known[i].type == dp[off] &&
+			    dp_known[i].subtype == dp[off + 1])
+				ok = dp_known[i].exact ? nl == dp_known[i].min
+						       : nl >= dp_known[i].min;
+		if (!ok)
+			return (dp[off] << 8 | dp[off + 1]) + 1;
+		off += nl;
+	}
+	return 0;
+}
+
 /* Parse one Boot#### load option into e */
 static int parse_loadopt(struct nf_ctx *ctx, const char *name, uint8_t *d,
 			 size_t len, struct nf_efi_entry *e)
@@ -510,9 +566,19 @@ static int parse_loadopt(struct nf_ctx *ctx, const char *name, uint8_t *d,
 	dp = efi_loadopt_path(opt, (ssize_t)len);
 	text[0] = '\0';
 	if (dp && pathlen) {
-		tl = efidp_format_device_path(text, sizeof(text), dp, pathlen);
-		if (tl < 0)
-			snprintf(text, sizeof(text), "(unreadable device path)");
+		int bad = dp_unknown_node((const uint8_t *)dp, pathlen);
+
+		if (bad) {
+			snprintf(text, sizeof(text),
+				 "(device path not shown: node %02x/%02x)",
+				 (bad - 1) >> 8, (bad - 1) & 0xff);
+		} else {
+			tl = efidp_format_device_path(text, sizeof(text), dp,
+						      pathlen);
+			if (tl < 0)
+				snprintf(text, sizeof(text),
+					 "(unreadable device path)");
+		}
 		e->network = dp_is_network(dp, pathlen);
 	}
 	e->device_path = nf_strdup(text);
