@@ -137,5 +137,9 @@ char *nf_sr_read_attr(const struct nf_ctx *ctx, const char *fmt, ...)
 int nf_efi_loadopt_parse(struct nf_ctx *ctx, const char *name,
 			 const uint8_t *data, size_t len,
 			 struct nf_efi_entry *e);
+/* The mount holding clean absolute path `want` in mountinfo text `buf`
+ * (modified in place); lib/mounts.c */
+int nf_mountinfo_lookup(struct nf_ctx *ctx, char *buf, const char *want,
+			struct nf_mount_info *out);
 
 #endif

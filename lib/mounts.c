@@ -115,29 +115,16 @@ static char *disk_of(const struct nf_ctx *ctx, unsigned maj, unsigned min)
 	return nf_strdup(prev ? prev + 1 : buf);
 }
 
-int nf_mount_find(struct nf_ctx *ctx, const char *path,
-		  struct nf_mount_info *out)
+/* Find the mount holding the clean absolute path `want` in a mountinfo
+ * text (modified in place) */
+int nf_mountinfo_lookup(struct nf_ctx *ctx, char *buf, const char *want,
+			struct nf_mount_info *out)
 {
-	char want[PATH_MAX], *real = NULL, *file, *buf, *line, *save = NULL;
-	size_t best = 0, len;
-	int r, found = 0;
+	char *line, *save = NULL;
+	size_t best = 0;
+	int found = 0;
 
 	memset(out, 0, sizeof(*out));
-	/* on the live system, symlinks in the path lead to the real mount */
-	if (!*nf_ctx_sysroot(ctx))
-		real = realpath(path, NULL);
-	r = clean_path(real ? real : path, want, sizeof(want));
-	free(real);
-	if (r < 0)
-		return nf_fail(ctx, NF_E_INVALID,
-			       "'%s' is not a clean absolute path", path);
-	file = nf_sr_path(ctx, "/proc/self/mountinfo");
-	if (!file)
-		return -ENOMEM;
-	r = nf_read_file(ctx, file, NF_MOUNTINFO_MAX, &buf, &len);
-	free(file);
-	if (r < 0)
-		return r;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		char *f[64], *tok, *s2 = NULL;
@@ -175,15 +162,43 @@ int nf_mount_find(struct nf_ctx *ctx, const char *path,
 		if (!out->mountpoint || !out->root || !out->fstype ||
 		    !out->source) {
 			nf_mount_info_clear(out);
-			free(buf);
 			return -ENOMEM;
 		}
 		best = c;
 		found = 1;
 	}
-	free(buf);
 	if (!found)
-		return nf_fail(ctx, NF_E_NOTFOUND, "no mount holds '%s'", path);
+		return nf_fail(ctx, NF_E_NOTFOUND, "no mount holds '%s'", want);
+	return 0;
+}
+
+int nf_mount_find(struct nf_ctx *ctx, const char *path,
+		  struct nf_mount_info *out)
+{
+	char want[PATH_MAX], *real = NULL, *file, *buf;
+	size_t len;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	/* on the live system, symlinks in the path lead to the real mount */
+	if (!*nf_ctx_sysroot(ctx))
+		real = realpath(path, NULL);
+	r = clean_path(real ? real : path, want, sizeof(want));
+	free(real);
+	if (r < 0)
+		return nf_fail(ctx, NF_E_INVALID,
+			       "'%s' is not a clean absolute path", path);
+	file = nf_sr_path(ctx, "/proc/self/mountinfo");
+	if (!file)
+		return -ENOMEM;
+	r = nf_read_file(ctx, file, NF_MOUNTINFO_MAX, &buf, &len);
+	free(file);
+	if (r < 0)
+		return r;
+	r = nf_mountinfo_lookup(ctx, buf, want, out);
+	free(buf);
+	if (r < 0)
+		return r;
 	out->disk = disk_of(ctx, out->major, out->minor);
 	return 0;
 }
