@@ -5,14 +5,19 @@
 #
 #   NF_BIN=build/nodeforge bash bench/pack.sh
 #   BENCH_TREE=DIR   pack an existing tree instead of building one
-#   BENCH_MB=N       size of the built tree (default 600); it is a copy of
+#   BENCH_MB=N       size of the built tree (default 500); it is a copy of
 #                    parts of /usr: binaries, libraries, headers, docs
 #   BENCH_LEVEL=N    zstd level for nodeforge and tar|zstd (default 3)
+#   BENCH_RUNS=N     runs per tool, the fastest is kept (default 1)
+#
+# CPU is user+sys of the whole pipeline: on a shared machine it is steadier
+# than wall time, which also measures how much CPU the scheduler lent.
 set -euo pipefail
 
 NF_BIN=${NF_BIN:-$(cd "$(dirname "$0")/.." && pwd)/build/nodeforge}
 LEVEL=${BENCH_LEVEL:-3}
-WANT_MB=${BENCH_MB:-600}
+WANT_MB=${BENCH_MB:-500}
+RUNS=${BENCH_RUNS:-1}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/nf-bench-pack.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
@@ -39,18 +44,23 @@ echo "tree: $TREE, ${MB} MB, $FILES entries, $(nproc) CPUs, zstd level $LEVEL"
 # Warm the page cache so every tool reads from memory
 find "$TREE" -type f -exec cat {} + >/dev/null 2>&1 || true
 
-declare -A WALL SIZE RSS
+declare -A WALL SIZE RSS CPU
 measure() { # NAME OUTPUT COMMAND...
-	local name=$1 out=$2; shift 2
-	/usr/bin/time -v -o "$WORK/time.$name" bash -c "$*" >/dev/null
-	WALL[$name]=$(awk -F': ' '/Elapsed \(wall clock\)/ {
-		n = split($2, p, ":"); s = 0
-		for (i = 1; i <= n; i++) s = s * 60 + p[i]
-		print s }' "$WORK/time.$name")
-	RSS[$name]=$(awk -F': ' '/Maximum resident/ { print $2 }' "$WORK/time.$name")
+	local name=$1 out=$2 run w; shift 2
+	WALL[$name]=
+	for run in $(seq "$RUNS"); do
+		rm -f "$out"
+		/usr/bin/time -f '%e %U %S %M' -o "$WORK/time.$name" bash -c "$*" >/dev/null
+		read -r w u s m <"$WORK/time.$name"
+		if [ -z "${WALL[$name]}" ] || awk -v a="$w" -v b="${WALL[$name]}" 'BEGIN { exit !(a < b) }'; then
+			WALL[$name]=$w
+			CPU[$name]=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
+			RSS[$name]=$m
+		fi
+	done
 	SIZE[$name]=$(stat -c %s "$out")
-	printf '%-12s %8.2f s %12d bytes %8d KiB peak RSS\n' "$name" \
-		"${WALL[$name]}" "${SIZE[$name]}" "${RSS[$name]}"
+	printf '%-12s %8.2f s wall %8.2f s cpu %12d bytes %8d KiB peak RSS\n' "$name" \
+		"${WALL[$name]}" "${CPU[$name]}" "${SIZE[$name]}" "${RSS[$name]}"
 	rm -f "$out"
 }
 
@@ -71,7 +81,10 @@ echo "ratios (target in brackets):"
 echo "  tar+zstd time / nodeforge time:   $(ratio "${WALL[tar+zstd]}" "${WALL[nodeforge]}") [>= 1.00]"
 echo "  cpio+pigz time / nodeforge time:  $(ratio "${WALL[cpio+pigz]}" "${WALL[nodeforge]}") [>= 2.00]"
 echo "  nodeforge size / tar+zstd size:   $(ratio "${SIZE[nodeforge]}" "${SIZE[tar+zstd]}") [<= 1.00]"
+echo "  tar+zstd cpu / nodeforge cpu:     $(ratio "${CPU[tar+zstd]}" "${CPU[nodeforge]}")"
+echo "  cpio+pigz cpu / nodeforge cpu:    $(ratio "${CPU[cpio+pigz]}" "${CPU[nodeforge]}")"
 echo "  nodeforge RSS / tar+zstd RSS:     $(ratio "${RSS[nodeforge]}" "${RSS[tar+zstd]}")"
+echo "load average during the run: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 if [ -n "${WALL[mksquashfs]:-}" ]; then
 	echo "  mksquashfs time / nodeforge time: $(ratio "${WALL[mksquashfs]}" "${WALL[nodeforge]}")"
 	echo "  nodeforge size / mksquashfs size: $(ratio "${SIZE[nodeforge]}" "${SIZE[mksquashfs]}")"
