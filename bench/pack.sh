@@ -84,9 +84,9 @@ echo "  nodeforge size / tar+zstd size:   $(ratio "${SIZE[nodeforge]}" "${SIZE[t
 echo "  tar+zstd cpu / nodeforge cpu:     $(ratio "${CPU[tar+zstd]}" "${CPU[nodeforge]}")"
 echo "  cpio+pigz cpu / nodeforge cpu:    $(ratio "${CPU[cpio+pigz]}" "${CPU[nodeforge]}")"
 echo "  nodeforge RSS / tar+zstd RSS:     $(ratio "${RSS[nodeforge]}" "${RSS[tar+zstd]}")"
-echo "load average during the run: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 if [ -n "${WALL[mksquashfs]:-}" ]; then
 	echo "  mksquashfs time / nodeforge time: $(ratio "${WALL[mksquashfs]}" "${WALL[nodeforge]}")"
 	echo "  nodeforge size / mksquashfs size: $(ratio "${SIZE[nodeforge]}" "${SIZE[mksquashfs]}")"
 fi
+echo "load average during the run: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 echo "(nodeforge's time includes writing the manifest with every file's sha256)"
