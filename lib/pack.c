@@ -593,7 +593,6 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 	if (e.size > 0) {
 		long long left = e.size;
 
-		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 		while (left > 0) {
 			size_t want = left > PACK_BUF ? PACK_BUF : (size_t)left;
 			ssize_t n = read(fd, p->buf, want);
