@@ -54,4 +54,29 @@ void nf_print_diags(struct nf_global *g, const struct nf_diags *d);
 /* Render diagnostics through an emitter (text or JSON) */
 void nf_emit_diags(struct nf_emit *e, const struct nf_diags *d);
 
+
+/* ---- verify and gate (cmd/verify.c) ---- */
+struct nf_verify_cli {
+	const char *role, *profile, *junit, *verdict;
+	struct nf_verify_opts o;
+	bool gate, health;
+};
+/* Parse one option shared by verify and gate: 1 taken, 0 not ours, 2 bad
+ * value (usage error printed) */
+int nf_verify_cli_opt(const char *cmd, struct nf_verify_cli *vc, int o,
+		      const char *arg);
+#define NF_VERIFY_LONGOPTS                                      \
+	{ "role", required_argument, NULL, 'r' },               \
+	{ "profile", required_argument, NULL, 'p' },            \
+	{ "root", required_argument, NULL, 'R' },               \
+	{ "sysroot", required_argument, NULL, 'S' },            \
+	{ "fixture", required_argument, NULL, 'F' },            \
+	{ "budget", required_argument, NULL, 'b' },             \
+	{ "only", required_argument, NULL, 'o' },               \
+	{ "verdict", required_argument, NULL, 'V' }
+/* Load the profile, run the checks, render them, and in gate mode publish
+ * the verdict; returns the exit status (0 pass, 3 findings, 1 error) */
+int nf_verify_cli_run(struct nf_global *g, const char *cmd,
+		      struct nf_verify_cli *vc);
+
 #endif
