@@ -183,6 +183,12 @@ int nf_v_skip(struct nf_vcheck *c, const char *fmt, ...)
 /* The resolved profile (whole document) and the check's mode */
 const json_t *nf_v_profile(const struct nf_vcheck *c);
 bool nf_v_static(const struct nf_vcheck *c);
+/* The running check's id */
+const char *nf_v_id(const struct nf_vcheck *c);
+/* Names in a directory of the node (NF_VROOT) or sysroot, sorted; at most
+ * `max`; returns the count or -errno */
+int nf_v_list(struct nf_vcheck *c, int where, const char *dir, char ***names,
+	      size_t max);
 
 /* Read a file of the node (NF_VROOT) or of /proc, /sys (NF_VSYS); at most
  * `max` bytes; returns 0 or -errno.  Paths never escape their root. */

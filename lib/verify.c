@@ -177,6 +177,11 @@ const json_t *nf_v_profile(const struct nf_vcheck *c)
 	return c->run->profile;
 }
 
+const char *nf_v_id(const struct nf_vcheck *c)
+{
+	return c->def->id;
+}
+
 bool nf_v_static(const struct nf_vcheck *c)
 {
 	return c->run->static_mode;
@@ -1433,4 +1438,50 @@ int nf_verify_publish(struct nf_ctx *ctx, const struct nf_verify *v,
 	ctx->errmsg[0] = '\0';
 	json_decref(doc);
 	return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int nf_v_list(struct nf_vcheck *c, int where, const char *dir, char ***names,
+	      size_t max)
+{
+	int fd = open_where(c, where, dir, O_RDONLY | O_DIRECTORY);
+	struct dirent *de;
+	char **v = NULL;
+	size_t n = 0;
+	DIR *d;
+
+	*names = NULL;
+	if (fd < 0)
+		return fd;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d)) && n < max) {
+		char **nv;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (!(nv = realloc(v, (n + 1) * sizeof(*v)))) {
+			nf_strv_free(v, n);
+			closedir(d);
+			return -ENOMEM;
+		}
+		v = nv;
+		if (!(v[n] = strdup(de->d_name))) {
+			nf_strv_free(v, n);
+			closedir(d);
+			return -ENOMEM;
+		}
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_name);
+	*names = v;
+	return (int)n;
 }
