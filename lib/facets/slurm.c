@@ -320,7 +320,8 @@ static int gres_lines(struct nf_vcheck *c, struct gres_line *v, size_t max)
 
 		if (strcasestr(l, "AutoDetect=nvml"))
 			autodetect = 1;
-		if (!name || strcmp(name, "gpu") || (size_t)n >= max) {
+		if (!name || strncmp(name, "gpu", 3) || (name[3] && !strchr(" \t", name[3])) ||
+		    (size_t)n >= max) {
 			free(name);
 			continue;
 		}
