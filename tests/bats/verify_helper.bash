@@ -1,7 +1,7 @@
 # Shared set-up for the verify tests (3000-3999): a fixture sysroot in
 # $SCRATCH/sys built from tests/fixtures/sysroot/pass with a variant's
 # files on top (its .remove lists files to delete; its fixture-patch.json
-# is merged into the hardware-ops fixture, "commands" key by key).
+# is merged into the hardware-ops fixture with jq's recursive merge).
 load helper
 
 vfx() {
@@ -18,16 +18,8 @@ vfx() {
 			while read -r p; do rm -rf "${SYS:?}/$p"; done < "$o/.remove"
 		fi
 		if [ -f "$o/fixture-patch.json" ]; then
-			python3 - "$SYS/fixture.json" "$o/fixture-patch.json" <<'PY'
-import json, sys
-f, p = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-for k, v in p.items():
-    if k == "commands":
-        f.setdefault(k, {}).update(v)
-    else:
-        f[k] = v
-json.dump(f, open(sys.argv[1], "w"))
-PY
+			jq -s '.[0] * .[1]' "$SYS/fixture.json" "$o/fixture-patch.json" \
+				> "$SYS/fixture.new" && mv "$SYS/fixture.new" "$SYS/fixture.json"
 		fi
 	fi
 	chmod 0400 "$SYS/etc/munge/munge.key"
@@ -41,8 +33,19 @@ vrun() {
 
 # The verdict of one check in the last --json output
 verdict_of() {
-	echo "$output" | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-print(next((c["verdict"] + " " + (c.get("seen") or c.get("reason") or "")) for c in d["checks"] if c["id"] == sys.argv[1]))' "$1"
+	echo "$output" | jq -r --arg id "$1" \
+		'.checks[] | select(.id == $id) | .verdict + " " + (.seen // .reason // "")'
+}
+
+# expect_root VARIANT ID TEXT: verify fails, ID is the first root cause and
+# its seen/reason contains TEXT
+expect_root() {
+	vfx "$1"
+	vrun --json
+	status_is 3
+	local first
+	first=$(echo "$output" | jq -r '.checks[0] | .id + "|" + .verdict + "|" + (.seen // .reason // "") + "|" + (.remedy // "")')
+	[[ "$first" == "$2|"* ]] || { echo "first: $first"; false; }
+	[[ "$first" == *"$3"* ]] || { echo "first: $first"; false; }
+	[[ "$first" == *"|hung|"* || "$first" != *"|" ]] || { echo "no remedy: $first"; false; }
 }
