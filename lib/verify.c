@@ -803,8 +803,11 @@ static void run_one(struct nf_vrun *run, struct entry *e,
 	}
 	c->deadline = t0;
 	add_ms(&c->deadline, budget);
-	if (ts_before(end, &c->deadline))
+	if (ts_before(end, &c->deadline)) {
 		c->deadline = *end;
+		budget = (unsigned)((end->tv_sec - t0.tv_sec) * 1000 +
+				    (end->tv_nsec - t0.tv_nsec) / 1000000);
+	}
 
 	if (e->def->flags & NF_CHECK_PROBE) {
 		pthread_attr_t pa;
@@ -1401,6 +1404,8 @@ int nf_verify_publish(struct nf_ctx *ctx, const struct nf_verify *v,
 	if (verdict_path) {
 		snprintf(path, sizeof(path), "%s", verdict_path);
 	} else {
+		snprintf(dir, sizeof(dir), "%s/run", root);
+		mkdir(dir, 0755);
 		snprintf(dir, sizeof(dir), "%s/run/nodeforge", root);
 		mkdir(dir, 0755);
 		snprintf(path, sizeof(path), "%s/verdict.json", dir);
