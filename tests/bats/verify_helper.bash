@@ -2,7 +2,8 @@
 # $SCRATCH/sys built from tests/fixtures/sysroot/pass with a variant's
 # files on top (its .remove lists files to delete; its fixture-patch.json
 # is merged into the hardware-ops fixture with jq's recursive merge).
-load helper
+# shellcheck source=helper.bash
+source "${BASH_SOURCE[0]%/*}/helper.bash"
 
 vfx() {
 	SYS=$SCRATCH/sys
