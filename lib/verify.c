@@ -793,6 +793,7 @@ static void run_one(struct nf_vrun *run, struct entry *e,
 	struct nf_vcheck *c = calloc(1, sizeof(*c));
 	unsigned budget = e->def->budget_ms ? e->def->budget_ms : CHECK_BUDGET_MS;
 	struct timespec t0, t1;
+	bool done;
 	int v;
 
 	now(&t0);
@@ -826,14 +827,14 @@ static void run_one(struct nf_vrun *run, struct entry *e,
 	if (e->def->flags & NF_CHECK_PROBE) {
 		pthread_attr_t pa;
 		pthread_t th;
-		bool done;
 
 		atomic_fetch_add(&c->refs, 1);
 		pthread_attr_init(&pa);
 		pthread_attr_setdetachstate(&pa, PTHREAD_CREATE_DETACHED);
 		if (pthread_create(&th, &pa, worker, c)) {
 			atomic_fetch_sub(&c->refs, 1);
-			v = e->def->fn(c, c->section);
+			c->verdict = e->def->fn(c, c->section);
+			c->done = true;
 		} else {
 			/* the probe's own timeouts (exec) fire at the deadline;
 			 * a little grace lets it report them itself */
@@ -844,32 +845,34 @@ static void run_one(struct nf_vrun *run, struct entry *e,
 			while (!c->done &&
 			       pthread_cond_timedwait(&c->cv, &c->mu, &lim) != ETIMEDOUT)
 				;
-			done = c->done;
-			v = c->verdict;
 			pthread_mutex_unlock(&c->mu);
-			if (!done) {
-				v = NF_V_HUNG;
-				snprintf(c->reason, sizeof(c->reason),
-					 "no answer within %u ms", budget);
-			}
 		}
 		pthread_attr_destroy(&pa);
 	} else {
-		v = e->def->fn(c, c->section);
+		c->verdict = e->def->fn(c, c->section);
+		c->done = true;
 	}
-	/* the abandoned worker may still write: copy under its lock */
 	pthread_mutex_lock(&c->mu);
-	if (v == NF_E_TIMEOUT || (v == NF_V_HUNG && !*c->reason))
-		snprintf(c->reason, sizeof(c->reason),
-			 "no answer within %u ms", budget), v = NF_V_HUNG;
-	if (v < NF_V_PASS || v > NF_V_HUNG)
-		v = NF_V_FAIL;
-	e->res.verdict = v;
-	e->expected = *c->expected ? strdup(c->expected) : NULL;
-	e->seen = *c->seen ? strdup(c->seen) : NULL;
-	e->remedy = *c->remedy ? strdup(c->remedy) : NULL;
-	e->reason = *c->reason ? strdup(c->reason) : NULL;
+	done = c->done;
+	v = c->verdict;
 	pthread_mutex_unlock(&c->mu);
+	if (!done) {
+		/* abandoned: the worker may still write into c, read nothing */
+		e->res.verdict = NF_V_HUNG;
+		e->reason = nf_asprintf("no answer within %u ms", budget);
+	} else {
+		if (v == NF_E_TIMEOUT || (v == NF_V_HUNG && !*c->reason)) {
+			snprintf(c->reason, sizeof(c->reason), "no answer within %u ms", budget);
+			v = NF_V_HUNG;
+		}
+		if (v < NF_V_PASS || v > NF_V_HUNG)
+			v = NF_V_FAIL;
+		e->res.verdict = v;
+		e->expected = *c->expected ? strdup(c->expected) : NULL;
+		e->seen = *c->seen ? strdup(c->seen) : NULL;
+		e->remedy = *c->remedy ? strdup(c->remedy) : NULL;
+		e->reason = *c->reason ? strdup(c->reason) : NULL;
+	}
 	check_unref(c);
 	now(&t1);
 	e->res.elapsed_us = (unsigned)((t1.tv_sec - t0.tv_sec) * 1000000 +
