@@ -63,6 +63,18 @@ teardown_file() {
 
 state_of() { sinfo -N -h -n "$1" -o "%T" | head -n1; }
 
+# wait_state NODE GLOB: up to 10 s for the node's state to match
+wait_state() {
+	for _ in $(seq 100); do
+		# shellcheck disable=SC2053
+		[[ "$(state_of "$1")" == $2 ]] && return 0
+		sleep 0.1
+	done
+	echo "state of $1: $(state_of "$1"), wanted $2"
+	scontrol show node "$1" -o
+	return 1
+}
+
 # A fixture sysroot for node $1 (variant $2) whose scontrol is the real one
 node_fx() {
 	vfx "$2"
@@ -95,22 +107,22 @@ node_fx() {
 }
 
 @test "e2e health: a failure drains through scontrol, a pass resumes" {
-	[ "$(state_of nftest1)" = idle ] || skip "nftest1 did not come up"
+	wait_state nftest1 idle || skip "nftest1 did not come up"
 	node_fx nftest1 fail-gpu
 	run "$NF_BIN" verify --sysroot "$SYS" --fixture "$SYS/fixture.json" --health -q
 	status_is 3
-	[[ "$(state_of nftest1)" == drain* ]]
+	wait_state nftest1 'drain*'
 	scontrol show node nftest1 -o | grep -q "Reason=nodeforge: gpu.ecc"
 
 	node_fx nftest1 pass
 	run "$NF_BIN" verify --sysroot "$SYS" --fixture "$SYS/fixture.json" --health --json
 	status_is 0
 	[ "$(echo "$output" | jq -r .health_action)" = resume ]
-	[ "$(state_of nftest1)" = idle ]
+	wait_state nftest1 idle
 }
 
 @test "e2e health: a node an operator drained stays drained" {
-	[ "$(state_of nftest1)" = idle ] || skip "nftest1 did not come up"
+	wait_state nftest1 idle || skip "nftest1 did not come up"
 	scontrol update nodename=nftest1 state=drain reason="bad DIMM B2"
 	node_fx nftest1 pass
 	run "$NF_BIN" verify --sysroot "$SYS" --fixture "$SYS/fixture.json" --health --json
