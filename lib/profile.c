@@ -502,11 +502,27 @@ static int collect_boot_args(struct nf_ctx *ctx, struct nf_profile *p,
 				if (nf_profile_where(p, path, &file, &line, &col))
 					nf_profile_where(p, json_string_value(json_array_get(srcs, i)),
 							 &file, &line, &col);
-				nf_diag_add(diags, file ? file : p->name, line, col,
-					    NF_SEV_ERROR,
-					    "kernel argument '%s' conflicts with '%s'; "
-					    "remove the inherited one with '!%s'",
-					    s, t, k1);
+				{
+					const char *of = NULL;
+					unsigned ol = 0, oc = 0;
+					char opath[64], where[600] = "";
+					size_t nk = json_array_size(json_object_get(
+						json_object_get(p->json, "kernel"), "args"));
+					size_t oi = 0;
+
+					/* position of the earlier argument: find it in args */
+					for (size_t q = 0; q < i; q++)
+						if (!strcmp(json_string_value(json_array_get(args, q)), t))
+							oi = q;
+					snprintf(opath, sizeof(opath), "kernel.args[%zu]", oi);
+					if (oi < nk && !nf_profile_where(p, opath, &of, &ol, &oc) && of)
+						snprintf(where, sizeof(where), " (%s:%u:%u)", of, ol, oc);
+					nf_diag_add(diags, file ? file : p->name, line, col,
+						    NF_SEV_ERROR,
+						    "kernel argument '%s' conflicts with '%s'%s; "
+						    "remove the inherited one with '!%s'",
+						    s, t, where, k1);
+				}
 				bad = 1;
 				dup = 1;
 				break;

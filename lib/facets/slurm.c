@@ -101,7 +101,7 @@ static int check_links(struct nf_facet_lint *l, const char *path,
 		char *end;
 		long v = strtol(p, &end, 10);
 
-		if (end == p || v < -1) {
+		if (end == p || v < -1 || (*end && *end != ',')) {
 			nf_lint_at(l, path, NF_SEV_ERROR,
 				   "Links '%s' must be comma-separated integers "
 				   "(-1 for the GPU itself, else its NVLink count to "
@@ -114,13 +114,11 @@ static int check_links(struct nf_facet_lint *l, const char *path,
 		}
 		n++;
 		p = *end == ',' ? end + 1 : end;
-		if (*end && *end != ',')
-			p = end + strlen(end), n = -1000;
 	}
 	if (n != ngpu && ngpu > 0)
 		return nf_lint_at(l, path, NF_SEV_ERROR,
 				  "Links '%s' has %ld entries but the node has %ld GPUs",
-				  links, n < 0 ? 0 : n, ngpu), 1;
+				  links, n, ngpu), 1;
 	if (selfs != 1 || (self >= 0 && selfpos != self))
 		return nf_lint_at(l, path, NF_SEV_ERROR,
 				  "Links '%s' must hold exactly one -1, at the "
