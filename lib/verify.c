@@ -1215,12 +1215,20 @@ json_t *nf_verify_json(const struct nf_verify *v)
 		set_str(c, "cause", r->cause);
 		json_object_set_new(c, "elapsed_us", json_integer(r->elapsed_us));
 		json_array_append_new(checks, c);
-		if (r->verdict == NF_V_FAIL || r->verdict == NF_V_HUNG)
-			json_array_append_new(roots, json_string(r->id));
+		if (r->verdict == NF_V_FAIL || r->verdict == NF_V_HUNG) {
+			json_t *rc = json_pack("{s:s}", "id", r->id);
+
+			set_str(rc, "message", r->verdict == NF_V_HUNG ? r->reason : r->seen);
+			json_array_append_new(roots, rc);
+		}
 	}
-	json_object_set_new(doc, "verdict",
+	/* the boot server's verdict format (nodeforge serve) */
+	json_object_set_new(doc, "result",
 			    json_string(nf_verify_passed(v) ? "pass" : "fail"));
-	set_str(doc, "host", v->host);
+	if (v->host) {
+		json_object_set_new(doc, "node", json_stringn(v->host, strcspn(v->host, ".")));
+		set_str(doc, "host", v->host);
+	}
 	set_str(doc, "role", v->role);
 	json_object_set_new(doc, "version", json_string(NF_VERSION));
 	json_object_set_new(doc, "elapsed_ms", json_integer(v->elapsed_ms));
@@ -1450,7 +1458,13 @@ int nf_verify_publish(struct nf_ctx *ctx, const struct nf_verify *v,
 		free(motd);
 	}
 	if (nf_verify_server_url(ctx, o->sysroot, &url) == 0) {
-		char *post = nf_asprintf("%s/api/v1/verdict", url);
+		size_t ul = strlen(url);
+		char *post;
+
+		while (ul > 0 && url[ul - 1] == '/')
+			url[--ul] = '\0';
+		post = nf_asprintf("%s/api/v1/nodes/%s/verdict", url,
+				   json_string_value(json_object_get(doc, "node")));
 
 		if (post && nf_http_post_json(ctx, post, doc, 3000))
 			nf_log(ctx, NF_LOG_WARN, "%s", nf_errmsg(ctx));

@@ -54,8 +54,9 @@ load verify_helper
 	echo "$output" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-assert d["verdict"] == "fail", d
-assert d["root_causes"] == ["ib.port.state"], d["root_causes"]
+assert d["result"] == "fail" and d["node"] == "gpu-001", d
+assert [r["id"] for r in d["root_causes"]] == ["ib.port.state"], d["root_causes"]
+assert "mlx5_2/1: 1: DOWN" in d["root_causes"][0]["message"]
 assert d["counts"]["fail"] == 1
 c = d["checks"][0]
 assert c["id"] == "ib.port.state" and "mlx5_2/1: 1: DOWN" in c["seen"], c

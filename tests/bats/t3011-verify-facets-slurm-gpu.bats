@@ -40,7 +40,7 @@ load verify_helper
 	expect_root fail-gpu-nodriver gpu.driver "no NVIDIA driver"
 	[[ "$(verdict_of gpu.count)" == "skip because gpu.driver failed" ]]
 	[[ "$(verdict_of fabric_manager.version)" == "skip because gpu.driver failed" ]]
-	[ "$(echo "$output" | jq -c .root_causes)" = '["gpu.driver"]' ]
+	[ "$(echo "$output" | jq -c '[.root_causes[].id]')" = '["gpu.driver"]' ]
 }
 
 @test "gpu: fewer GPUs than the role" {

@@ -13,7 +13,7 @@ now_ms() { date +%s%3N; }
 	status_is 3
 	[ $((t1 - t0)) -lt 1500 ] || { echo "took $((t1 - t0)) ms"; false; }
 	[[ "$(verdict_of containers.enroot.runs)" == "hung no answer within"* ]]
-	[ "$(echo "$output" | jq -r '.root_causes[0]')" = containers.enroot.runs ]
+	[ "$(echo "$output" | jq -r '.root_causes[0].id')" = containers.enroot.runs ]
 	# checks after the budget are skipped, saying why
 	[[ "$(verdict_of system.services)" == "skip run budget of 500 ms spent" ]]
 	# the probe's process group was killed

@@ -7,8 +7,8 @@ load verify_helper
 	vfx fail-munge
 	run nf verify --root "$SYS" --sysroot "$SYS" --fixture "$SYS/fixture.json" --gate -q
 	status_is 3
-	[ "$(jq -r .verdict "$SYS/run/nodeforge/verdict.json")" = fail ]
-	[ "$(jq -r '.root_causes[0]' "$SYS/run/nodeforge/verdict.json")" = munge.key.fingerprint ]
+	[ "$(jq -r .result "$SYS/run/nodeforge/verdict.json")" = fail ]
+	[ "$(jq -r '.root_causes[0].id' "$SYS/run/nodeforge/verdict.json")" = munge.key.fingerprint ]
 	grep -q "nodeforge verify: FAIL: munge.key.fingerprint" "$SYS/run/motd.d/nodeforge"
 }
 
@@ -18,7 +18,7 @@ load verify_helper
 		-q -- /bin/echo slurmd started -D
 	status_is 0
 	[ "${lines[-1]}" = "slurmd started -D" ]
-	[ "$(jq -r .verdict "$SCRATCH/v.json")" = pass ]
+	[ "$(jq -r .result "$SCRATCH/v.json")" = pass ]
 }
 
 @test "gate: a failing node never runs the command" {
@@ -73,8 +73,8 @@ PY
 	vrun --gate --verdict "$SCRATCH/v.json" -q
 	wait "$srv"
 	status_is 3
-	[ "$(head -n1 "$SCRATCH/posted.json")" = /api/v1/verdict ]
-	[ "$(tail -n +2 "$SCRATCH/posted.json" | jq -r '.root_causes[0]')" = time.sync ]
+	[ "$(head -n1 "$SCRATCH/posted.json")" = /api/v1/nodes/gpu-001/verdict ]
+	[ "$(tail -n +2 "$SCRATCH/posted.json" | jq -r '.root_causes[0].id')" = time.sync ]
 }
 
 @test "gate: an unreachable boot server is a warning, not a failure" {

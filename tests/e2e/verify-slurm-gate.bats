@@ -103,7 +103,7 @@ node_fx() {
 		> "$C/log/gate-nftest1.out" 2>&1 3>&- &
 	for _ in $(seq 150); do [ "$(state_of nftest1)" = idle ] && break; sleep 0.1; done
 	[ "$(state_of nftest1)" = idle ] || { cat "$C/log/gate-nftest1.out"; state_of nftest1; false; }
-	[ "$(jq -r .verdict "$SCRATCH/v.json")" = pass ]
+	[ "$(jq -r .result "$SCRATCH/v.json")" = pass ]
 }
 
 @test "e2e health: a failure drains through scontrol, a pass resumes" {
