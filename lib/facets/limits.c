@@ -34,6 +34,66 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- apply: what the image build writes (nodeforge build) ---- */
 
+/* The same limits twice: limits.d for PAM sessions (ssh, adopted by
+ * pam_slurm_adopt) and a slurmd drop-in, because slurmd is started by
+ * systemd, not through PAM, and jobs inherit slurmd's own limits */
+static const struct {
+	const char *key, *systemd;
+} limit_names[] = {
+	{ "nofile", "LimitNOFILE" },
+	{ "memlock", "LimitMEMLOCK" },
+	{ "stack", "LimitSTACK" },
+	{ "nproc", "LimitNPROC" },
+	{ "core", "LimitCORE" },
+};
+
+static int limit_value(const json_t *v, char *out, size_t outsz, int sysd)
+{
+	if (json_is_integer(v) && json_integer_value(v) >= 0)
+		snprintf(out, outsz, "%lld", (long long)json_integer_value(v));
+	else if (json_is_string(v) && !strcmp(json_string_value(v), "unlimited"))
+		snprintf(out, outsz, "%s", sysd ? "infinity" : "unlimited");
+	else
+		return -1;
+	return 0;
+}
+
+static int apply(struct nf_apply *a, const json_t *sec)
+{
+	struct nf_buf pam = { 0 }, unit = { 0 };
+	char val[32];
+	int r;
+
+	nf_apply_header(&pam, "#", "limits");
+	nf_apply_header(&unit, "#", "limits");
+	nf_buf_printf(&unit, "[Service]\n");
+	for (size_t i = 0; i < NF_ARRAY_SIZE(limit_names); i++) {
+		const json_t *v = json_object_get(sec, limit_names[i].key);
+
+		if (!v)
+			continue;
+		if (limit_value(v, val, sizeof(val), 0)) {
+			nf_buf_free(&pam);
+			nf_buf_free(&unit);
+			return nf_fail(a->ctx, NF_E_INVALID,
+				       "limits.%s must be a number or 'unlimited'",
+				       limit_names[i].key);
+		}
+		nf_buf_printf(&pam, "*\tsoft\t%s\t%s\n*\thard\t%s\t%s\n",
+			      limit_names[i].key, val, limit_names[i].key, val);
+		limit_value(v, val, sizeof(val), 1);
+		nf_buf_printf(&unit, "%s=%s\n", limit_names[i].systemd, val);
+	}
+	r = nf_apply_write_buf(a, "/etc/security/limits.d/90-nodeforge.conf",
+			       &pam, 0644, 0, 0);
+	if (r || !nf_apply_has_daemon(a, "slurmd")) {
+		nf_buf_free(&unit);
+		return r;
+	}
+	return nf_apply_write_buf(a, "/etc/systemd/system/slurmd.service.d/"
+				  "nodeforge-limits.conf", &unit, 0644, 0, 0);
+}
+
 /* ---- end of apply ---- */
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
@@ -43,7 +103,7 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 const struct nf_facet nf_facet_limits = {
 	.name = "limits",
 	.summary = "ulimits for jobs: limits.d and slurmd's Limit* values",
-	.apply = NULL,
+	.apply = apply,
 	.schema = fields,
 	.lint = lint,
 	.checks = NULL,
