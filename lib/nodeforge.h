@@ -209,6 +209,75 @@ char *nf_cpulist_format(const uint8_t *bits, size_t nbits);
 #define NF_SHA256_HEX 65
 void nf_sha256_hex(const void *data, size_t len, char out[NF_SHA256_HEX]);
 
+
+/* ------------------------------------------ pack, manifests, signatures
+ * Deterministic image archives (tar or cpio newc, zstd/gzip/none), the
+ * manifest written in the same pass, Ed25519 signatures, drift checks,
+ * diffs and a safe unpacker.  Manifests are jansson trees. */
+
+enum nf_pack_format { NF_PACK_TAR = 0, NF_PACK_CPIO };
+enum nf_pack_comp { NF_COMP_NONE = 0, NF_COMP_GZIP, NF_COMP_ZSTD };
+
+struct nf_pack_opts {
+	int format;             /* enum nf_pack_format */
+	int compressor;         /* enum nf_pack_comp */
+	int level;              /* < 0: the compressor's default */
+	int threads;            /* zstd workers; <= 0: one per CPU */
+	long long epoch;        /* mtimes above it are clamped to it */
+	/* Called now and then while packing (may be NULL) */
+	void (*progress)(void *data, unsigned long long entries,
+			 unsigned long long total, unsigned long long bytes);
+	void *progress_data;
+};
+
+/* Format and compressor from an output name's suffix (.tar.zst, .cpio.gz,
+ * .tar, ...) or from a --format value ("tar.zst"); NF_E_INVALID if none */
+int nf_pack_parse_format(const char *name, int *format, int *compressor);
+const char *nf_pack_format_name(int format, int compressor);
+
+/* Pack the tree under `root` into `out` and write `out`.manifest.json;
+ * both are published atomically */
+int nf_pack(struct nf_ctx *ctx, const char *root, const char *out,
+	    const struct nf_pack_opts *opts);
+
+/* Load and validate a manifest (size-capped) */
+int nf_manifest_load(struct nf_ctx *ctx, const char *path, json_t **out);
+int nf_manifest_parse(struct nf_ctx *ctx, const char *buf, size_t len,
+		      json_t **out);
+/* The manifest's signature (path.sig) against `pubkey` (PEM), then the
+ * archive next to the manifest against its recorded sha256 and size */
+int nf_manifest_verify(struct nf_ctx *ctx, const char *path,
+		       const char *pubkey);
+/* Compare a live tree with a manifest; appends one object per difference
+ * to `drift` ({path, change, expected, seen}) */
+int nf_manifest_check(struct nf_ctx *ctx, const json_t *manifest,
+		      const char *root, json_t *drift);
+/* Differences between two manifests, appended to `changes` */
+int nf_manifest_diff(struct nf_ctx *ctx, const json_t *a, const json_t *b,
+		     json_t *changes);
+
+/* Ed25519: DIR/signing.key (0600) and DIR/signing.pub, PEM */
+int nf_keys_signing(struct nf_ctx *ctx, const char *dir);
+/* Sign a file: writes path.sig */
+int nf_sign_file(struct nf_ctx *ctx, const char *path, const char *key);
+int nf_verify_file(struct nf_ctx *ctx, const char *path, const char *sig,
+		   const char *pubkey);
+
+struct nf_unpack_opts {
+	int devices;                      /* create device nodes */
+	unsigned long long max_size;      /* total content cap; 0: default */
+	unsigned long long max_entries;   /* 0: default */
+};
+
+/* Unpack `archive` into `dir` (must not exist, or be empty) */
+int nf_unpack(struct nf_ctx *ctx, const char *archive, const char *dir,
+	      const struct nf_unpack_opts *opts);
+/* Same, from memory into an open directory (fuzzing, tests) */
+int nf_unpack_mem(struct nf_ctx *ctx, const void *buf, size_t len, int dirfd,
+		  const struct nf_unpack_opts *opts);
+
+/* -------------------------------------- end of pack, manifests, signatures */
+
 #ifdef __cplusplus
 }
 #endif
