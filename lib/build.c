@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -128,6 +129,8 @@ static int run_tool(struct nf_ctx *ctx, char *const argv[], const char *log,
 
 		if (fd < 0 || nul < 0)
 			_exit(127);
+		/* a killed build takes its tool with it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(nul, 0);
 		dup2(fd, 1);
 		dup2(fd, 2);
@@ -623,6 +626,14 @@ static int published_matches(struct build *b, const char *ikey,
 
 /* ----------------------------------------------------------- bootstrap */
 
+/* mmdebstrap, or a stand-in (tests) */
+static const char *bootstrap_tool(void)
+{
+	const char *t = getenv("NODEFORGE_MMDEBSTRAP");
+
+	return t && *t ? t : "mmdebstrap";
+}
+
 static int stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
 			   const char *bkey, char *tarpath, size_t tarsz,
 			   int *cached)
@@ -665,7 +676,7 @@ static int stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
 	snprintf(src2, sizeof(src2), "deb %s %s-updates main", b->mirror, b->suite);
 	snprintf(src3, sizeof(src3), "deb %s %s-security main", b->security,
 		 b->suite);
-	argv[a++] = "mmdebstrap";
+	argv[a++] = (char *)bootstrap_tool();
 	argv[a++] = "--mode=root";
 	argv[a++] = "--variant=minbase";
 	argv[a++] = "--architectures=amd64";
@@ -790,7 +801,7 @@ static int render_tmpl(struct build *b, const char *file, const char *in,
 			break;
 		}
 		if (d > p && d[-1] == '$') {
-			nf_buf_printf(out, "%.*s{", (int)(d - p - 1), p);
+			nf_buf_printf(out, "%.*s${", (int)(d - p - 1), p);
 			p = d + 2;
 			continue;
 		}
@@ -1225,7 +1236,7 @@ static int build_image(struct build *b, const struct nf_site *site,
 	res->dir = nf_strdup(b->out);
 	if ((r = package_list(b, &pkgs, &npkgs)))
 		return r;
-	if ((r = tool_version(b->ctx, "mmdebstrap", tool, sizeof(tool))) < 0)
+	if ((r = tool_version(b->ctx, bootstrap_tool(), tool, sizeof(tool))) < 0)
 		goto out;
 	if ((r = bootstrap_key(b, pkgs, npkgs, tool, bkey)) ||
 	    (r = overlay_list(b)) || (r = inputs_key(b, bkey, ikey)))
@@ -1266,6 +1277,12 @@ static int build_image(struct build *b, const struct nf_site *site,
 	}
 	if ((r = nf_apply_open_root(b->ctx, b->root, &rootfd)))
 		goto out;
+	/* the image's / is 0755 root:root whatever the tarball said */
+	if (fchmod(rootfd, 0755) < 0 || fchown(rootfd, 0, 0) < 0) {
+		r = nf_fail(b->ctx, -errno, "cannot set the mode of '%s': %s",
+			    b->root, strerror(errno));
+		goto out;
+	}
 	stage_end(b, 0);
 
 	stage_begin(b, "artifacts");
