@@ -14,7 +14,8 @@ const struct nf_cmd nf_cmd_build = {
 	.name = "build",
 	.summary = "build the golden image of a role",
 	.help = "usage: nodeforge build ROLE [--out DIR] [--cache DIR] [--no-cache]\n"
-		"                       [--mirror URL|DIR] [--offline] [--overlays DIR]\n"
+		"                       [--mirror URL|DIR] [--artifact-mirror URL|DIR]\n"
+		"                       [--offline] [--overlays DIR]\n"
 		"                       [--key FILE] [--epoch N]\n"
 		"\n"
 		"Build ROLE's golden image from its resolved profile: bootstrap\n"
@@ -29,6 +30,9 @@ const struct nf_cmd nf_cmd_build = {
 		"      --no-cache      bootstrap again and rebuild everything\n"
 		"  -m, --mirror SRC    distro mirror, URL or local directory\n"
 		"                      (default: the site's mirrors.debian)\n"
+		"      --artifact-mirror SRC  pinned artifacts (system.artifacts)\n"
+		"                      by file name from SRC, a URL prefix or a\n"
+		"                      directory, instead of their origin\n"
 		"      --offline       use cached results only, no network\n"
 		"      --overlays DIR  overlay trees (default: next to profiles/)\n"
 		"  -k, --key FILE      Ed25519 signing key (default: one generated\n"
@@ -95,6 +99,7 @@ static int cmd_build(struct nf_global *g, int argc, char **argv)
 		{ "no-cache", no_argument, NULL, 'N' },
 		{ "mirror", required_argument, NULL, 'm' },
 		{ "offline", no_argument, NULL, 'O' },
+		{ "artifact-mirror", required_argument, NULL, 'A' },
 		{ "overlays", required_argument, NULL, 'V' },
 		{ "key", required_argument, NULL, 'k' },
 		{ "epoch", required_argument, NULL, 'E' },
@@ -132,6 +137,7 @@ static int cmd_build(struct nf_global *g, int argc, char **argv)
 		case 'N': bo.no_cache = 1; break;
 		case 'm': bo.mirror = optarg; break;
 		case 'O': bo.offline = 1; break;
+		case 'A': bo.artifact_mirror = optarg; break;
 		case 'V': bo.overlays = optarg; break;
 		case 'k': bo.key = optarg; break;
 		case 'E':

@@ -733,6 +733,8 @@ struct ov_walk {
 	struct nf_apply *a;
 	const char *name;
 	size_t prefix;
+	const char *dest;   /* where the tree goes in the image ("" = /) */
+	int raw;            /* artifact: modes kept, no templates */
 };
 
 static struct ov_walk *ov_cur;
@@ -836,9 +838,10 @@ static int ov_copy_cb(const char *p, const struct stat *st, int flag,
 		return 0;
 	if (flag == FTW_DNR || flag == FTW_NS)
 		return nf_fail(w->b->ctx, -EACCES, "cannot read overlay '%s'", p);
-	snprintf(dest, sizeof(dest), "%s", rel);
+	snprintf(dest, sizeof(dest), "%s%s", w->dest ? w->dest : "", rel);
 	if (S_ISDIR(st->st_mode))
-		return nf_apply_mkdir(w->a, dest, 0755, 0, 0);
+		return nf_apply_mkdir(w->a, dest, w->raw ? st->st_mode & 0755
+				      : 0755, 0, 0);
 	if (S_ISLNK(st->st_mode)) {
 		char target[PATH_MAX];
 		ssize_t k = readlink(p, target, sizeof(target) - 1);
@@ -851,15 +854,17 @@ static int ov_copy_cb(const char *p, const struct stat *st, int flag,
 	if (!S_ISREG(st->st_mode))
 		return nf_fail(w->b->ctx, NF_E_UNSUPPORTED, "overlay '%s': '%s' is "
 			       "not a file, directory or symlink", w->name, rel);
-	/* modes are declared: 0755 for executables, 0644 otherwise, root */
-	unsigned mode = st->st_mode & 0111 ? 0755 : 0644;
+	/* modes are declared: 0755 for executables, 0644 otherwise, root;
+	 * artifacts keep theirs (setuid/setgid dropped) */
+	unsigned mode = w->raw ? st->st_mode & 0777
+			       : st->st_mode & 0111 ? 0755 : 0644;
 	char *buf = NULL;
 	size_t len = 0;
 
 	if ((r = nf_read_file(w->b->ctx, p, NF_OVERLAY_FILE_MAX, &buf, &len)))
 		return r;
 	n = strlen(dest);
-	if (n > 5 && !strcmp(dest + n - 5, ".tmpl")) {
+	if (!w->raw && n > 5 && !strcmp(dest + n - 5, ".tmpl")) {
 		struct nf_buf o = { 0 };
 
 		dest[n - 5] = '\0';
@@ -1156,25 +1161,155 @@ static int publish(struct build *b, const char *const *names, size_t n,
 
 /* ------------------------------------------------------------- artifacts */
 
-/* Pinned artifacts (system.artifacts): fetched through lib/fetch.c and
- * installed into the root.  Not available in this build yet: a profile
- * that lists artifacts is refused with a clear message rather than built
- * without them. */
+/* Copy an unpacked tree into the image under `dest` through the root's
+ * dirfd: an artifact can no more escape the root than an overlay */
+static int copy_tree_in(struct build *b, int rootfd, const char *tree,
+			const char *dest, const char *name)
+{
+	struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd,
+			      .profile = b->profile, .prof = b->prof,
+			      .role = b->role };
+	struct ov_walk w = { .b = b, .a = &a, .name = name, .raw = 1,
+			     .prefix = strlen(tree) };
+	char d[PATH_MAX];
+	int r;
+
+	snprintf(d, sizeof(d), "%s", dest && strcmp(dest, "/") ? dest : "");
+	if (*d && d[strlen(d) - 1] == '/')
+		d[strlen(d) - 1] = '\0';
+	w.dest = d;
+	if (*d && (r = nf_apply_mkdir(&a, d, 0755, 0, 0)))
+		return r;
+	ov_cur = &w;
+	r = nftw(tree, ov_copy_cb, 32, FTW_PHYS);
+	ov_cur = NULL;
+	if (r > 0)
+		r = nf_fail(b->ctx, NF_E_INVALID, "cannot install artifact '%s'",
+			    name);
+	return r;
+}
+
+/* Run `cmd` inside the image root */
+static int in_root(struct build *b, const char *name, const char *cmd)
+{
+	char log[PATH_MAX + 64], reason[1024];
+	char *argv[] = { "chroot", b->root, "/bin/sh", "-ec", (char *)cmd, NULL };
+	char *env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+			"DEBIAN_FRONTEND=noninteractive", "LC_ALL=C", NULL };
+	int r;
+
+	snprintf(log, sizeof(log), "%s/artifact-%s.log", b->work, name);
+	r = run_tool(b->ctx, argv, log, env);
+	if (r > 0) {
+		log_reason(log, reason, sizeof(reason));
+		return nf_fail(b->ctx, NF_E_EXTERNAL, "artifact '%s': '%s' failed "
+			       "in the image (exit %d): %s", name, cmd, r, reason);
+	}
+	return r;
+}
+
+static int install_artifact(struct build *b, int rootfd, const json_t *art,
+			    const char *file)
+{
+	const char *name = json_string_value(json_object_get(art, "name"));
+	const char *kind = json_string_value(json_object_get(art, "kind"));
+	const char *dest = json_string_value(json_object_get(art, "dest"));
+	const char *bld = json_string_value(json_object_get(art, "build"));
+	char tree[PATH_MAX + 64], cmd[PATH_MAX + 256], src[PATH_MAX + 64];
+	int r;
+
+	if (!strcmp(kind, "deb")) {
+		struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd };
+		char *buf = NULL;
+		size_t len = 0;
+
+		snprintf(src, sizeof(src), "/var/cache/nodeforge/%s.deb", name);
+		if ((r = nf_read_file(b->ctx, file, 2ULL << 30, &buf, &len)))
+			return r;
+		r = nf_apply_write(&a, src, buf, len, 0644, 0, 0);
+		free(buf);
+		if (r)
+			return r;
+		/* its dependencies come from system.packages.install */
+		snprintf(cmd, sizeof(cmd), "dpkg -i --force-confold '%s' && rm -f '%s'",
+			 src, src);
+		return in_root(b, name, cmd);
+	}
+	if (!strcmp(kind, "rpm"))
+		return nf_fail(b->ctx, NF_E_UNSUPPORTED, "artifact '%s': kind "
+			       "'rpm' needs an EL distro; this image is Debian "
+			       "(set distro: on the artifact to skip it here)", name);
+	/* tarball and source: unpacked safely, then copied in */
+	snprintf(tree, sizeof(tree), "%s/artifact-%s", b->work, name);
+	nf_rm_tree_at(AT_FDCWD, tree);
+	{
+		struct nf_unpack_opts uo = { 0 };
+
+		if ((r = nf_unpack(b->ctx, file, tree, &uo)))
+			return r;
+	}
+	if (!strcmp(kind, "tarball"))
+		return copy_tree_in(b, rootfd, tree, dest ? dest : "/", name);
+	/* source: built inside the image, against its own headers (pyxis
+	 * against the image's Slurm), then the sources are removed */
+	if (!bld)
+		return nf_fail(b->ctx, NF_E_INVALID, "artifact '%s' of kind "
+			       "'source' has no 'build' command", name);
+	snprintf(src, sizeof(src), "/usr/src/nodeforge/%s", name);
+	if ((r = copy_tree_in(b, rootfd, tree, src, name)))
+		return r;
+	snprintf(cmd, sizeof(cmd), "cd '%s' && { %s\n}", src, bld);
+	if ((r = in_root(b, name, cmd)))
+		return r;
+	snprintf(src, sizeof(src), "%s/usr/src/nodeforge", b->root);
+	nf_rm_tree_at(AT_FDCWD, src);
+	return 0;
+}
+
+/* Pinned artifacts (system.artifacts): fetched into the content-addressed
+ * cache (lib/fetch.c) and installed by kind.  One that cannot be fetched
+ * stops the build unless the profile marks it optional. */
 static int stage_artifacts(struct build *b, int rootfd)
 {
 	const json_t *arts = json_object_get(json_object_get(b->prof, "system"),
 					     "artifacts");
-	json_t *a0 = json_array_get(arts, 0);
+	const char *distro = json_string_value(json_object_get(
+		json_object_get(b->prof, "site"), "distro"));
+	struct nf_fetch_opts fo = {
+		.cache = b->cache,
+		.mirror = b->o->artifact_mirror,
+		.offline = b->o->offline,
+	};
+	size_t i;
+	json_t *a;
+	int r;
 
-	(void)rootfd;
-	if (!a0)
-		return 0;
-	return nf_fail(b->ctx, NF_E_UNSUPPORTED,
-		       "artifact '%s' (%s): pinned artifacts are not supported "
-		       "by this build yet; install it from a Debian package or "
-		       "remove it from system.artifacts",
-		       json_string_value(json_object_get(a0, "name")) ?: "?",
-		       json_string_value(json_object_get(a0, "url")) ?: "?");
+	json_array_foreach(arts, i, a) {
+		const char *name = json_string_value(json_object_get(a, "name"));
+		const char *only = json_string_value(json_object_get(a, "distro"));
+		char *file = NULL, msg[1200];
+
+		if (only && distro && strncmp(distro, only, strlen(only)))
+			continue;
+		r = nf_fetch(b->ctx, name,
+			     json_string_value(json_object_get(a, "url")),
+			     json_string_value(json_object_get(a, "sha256")),
+			     &fo, &file);
+		if (r && json_is_true(json_object_get(a, "optional"))) {
+			snprintf(msg, sizeof(msg), "optional artifact skipped: %s",
+				 nf_errmsg(b->ctx));
+			note(b, msg);
+			b->ctx->errmsg[0] = '\0';
+			continue;
+		}
+		if (r)
+			return r;
+		r = install_artifact(b, rootfd, a, file);
+		free(file);
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 /* ----------------------------------------------------------------- main */

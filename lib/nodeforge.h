@@ -291,6 +291,7 @@ struct nf_build_opts {
 	const char *cache;      /* default $XDG_CACHE_HOME/nodeforge or
 				 * ~/.cache/nodeforge */
 	const char *mirror;     /* distro mirror: URL or directory */
+	const char *artifact_mirror; /* artifacts: URL prefix or directory */
 	const char *overlays;   /* overlays directory (default: next to the
 				 * profiles directory) */
 	const char *key;        /* Ed25519 signing key (default: generated

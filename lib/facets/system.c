@@ -29,6 +29,7 @@ static const struct nf_field artifact_fields[] = {
 	{ "dest", NF_T_PATH },
 	{ "build", NF_T_STR },
 	{ "distro", NF_T_STR },
+	{ "optional", NF_T_BOOL },
 	{ 0 }
 };
 
