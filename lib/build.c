@@ -740,13 +740,14 @@ struct ov_walk {
 static struct ov_walk *ov_cur;
 
 /* Value of a dotted path ("site.cluster", "profile.slurm.conf.X", "role") */
-static int tmpl_lookup(struct build *b, const char *var, char *out, size_t outsz)
+static int tmpl_lookup(const json_t *prof, const char *role, const char *var,
+		       char *out, size_t outsz)
 {
 	const json_t *v;
 	char buf[256], *p, *save = NULL;
 
 	if (!strcmp(var, "role")) {
-		snprintf(out, outsz, "%s", b->role);
+		snprintf(out, outsz, "%s", role);
 		return 0;
 	}
 	snprintf(buf, sizeof(buf), "%s", var);
@@ -754,9 +755,9 @@ static int tmpl_lookup(struct build *b, const char *var, char *out, size_t outsz
 	if (!p)
 		return -1;
 	if (!strcmp(p, "site"))
-		v = json_object_get(b->prof, "site");
+		v = json_object_get(prof, "site");
 	else if (!strcmp(p, "profile"))
-		v = b->prof;
+		v = prof;
 	else
 		return -1;
 	while ((p = strtok_r(NULL, ".", &save))) {
@@ -787,9 +788,8 @@ static int tmpl_lookup(struct build *b, const char *var, char *out, size_t outsz
 	return 0;
 }
 
-/* ${role}, ${site.x.y}, ${profile.x.y}; $${ is a literal ${ */
-static int render_tmpl(struct build *b, const char *file, const char *in,
-		       struct nf_buf *out)
+int nf_template_render(struct nf_ctx *ctx, const json_t *prof, const char *role,
+		       const char *file, const char *in, struct nf_buf *out)
 {
 	const char *p = in;
 
@@ -810,11 +810,11 @@ static int render_tmpl(struct build *b, const char *file, const char *in,
 		nf_buf_printf(out, "%.*s", (int)(d - p), p);
 		end = strchr(d, '}');
 		if (!end || (size_t)(end - d - 2) >= sizeof(var))
-			return nf_fail(b->ctx, NF_E_PARSE, "template '%s': "
+			return nf_fail(ctx, NF_E_PARSE, "template '%s': "
 				       "unterminated or too long '${'", file);
 		snprintf(var, sizeof(var), "%.*s", (int)(end - d - 2), d + 2);
-		if (tmpl_lookup(b, var, val, sizeof(val)))
-			return nf_fail(b->ctx, NF_E_INVALID, "template '%s': "
+		if (tmpl_lookup(prof, role, var, val, sizeof(val)))
+			return nf_fail(ctx, NF_E_INVALID, "template '%s': "
 				       "undefined variable '${%s}' (known: "
 				       "${role}, ${site.KEY...}, ${profile.KEY...})",
 				       file, var);
@@ -868,7 +868,8 @@ static int ov_copy_cb(const char *p, const struct stat *st, int flag,
 		struct nf_buf o = { 0 };
 
 		dest[n - 5] = '\0';
-		r = render_tmpl(w->b, p, buf, &o);
+		r = nf_template_render(w->b->ctx, w->b->prof, w->b->role, p,
+				       buf, &o);
 		free(buf);
 		if (r) {
 			nf_buf_free(&o);

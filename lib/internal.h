@@ -189,6 +189,12 @@ int nf_apply_open_root(struct nf_ctx *ctx, const char *path, int *rootfd);
  * verifier's units */
 int nf_apply_all(struct nf_ctx *ctx, int rootfd, const struct nf_profile *p);
 
+/* Overlay templates (lib/build.c): ${role}, ${site.A.B}, ${profile.A.B}
+ * (list items by index), $${ for a literal ${; an undefined variable is
+ * NF_E_INVALID naming `file` */
+int nf_template_render(struct nf_ctx *ctx, const json_t *prof, const char *role,
+		       const char *file, const char *in, struct nf_buf *out);
+
 /* Pinned artifacts (lib/fetch.c, libcurl) */
 struct nf_fetch_opts {
 	const char *cache;          /* CACHE: files under CACHE/artifacts/ */
