@@ -391,12 +391,18 @@ static int cmp_str(const void *x, const void *y)
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+/* Debian 12 packages of the libraries nodeforge links (Makefile PKGS) */
+static const char *const self_libs[] = {
+	"libyaml-0-2", "libjansson4", "libarchive13", "libcurl4", "libssl3",
+	"libblkid1", "libefivar1", "libefiboot1", "libmicrohttpd12",
+};
+
 /* The package list: the profile's, plus the kernel, sorted and unique */
 static int package_list(struct build *b, char ***out, size_t *n)
 {
 	const json_t *inst = json_object_get(json_object_get(
 		json_object_get(b->prof, "system"), "packages"), "install");
-	size_t cap = json_array_size(inst) + 2, k = 0, i;
+	size_t cap = json_array_size(inst) + 2 + NF_ARRAY_SIZE(self_libs), k = 0, i;
 	char **v = calloc(cap, sizeof(*v));
 	json_t *p;
 
@@ -420,6 +426,11 @@ static int package_list(struct build *b, char ***out, size_t *n)
 		v[k++] = nf_strdup(s);
 	}
 	v[k++] = nf_strdup("linux-image-amd64");
+	/* the image carries nodeforge itself (the first-boot verifier that
+	 * gates slurmd), built on this host: its shared libraries */
+	if (!strcmp(b->suite, "bookworm"))
+		for (size_t j = 0; j < NF_ARRAY_SIZE(self_libs); j++)
+			v[k++] = nf_strdup(self_libs[j]);
 	qsort(v, k, sizeof(*v), cmp_str);
 	size_t w = 0;
 
@@ -555,6 +566,17 @@ static int inputs_key(struct build *b, const char *bkey, char out[NF_SHA256_HEX]
 	nf_sha256_update(ov_hash, line, strlen(line));
 	nf_sha256_update(ov_hash, doc, strlen(doc));
 	free(doc);
+	/* nodeforge itself goes into the image */
+	{
+		char hex[NF_SHA256_HEX];
+		unsigned long long sz;
+		int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0 && !nf_sha256_fd(b->ctx, fd, "/proc/self/exe", hex, &sz))
+			nf_sha256_update(ov_hash, hex, strlen(hex));
+		if (fd >= 0)
+			close(fd);
+	}
 	/* the signing key's public half: another key, another image */
 	if (!nf_read_file(b->ctx, b->pub, 64 << 10, &doc, NULL)) {
 		nf_sha256_update(ov_hash, doc, strlen(doc));
@@ -906,6 +928,22 @@ static int stage_overlays(struct build *b, int rootfd)
 						   w.name);
 	}
 	return 0;
+}
+
+/* The running nodeforge binary as /usr/bin/nodeforge: the verifier
+ * units call it at first boot */
+static int install_self(struct build *b, int rootfd)
+{
+	struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd };
+	char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	if ((r = nf_read_file(b->ctx, "/proc/self/exe", 256u << 20, &buf, &len)))
+		return r;
+	r = nf_apply_write(&a, "/usr/bin/nodeforge", buf, len, 0755, 0, 0);
+	free(buf);
+	return r;
 }
 
 /* ------------------------------------------------------ host identity */
@@ -1432,7 +1470,8 @@ static int build_image(struct build *b, const struct nf_site *site,
 	stage_end(b, 0);
 
 	stage_begin(b, "facets");
-	if ((r = nf_apply_all(b->ctx, rootfd, b->profile)))
+	if ((r = nf_apply_all(b->ctx, rootfd, b->profile)) ||
+	    (r = install_self(b, rootfd)))
 		goto out;
 	stage_end(b, 0);
 

@@ -70,6 +70,9 @@ rootfs_file() {
 	rootfs_file etc/nodeforge/profile.json | python3 -c 'import json,sys; assert json.load(sys.stdin)["role"]=="controller"'
 	rootfs_file etc/stub-packages | grep -qx slurmctld
 	rootfs_file etc/stub-packages | grep -qx linux-image-amd64
+	# nodeforge itself (the first-boot verifier) and its libraries
+	rootfs_file etc/stub-packages | grep -qx libjansson4
+	cmp <(rootfs_file usr/bin/nodeforge) "$NF_BIN"
 	[ -z "$(rootfs_file etc/machine-id)" ]
 	[ "$(rootfs_file etc/hostname)" = localhost ]
 	list=$(zstd -dc "out/controller/$(current rootfs)" | tar -tv)
