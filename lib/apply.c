@@ -261,6 +261,28 @@ int nf_apply_symlink(struct nf_apply *a, const char *path, const char *target)
 	return 0;
 }
 
+int nf_apply_remove(struct nf_apply *a, const char *path)
+{
+	char leaf[256];
+	char saved[sizeof(a->ctx->errmsg)];
+	int dfd, r;
+
+	memcpy(saved, a->ctx->errmsg, sizeof(saved));
+	r = walk_parent(a, path, 0, &dfd, leaf, sizeof(leaf));
+	if (r == -ENOENT) {
+		memcpy(a->ctx->errmsg, saved, sizeof(saved));
+		return 0;
+	}
+	if (r)
+		return r;
+	r = unlinkat(dfd, leaf, 0) < 0 && errno != ENOENT ? -errno : 0;
+	close(dfd);
+	if (r)
+		return nf_fail(a->ctx, r, "cannot remove '%s' from the image: %s",
+			       path, strerror(-r));
+	return 0;
+}
+
 int nf_apply_read(struct nf_apply *a, const char *path, size_t max,
 		  char **buf, size_t *len)
 {

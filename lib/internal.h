@@ -171,6 +171,8 @@ int nf_apply_write_buf(struct nf_apply *a, const char *path,
 		       struct nf_buf *b, unsigned mode, uid_t uid, gid_t gid);
 /* Replace `path` with a symlink to `target` (target is not followed) */
 int nf_apply_symlink(struct nf_apply *a, const char *path, const char *target);
+/* Remove a file (or symlink) of the root; absent is fine */
+int nf_apply_remove(struct nf_apply *a, const char *path);
 /* Read a file of the root; -ENOENT when absent */
 int nf_apply_read(struct nf_apply *a, const char *path, size_t max,
 		  char **buf, size_t *len);

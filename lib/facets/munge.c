@@ -55,6 +55,11 @@ static int apply(struct nf_apply *a, const json_t *sec)
 					    "nodeforge.conf", &b, 0644, 0, 0)))
 			return r;
 	}
+	/* Debian's munge postinst generates a key: a secret, and every node
+	 * built from this image would share it.  The node gets the cluster's
+	 * key at first boot. */
+	if (key && (r = nf_apply_remove(a, key)))
+		return r;
 	if (key && !strncmp(key, "/etc/munge/", 11)) {
 		/* the munge user exists once the package is installed; a bare
 		 * root (tests) keeps root ownership */
