@@ -19,8 +19,10 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
 WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
-             -Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers -Wno-format-truncation
+             -Wstrict-prototypes -Wmissing-prototypes -Wno-missing-field-initializers
 CFLAGS    ?= -O2 -g
+# gcc warns about snprintf truncation we rely on (bounded paths); clang lacks the flag
+WARN      += $(shell $(CC) -Werror -Wno-format-truncation -E -x c /dev/null >/dev/null 2>&1 && echo -Wno-format-truncation)
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -DNF_VERSION='"$(VERSION)"' \
              -DNF_DATADIR='"$(PREFIX)/share/nodeforge"' -Ilib $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS    := $(PKG_LIBS) -ldl -lpthread $(EXTRA_LDLIBS)
