@@ -51,7 +51,8 @@ struct build {
 	char overlays[PATH_MAX];
 	char key[PATH_MAX];
 	char pub[PATH_MAX];
-	char suite[32];
+	char suite[32];           /* Debian suite, or EL release ("9") */
+	int el;                   /* EL family: dnf --installroot */
 	char mirror[PATH_MAX];
 	char security[PATH_MAX];
 	long long epoch;
@@ -289,15 +290,21 @@ static int setup_paths(struct build *b)
 		snprintf(b->suite, sizeof(b->suite), "trixie");
 	else if (!strcmp(distro, "debian11"))
 		snprintf(b->suite, sizeof(b->suite), "bullseye");
-	else
+	else if (!strcmp(distro, "rocky9") || !strcmp(distro, "rhel9") ||
+		 !strcmp(distro, "alma9")) {
+		snprintf(b->suite, sizeof(b->suite), "9");
+		b->el = 1;
+	} else
 		return nf_fail(b->ctx, NF_E_UNSUPPORTED,
-			       "distro '%s': this build supports the Debian family "
-			       "(debian11, debian12, debian13); the EL backend "
-			       "(dnf --installroot) is not available yet", distro);
+			       "distro '%s': supported are debian11, debian12, "
+			       "debian13 (mmdebstrap) and rocky9, rhel9, alma9 "
+			       "(dnf --installroot)", distro);
 	m = o->mirror && *o->mirror ? o->mirror
-		: json_string_value(json_object_get(mirrors, "debian"));
+		: json_string_value(json_object_get(mirrors, b->el ? "rocky"
+								   : "debian"));
 	if (!m)
-		m = "http://deb.debian.org/debian";
+		m = b->el ? "https://dl.rockylinux.org/pub/rocky/9"
+			  : "http://deb.debian.org/debian";
 	if (m[0] == '/') {
 		char *real = realpath(m, NULL);
 
@@ -316,7 +323,7 @@ static int setup_paths(struct build *b)
 	}
 	/* a local mirror is the whole world: no security mirror beside it */
 	m = json_string_value(json_object_get(mirrors, "debian-security"));
-	if (m && !(o->mirror && *o->mirror))
+	if (m && !b->el && !(o->mirror && *o->mirror))
 		snprintf(b->security, sizeof(b->security), "%s", m);
 	if (strpbrk(b->mirror, " \t\n\"'") || strpbrk(b->security, " \t\n\"'"))
 		return nf_fail(b->ctx, NF_E_INVALID, "mirror URL '%s' has blanks "
@@ -414,18 +421,22 @@ static int package_list(struct build *b, char ***out, size_t *n)
 		for (const char *c = s; c && *c; c++)
 			if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
 			      *c == '+' || *c == '-' || *c == '.' || *c == ':' ||
-			      *c == '='))
+			      *c == '=' || *c == '_' || (*c >= 'A' && *c <= 'Z')))
 				s = NULL;
+		if (s && b->el)
+			for (const char *c = s; *c; c++)
+				if (*c >= 'A' && *c <= 'Z')
+					s = NULL;
 		if (!s || !*s) {
 			nf_strv_free(v, k);
 			return nf_fail(b->ctx, NF_E_INVALID,
 				       "package name '%s' in system.packages.install "
-				       "is not a Debian package name",
+				       "is not a package name",
 				       json_string_value(p) ? json_string_value(p) : "");
 		}
 		v[k++] = nf_strdup(s);
 	}
-	v[k++] = nf_strdup("linux-image-amd64");
+	v[k++] = nf_strdup(b->el ? "kernel" : "linux-image-amd64");
 	/* the image carries nodeforge itself (the first-boot verifier that
 	 * gates slurmd), built on this host: its shared libraries */
 	if (!strcmp(b->suite, "bookworm"))
@@ -459,9 +470,10 @@ static int bootstrap_key(struct build *b, char **pkgs, size_t npkgs,
 {
 	struct nf_buf k = { 0 };
 
-	nf_buf_printf(&k, "%s\nsuite=%s\nmirror=%s\nsecurity=%s\nvariant=minbase\n"
-		      "arch=amd64\ntool=%s\nepoch=%lld\n", NF_BOOTSTRAP_FORMAT,
-		      b->suite, b->mirror, b->security, tool, b->epoch);
+	nf_buf_printf(&k, "%s\nfamily=%s\nsuite=%s\nmirror=%s\nsecurity=%s\n"
+		      "variant=minbase\narch=amd64\ntool=%s\nepoch=%lld\n",
+		      NF_BOOTSTRAP_FORMAT, b->el ? "el" : "debian", b->suite,
+		      b->mirror, b->security, tool, b->epoch);
 	for (size_t i = 0; i < NF_ARRAY_SIZE(dpkg_opts); i++)
 		nf_buf_printf(&k, "dpkgopt=%s\n", dpkg_opts[i]);
 	for (size_t i = 0; i < npkgs; i++)
@@ -648,12 +660,107 @@ static int published_matches(struct build *b, const char *ikey,
 
 /* ----------------------------------------------------------- bootstrap */
 
-/* mmdebstrap, or a stand-in (tests) */
+/* mmdebstrap or dnf, or a stand-in (tests) */
+static const char *bootstrap_tool_el(int el)
+{
+	const char *t = getenv(el ? "NODEFORGE_DNF" : "NODEFORGE_MMDEBSTRAP");
+
+	return t && *t ? t : el ? "dnf" : "mmdebstrap";
+}
+
+static int bootstrap_el_flag;
+
 static const char *bootstrap_tool(void)
 {
-	const char *t = getenv("NODEFORGE_MMDEBSTRAP");
+	return bootstrap_tool_el(bootstrap_el_flag);
+}
 
-	return t && *t ? t : "mmdebstrap";
+/* EL: dnf --installroot into a directory, stored as a plain tarball so
+ * the rest of the pipeline is the same for both families.  Repos: the
+ * mirror's BaseOS and AppStream (gpg checked), or one local directory
+ * repo (--mirror DIR, a createrepo_c tree). */
+static int bootstrap_dnf(struct build *b, char **pkgs, size_t npkgs,
+			 const char *tmptar, const char *log)
+{
+	char dir[PATH_MAX + 128], reason[1024], rel[64], inst[PATH_MAX + 160];
+	char r1[PATH_MAX + 64], r2[PATH_MAX + 64], g1[PATH_MAX + 64],
+	     g2[PATH_MAX + 64];
+	char *argv[64 + 256];
+	size_t a = 0;
+	int r, local = !strncmp(b->mirror, "file://", 7);
+
+	if (npkgs > 256)
+		return nf_fail(b->ctx, NF_E_LIMIT, "more than 256 packages");
+	snprintf(dir, sizeof(dir), "%s.d", tmptar);
+	nf_rm_tree_at(AT_FDCWD, dir);
+	if ((r = mkdir_p(b->ctx, dir, 0755)))
+		return r;
+	snprintf(inst, sizeof(inst), "--installroot=%s", dir);
+	snprintf(rel, sizeof(rel), "--releasever=%s", b->suite);
+	argv[a++] = (char *)bootstrap_tool_el(1);
+	argv[a++] = "-y";
+	argv[a++] = inst;
+	argv[a++] = rel;
+	argv[a++] = "--setopt=reposdir=/dev/null";
+	argv[a++] = "--setopt=install_weak_deps=False";
+	argv[a++] = "--setopt=tsflags=nodocs";
+	argv[a++] = "--setopt=cachedir=/var/cache/dnf";
+	argv[a++] = "--nodocs";
+	if (local) {
+		snprintf(r1, sizeof(r1), "--repofrompath=local,%s", b->mirror);
+		argv[a++] = r1;
+		argv[a++] = "--setopt=local.gpgcheck=0";
+	} else {
+		snprintf(r1, sizeof(r1), "--repofrompath=baseos,%s/BaseOS/x86_64/os/",
+			 b->mirror);
+		snprintf(r2, sizeof(r2), "--repofrompath=appstream,%s/AppStream/"
+			 "x86_64/os/", b->mirror);
+		snprintf(g1, sizeof(g1), "--setopt=baseos.gpgkey=%s/"
+			 "RPM-GPG-KEY-Rocky-9", b->mirror);
+		snprintf(g2, sizeof(g2), "--setopt=appstream.gpgkey=%s/"
+			 "RPM-GPG-KEY-Rocky-9", b->mirror);
+		argv[a++] = r1;
+		argv[a++] = r2;
+		argv[a++] = g1;
+		argv[a++] = g2;
+		argv[a++] = "--setopt=baseos.gpgcheck=1";
+		argv[a++] = "--setopt=appstream.gpgcheck=1";
+	}
+	argv[a++] = "install";
+	for (size_t i = 0; i < npkgs; i++)
+		argv[a++] = pkgs[i];
+	argv[a] = NULL;
+	r = run_tool(b->ctx, argv, log, NULL);
+	if (r > 0) {
+		log_reason(log, reason, sizeof(reason));
+		nf_rm_tree_at(AT_FDCWD, dir);
+		if (strstr(reason, "No match for argument") ||
+		    strstr(reason, "Unable to find a match"))
+			return nf_fail(b->ctx, NF_E_EXTERNAL,
+				       "bootstrap of '%s' failed: %s: a package of "
+				       "system.packages.install is not in the repos "
+				       "at '%s'; ship it as an artifact or remove it",
+				       b->role, reason, b->mirror);
+		return nf_fail(b->ctx, NF_E_EXTERNAL, "bootstrap of '%s' with dnf "
+			       "from '%s' failed (exit %d): %s", b->role, b->mirror,
+			       r, reason);
+	}
+	if (r < 0) {
+		nf_rm_tree_at(AT_FDCWD, dir);
+		return r;
+	}
+	{
+		struct nf_pack_opts po = { .format = NF_PACK_TAR,
+					   .compressor = NF_COMP_NONE,
+					   .level = -1, .epoch = b->epoch };
+		char man[PATH_MAX + 160];
+
+		r = nf_pack(b->ctx, dir, tmptar, &po);
+		snprintf(man, sizeof(man), "%s.manifest.json", tmptar);
+		unlink(man);
+	}
+	nf_rm_tree_at(AT_FDCWD, dir);
+	return r;
 }
 
 static int stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
@@ -683,6 +790,18 @@ static int stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
 			       "--offline: no cached bootstrap for this package "
 			       "set ('%s'); build once with network or --mirror DIR",
 			       tarpath);
+	if (b->el) {
+		snprintf(tmp, sizeof(tmp), "%s/.tmp-%s-%d.tar", dir, bkey,
+			 (int)getpid());
+		snprintf(log, sizeof(log), "%s/%s.log", dir, bkey);
+		r = bootstrap_dnf(b, pkgs, npkgs, tmp, log);
+		if (!r && rename(tmp, tarpath) < 0)
+			r = nf_fail(b->ctx, -errno, "cannot store '%s': %s",
+				    tarpath, strerror(errno));
+		if (r)
+			unlink(tmp);
+		return r;
+	}
 	for (size_t i = 0; i < npkgs; i++)
 		nf_buf_printf(&inc, "%s%s", i ? "," : "", pkgs[i]);
 	if (inc.err || inc.len >= sizeof(include)) {
@@ -959,6 +1078,8 @@ static int stage_identity(struct build *b, int rootfd)
 		"var/cache/debconf/templates.dat-old",
 		"var/cache/debconf/config.dat-old",
 		"etc/ssh/sshd_config.ucf-old",
+		"var/log/dnf.log", "var/log/dnf.rpm.log",
+		"var/log/dnf.librepo.log", "var/log/hawkey.log",
 	};
 	struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd,
 			      .profile = b->profile, .prof = b->prof,
@@ -972,6 +1093,12 @@ static int stage_identity(struct build *b, int rootfd)
 		    errno != ENOTDIR)
 			return nf_fail(b->ctx, -errno, "cannot remove '/%s' from "
 				       "the image: %s", gone[i], strerror(errno));
+	{
+		char p[PATH_MAX + 32];
+
+		snprintf(p, sizeof(p), "%s/var/cache/dnf", b->root);
+		nf_rm_tree_at(AT_FDCWD, p);
+	}
 	/* apt lists: large, dated, and refreshed by any later apt update */
 	fd = openat(rootfd, "var/lib/apt/lists", O_RDONLY | O_DIRECTORY |
 		    O_NOFOLLOW | O_CLOEXEC);
@@ -1062,7 +1189,7 @@ static int find_kernel(struct build *b, char *out, size_t outsz)
 	free(list);
 	if (!found)
 		return nf_fail(b->ctx, NF_E_NOTFOUND, "no kernel in the image "
-			       "('%s/vmlinuz-*'): is linux-image-amd64 installed?",
+			       "('%s/vmlinuz-*'): is the kernel package installed?",
 			       dir);
 	return 0;
 }
@@ -1410,6 +1537,7 @@ static int build_image(struct build *b, const struct nf_site *site,
 	res->dir = nf_strdup(b->out);
 	if ((r = package_list(b, &pkgs, &npkgs)))
 		return r;
+	bootstrap_el_flag = b->el;
 	if ((r = tool_version(b->ctx, bootstrap_tool(), tool, sizeof(tool))) < 0)
 		goto out;
 	if ((r = bootstrap_key(b, pkgs, npkgs, tool, bkey)) ||
