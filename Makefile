@@ -109,6 +109,7 @@ DEPS_TEST := cpio pigz tar libarchive-tools xz-utils munge slurmd slurmctld slur
 	mariadb-server chrony dnsmasq nginx-light qemu-system-x86 ipxe-qemu mmdebstrap \
 	systemd python3 pykickstart squashfs-tools fakeroot attr libcap2-bin util-linux \
 	e2fsprogs dosfstools fdisk curl
+DEPS_TEST += dnf rpm createrepo-c
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
