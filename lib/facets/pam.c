@@ -65,7 +65,7 @@ static int apply_adopt(struct nf_apply *a)
 			if (at)
 				at = strchr(at, '\n');
 			else
-				at = old + len - 1;
+				at = len ? old + len - 1 : NULL;
 			anchor = "";
 		}
 		size_t cut = at ? (size_t)(at - old) + strlen(anchor) +
