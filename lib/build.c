@@ -1432,6 +1432,17 @@ static int install_artifact(struct build *b, int rootfd, const json_t *art,
 	return 0;
 }
 
+static void fetch_progress(void *data, unsigned long long now,
+			   unsigned long long total)
+{
+	struct build *b = data;
+
+	(void)total;
+	if (b->o->progress)
+		b->o->progress(b->o->progress_data, NF_BUILD_BYTES, b->cur_stage,
+			       now_s() - stage_t0, now);
+}
+
 /* Pinned artifacts (system.artifacts): fetched into the content-addressed
  * cache (lib/fetch.c) and installed by kind.  One that cannot be fetched
  * stops the build unless the profile marks it optional. */
@@ -1445,6 +1456,8 @@ static int stage_artifacts(struct build *b, int rootfd)
 		.cache = b->cache,
 		.mirror = b->o->artifact_mirror,
 		.offline = b->o->offline,
+		.progress = fetch_progress,
+		.progress_data = b,
 	};
 	size_t i;
 	json_t *a;

@@ -57,6 +57,7 @@ cur() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv
 
 @test "e2e build: the image's own sshd and chronyd accept the generated config" {
 	chroot "$ROOT" /usr/bin/ssh-keygen -A >/dev/null
+	mkdir -p "$ROOT/run/sshd"   # systemd's RuntimeDirectory on a node
 	chroot "$ROOT" /usr/sbin/sshd -t
 	rm -f "$ROOT"/etc/ssh/ssh_host_*
 	chroot "$ROOT" /usr/sbin/chronyd -p -f /etc/chrony/chrony.conf | grep -q '^server 10.0.0.1 iburst'
@@ -76,7 +77,7 @@ cur() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv
 	run nf -C "$PROFS" build mini --cache "$E2E" --out "$OUT"
 	status_is 0
 	ms=$(( ($(date +%s%N) - start) / 1000000 ))
-	echo "no-op rebuild: ${ms} ms" >&3
+	echo "# no-op rebuild: ${ms} ms" >&3 || true
 	[[ "$output" == *"unchanged"* ]]
 	[ "$ms" -lt 2000 ]
 	[ "$(cur rootfs_sha256)" = "$sha" ]
