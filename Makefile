@@ -114,6 +114,7 @@ DEPS_TEST := cpio pigz jq tar libarchive-tools xz-utils munge slurmd slurmctld s
 	mariadb-server chrony dnsmasq nginx-light qemu-system-x86 ipxe-qemu mmdebstrap \
 	systemd python3 squashfs-tools fakeroot attr libcap2-bin util-linux \
 	e2fsprogs dosfstools fdisk curl openssl time
+DEPS_TEST += dnf rpm createrepo-c
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \

@@ -589,6 +589,49 @@ int nf_verify_publish(struct nf_ctx *ctx, const struct nf_verify *v,
 int nf_http_post_json(struct nf_ctx *ctx, const char *url, const json_t *doc,
 		      unsigned timeout_ms);
 
+/* ------------------------------------------------------- image build
+ * nodeforge build ROLE: resolve -> bootstrap (cached) -> artifacts ->
+ * overlays -> facets apply -> host identity removed -> pack -> sign ->
+ * publish under OUT/ROLE/ with content-addressed names and ROLE.current */
+
+enum nf_build_event { NF_BUILD_START = 0, NF_BUILD_DONE, NF_BUILD_BYTES,
+		      NF_BUILD_NOTE };
+
+struct nf_build_opts {
+	const char *out;        /* output directory (default "out") */
+	const char *cache;      /* default $XDG_CACHE_HOME/nodeforge or
+				 * ~/.cache/nodeforge */
+	const char *mirror;     /* distro mirror: URL or directory */
+	const char *artifact_mirror; /* artifacts: URL prefix or directory */
+	const char *overlays;   /* overlays directory (default: next to the
+				 * profiles directory) */
+	const char *key;        /* Ed25519 signing key (default: generated
+				 * once under the cache) */
+	int no_cache;           /* bootstrap again, ignore cached results */
+	int offline;            /* nothing from the network: caches only */
+	long long epoch;        /* < 0: $SOURCE_DATE_EPOCH or the default */
+	/* Stage progress: event, stage name, seconds since the stage
+	 * started, bytes so far (packing, downloads); may be NULL */
+	void (*progress)(void *data, int event, const char *stage,
+			 double secs, unsigned long long bytes);
+	void *progress_data;
+};
+
+struct nf_build_result {
+	char *dir;              /* OUT/ROLE */
+	char *kernel, *initramfs, *rootfs, *manifest; /* names in dir */
+	char rootfs_sha256[NF_SHA256_HEX];
+	char inputs_sha256[NF_SHA256_HEX];
+	int bootstrap_cached;   /* the bootstrap came from the cache */
+	int unchanged;          /* inputs unchanged: nothing rebuilt */
+};
+
+int nf_build(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
+	     const struct nf_build_opts *opts, struct nf_build_result *res);
+void nf_build_result_free(struct nf_build_result *res);
+
+/* --------------------------------------------------- end of image build */
+
 #ifdef __cplusplus
 }
 #endif

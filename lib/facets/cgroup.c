@@ -33,6 +33,36 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- apply: what the image build writes (nodeforge build) ---- */
 
+/* cgroup.conf: Slurm reads booleans as yes/no */
+static int apply(struct nf_apply *a, const json_t *sec)
+{
+	const json_t *conf = json_object_get(sec, "conf");
+	struct nf_buf b = { 0 };
+	const char *k;
+	json_t *v;
+
+	if (!conf)
+		return 0;
+	nf_apply_header(&b, "#", "cgroup");
+	json_object_foreach((json_t *)conf, k, v) {
+		if (json_is_boolean(v))
+			nf_buf_printf(&b, "%s=%s\n", k, json_is_true(v) ? "yes" : "no");
+		else if (json_is_integer(v))
+			nf_buf_printf(&b, "%s=%lld\n", k, (long long)json_integer_value(v));
+		else if (json_is_real(v))
+			nf_buf_printf(&b, "%s=%g\n", k, json_real_value(v));
+		else if (json_is_string(v) && !strchr(json_string_value(v), '\n'))
+			nf_buf_printf(&b, "%s=%s\n", k, json_string_value(v));
+		else {
+			nf_buf_free(&b);
+			return nf_fail(a->ctx, NF_E_INVALID,
+				       "cgroup.conf.%s has a value cgroup.conf "
+				       "cannot hold", k);
+		}
+	}
+	return nf_apply_write_buf(a, "/etc/slurm/cgroup.conf", &b, 0644, 0, 0);
+}
+
 /* ---- end of apply ---- */
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
@@ -171,7 +201,7 @@ static const struct nf_checkset checks = NF_CHECKSET(defs);
 const struct nf_facet nf_facet_cgroup = {
 	.name = "cgroup",
 	.summary = "cgroup v2 and cgroup.conf",
-	.apply = NULL,
+	.apply = apply,
 	.schema = fields,
 	.lint = lint,
 	.boot_args = boot_args,

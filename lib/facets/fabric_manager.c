@@ -24,6 +24,29 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- apply: what the image build writes (nodeforge build) ---- */
 
+/* NVSwitch systems: fabric manager enabled, and started before slurmd */
+static int apply(struct nf_apply *a, const json_t *sec)
+{
+	const char *pkg = json_string_value(json_object_get(sec, "package"));
+	char unit[128];
+	struct nf_buf b = { 0 };
+	int r;
+
+	if (!json_is_true(json_object_get(sec, "enabled")))
+		return 0;
+	snprintf(unit, sizeof(unit), "%s", pkg && !strchr(pkg, '/') ? pkg
+		 : "nvidia-fabricmanager");
+	if ((r = nf_apply_enable(a, unit)))
+		return r;
+	if (!nf_apply_has_daemon(a, "slurmd"))
+		return 0;
+	nf_apply_header(&b, "#", "fabric_manager");
+	nf_buf_printf(&b, "[Unit]\nWants=%s.service\nAfter=%s.service\n", unit,
+		      unit);
+	return nf_apply_write_buf(a, "/etc/systemd/system/slurmd.service.d/"
+				  "nodeforge-fabricmanager.conf", &b, 0644, 0, 0);
+}
+
 /* ---- end of apply ---- */
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
@@ -99,7 +122,7 @@ static const struct nf_checkset checks = NF_CHECKSET(defs);
 const struct nf_facet nf_facet_fabric_manager = {
 	.name = "fabric_manager",
 	.summary = "NVIDIA Fabric Manager",
-	.apply = NULL,
+	.apply = apply,
 	.schema = fields,
 	.lint = lint,
 	.checks = &checks,

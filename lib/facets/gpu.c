@@ -47,6 +47,14 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- apply: what the image build writes (nodeforge build) ---- */
 
+/* Persistence mode through the daemon NVIDIA ships for it */
+static int apply(struct nf_apply *a, const json_t *sec)
+{
+	if (json_is_true(json_object_get(sec, "persistence")))
+		return nf_apply_enable(a, "nvidia-persistenced");
+	return 0;
+}
+
 /* ---- end of apply ---- */
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
@@ -232,7 +240,7 @@ static const struct nf_checkset checks = NF_CHECKSET(defs);
 const struct nf_facet nf_facet_gpu = {
 	.name = "gpu",
 	.summary = "GPU count, type, ECC, row remapping, persistence",
-	.apply = NULL,
+	.apply = apply,
 	.schema = fields,
 	.lint = lint,
 	.checks = &checks,

@@ -26,6 +26,22 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- apply: what the image build writes (nodeforge build) ---- */
 
+/* The verbs and management modules load at boot, before slurmd, so jobs
+ * see /dev/infiniband/uverbs* and umad */
+static int apply(struct nf_apply *a, const json_t *sec)
+{
+	const char *ll = json_string_value(json_object_get(sec, "link_layer"));
+	struct nf_buf b = { 0 };
+
+	if (!json_array_size(json_object_get(sec, "hcas")))
+		return 0;
+	nf_apply_header(&b, "#", "ib");
+	nf_buf_printf(&b, "mlx5_ib\nib_uverbs\nib_umad\n%s",
+		      ll && !strcmp(ll, "Ethernet") ? "" : "ib_ipoib\n");
+	return nf_apply_write_buf(a, "/etc/modules-load.d/nodeforge-ib.conf", &b,
+				  0644, 0, 0);
+}
+
 /* ---- end of apply ---- */
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
@@ -132,7 +148,7 @@ static const struct nf_checkset checks = NF_CHECKSET(defs);
 const struct nf_facet nf_facet_ib = {
 	.name = "ib",
 	.summary = "InfiniBand HCAs and ports",
-	.apply = NULL,
+	.apply = apply,
 	.schema = fields,
 	.lint = lint,
 	.checks = &checks,

@@ -83,6 +83,38 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- apply: what the image build writes (nodeforge build) ---- */
 
+/* GRUB (stateful installs) and /etc/kernel/cmdline (kernel-install, UKI)
+ * both carry every facet's kernel arguments, in the profile's order */
+static int apply(struct nf_apply *a, const json_t *sec)
+{
+	const json_t *args = json_object_get(a->prof, "boot_args");
+	struct nf_buf b = { 0 }, line = { 0 };
+	size_t i;
+	json_t *v;
+	int r;
+
+	(void)sec;
+	json_array_foreach(args, i, v) {
+		const char *s = json_string_value(v);
+
+		if (!s || strpbrk(s, "\"'\\$` \t\n"))
+			return nf_fail(a->ctx, NF_E_INVALID,
+				       "kernel argument '%s' cannot be quoted "
+				       "safely for GRUB", s ? s : "(not a string)");
+		nf_buf_printf(&line, "%s%s", i ? " " : "", s);
+	}
+	nf_apply_header(&b, "#", "kernel");
+	nf_buf_printf(&b, "GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX %s\"\n",
+		      line.s ? line.s : "");
+	if ((r = nf_apply_write_buf(a, "/etc/default/grub.d/nodeforge.cfg", &b,
+				    0644, 0, 0))) {
+		nf_buf_free(&line);
+		return r;
+	}
+	nf_buf_printf(&line, "\n");
+	return nf_apply_write_buf(a, "/etc/kernel/cmdline", &line, 0644, 0, 0);
+}
+
 /* ---- end of apply ---- */
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
@@ -247,7 +279,7 @@ static const struct nf_checkset checks = NF_CHECKSET(defs);
 const struct nf_facet nf_facet_kernel = {
 	.name = "kernel",
 	.summary = "kernel command line (GRUB, /etc/kernel/cmdline, boot artifacts)",
-	.apply = NULL,
+	.apply = apply,
 	.schema = fields,
 	.lint = lint,
 	.boot_args = boot_args,

@@ -32,12 +32,7 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 	return 0;
 }
 
-/* ---- apply: what the image build writes (nodeforge build) ---- */
-
-/* ---- end of apply ---- */
-
-/* ---- check: what the verifier checks (nodeforge verify) ---- */
-
+/* Each limit: profile key, systemd unit key, /proc/PID/limits name */
 static const struct {
 	const char *name, *unit_key, *proc_name;
 } limit_names[] = {
@@ -47,6 +42,64 @@ static const struct {
 	{ "nproc", "LimitNPROC", "Max processes" },
 	{ "core", "LimitCORE", "Max core file size" },
 };
+
+/* ---- apply: what the image build writes (nodeforge build) ---- */
+
+/* The same limits twice: limits.d for PAM sessions (ssh, adopted by
+ * pam_slurm_adopt) and a slurmd drop-in, because slurmd is started by
+ * systemd, not through PAM, and jobs inherit slurmd's own limits */
+
+static int limit_value(const json_t *v, char *out, size_t outsz, int sysd)
+{
+	if (json_is_integer(v) && json_integer_value(v) >= 0)
+		snprintf(out, outsz, "%lld", (long long)json_integer_value(v));
+	else if (json_is_string(v) && !strcmp(json_string_value(v), "unlimited"))
+		snprintf(out, outsz, "%s", sysd ? "infinity" : "unlimited");
+	else
+		return -1;
+	return 0;
+}
+
+static int apply(struct nf_apply *a, const json_t *sec)
+{
+	struct nf_buf pam = { 0 }, unit = { 0 };
+	char val[32];
+	int r;
+
+	nf_apply_header(&pam, "#", "limits");
+	nf_apply_header(&unit, "#", "limits");
+	nf_buf_printf(&unit, "[Service]\n");
+	for (size_t i = 0; i < NF_ARRAY_SIZE(limit_names); i++) {
+		const json_t *v = json_object_get(sec, limit_names[i].name);
+
+		if (!v)
+			continue;
+		if (limit_value(v, val, sizeof(val), 0)) {
+			nf_buf_free(&pam);
+			nf_buf_free(&unit);
+			return nf_fail(a->ctx, NF_E_INVALID,
+				       "limits.%s must be a number or 'unlimited'",
+				       limit_names[i].name);
+		}
+		nf_buf_printf(&pam, "*\tsoft\t%s\t%s\n*\thard\t%s\t%s\n",
+			      limit_names[i].name, val, limit_names[i].name, val);
+		limit_value(v, val, sizeof(val), 1);
+		nf_buf_printf(&unit, "%s=%s\n", limit_names[i].unit_key, val);
+	}
+	r = nf_apply_write_buf(a, "/etc/security/limits.d/90-nodeforge.conf",
+			       &pam, 0644, 0, 0);
+	if (r || !nf_apply_has_daemon(a, "slurmd")) {
+		nf_buf_free(&unit);
+		return r;
+	}
+	return nf_apply_write_buf(a, "/etc/systemd/system/slurmd.service.d/"
+				  "nodeforge-limits.conf", &unit, 0644, 0, 0);
+}
+
+/* ---- end of apply ---- */
+
+/* ---- check: what the verifier checks (nodeforge verify) ---- */
+
 
 /* "infinity", "unlimited", "64M", "1048576" -> canonical text */
 static void norm_limit(const char *in, char *out, size_t sz)
@@ -251,7 +304,7 @@ static const struct nf_checkset checks = NF_CHECKSET(defs);
 const struct nf_facet nf_facet_limits = {
 	.name = "limits",
 	.summary = "ulimits for jobs: limits.d and slurmd's Limit* values",
-	.apply = NULL,
+	.apply = apply,
 	.schema = fields,
 	.lint = lint,
 	.checks = &checks,

@@ -219,6 +219,270 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- apply: what the image build writes (nodeforge build) ---- */
 
+/* One Slurm "Key=Value": quoted when the value has blanks */
+static void conf_kv(struct nf_buf *b, const char *k, const json_t *v)
+{
+	if (json_is_boolean(v)) {
+		nf_buf_printf(b, "%s=%s\n", k, json_is_true(v) ? "yes" : "no");
+	} else if (json_is_integer(v)) {
+		nf_buf_printf(b, "%s=%lld\n", k, (long long)json_integer_value(v));
+	} else if (json_is_real(v)) {
+		nf_buf_printf(b, "%s=%g\n", k, json_real_value(v));
+	} else if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+
+		nf_buf_printf(b, strpbrk(s, " \t") ? "%s=\"%s\"\n" : "%s=%s\n",
+			      k, s);
+	}
+}
+
+static int conf_ok(struct nf_apply *a, const char *where, const char *k,
+		   const json_t *v)
+{
+	const char *s = json_string_value(v);
+
+	if (strpbrk(k, "= \t\n#") || (s && strpbrk(s, "\n\"#")) ||
+	    !(json_is_string(v) || json_is_number(v) || json_is_boolean(v)))
+		return nf_fail(a->ctx, NF_E_INVALID,
+			       "%s.%s has a value Slurm's config syntax cannot "
+			       "hold", where, k);
+	return 0;
+}
+
+static int write_slurm_conf(struct nf_apply *a, const json_t *sec)
+{
+	const json_t *conf = json_object_get(sec, "conf");
+	const json_t *node = json_object_get(sec, "node");
+	const json_t *ctl = json_object_get(a->site, "controllers");
+	const json_t *acct = json_object_get(a->site, "accounting");
+	const char *cluster = json_string_value(json_object_get(a->site, "cluster"));
+	struct nf_buf b = { 0 };
+	const char *k;
+	json_t *v;
+	size_t i;
+
+	nf_apply_header(&b, "#", "slurm");
+	if (cluster)
+		nf_buf_printf(&b, "ClusterName=%s\n", cluster);
+	json_array_foreach(ctl, i, v) {
+		const char *name = json_string_value(json_object_get(v, "name"));
+		const char *addr = json_string_value(json_object_get(v, "address"));
+
+		if (!name)
+			continue;
+		if (addr)
+			nf_buf_printf(&b, "SlurmctldHost=%s(%s)\n", name, addr);
+		else
+			nf_buf_printf(&b, "SlurmctldHost=%s\n", name);
+	}
+	if (acct) {
+		const char *addr = json_string_value(json_object_get(acct, "address"));
+		const char *name = json_string_value(json_object_get(acct, "name"));
+
+		if (addr || name)
+			nf_buf_printf(&b, "AccountingStorageHost=%s\n",
+				      addr ? addr : name);
+	}
+	json_object_foreach((json_t *)conf, k, v) {
+		if (conf_ok(a, "slurm.conf", k, v)) {
+			nf_buf_free(&b);
+			return NF_E_INVALID;
+		}
+		conf_kv(&b, k, v);
+	}
+	if (node) {
+		const json_t *feat = json_object_get(node, "features");
+		const json_t *gres = json_object_get(sec, "gres");
+		json_t *g;
+
+		/* Node names come from the inventory; the image carries the
+		 * hardware shape every node of this role shares */
+		nf_buf_printf(&b, "NodeName=DEFAULT Sockets=%lld CoresPerSocket=%lld "
+			      "ThreadsPerCore=%lld RealMemory=%lld",
+			      (long long)json_integer_value(json_object_get(node, "sockets")),
+			      (long long)json_integer_value(json_object_get(node, "cores_per_socket")),
+			      (long long)json_integer_value(json_object_get(node, "threads_per_core")),
+			      (long long)json_integer_value(json_object_get(node, "real_memory_mb")));
+		json_array_foreach(gres, i, g) {
+			const char *type = json_string_value(json_object_get(g, "type"));
+			json_int_t n = json_integer_value(json_object_get(g, "count"));
+
+			nf_buf_printf(&b, "%s%s%s%s:%lld", i ? "," : " Gres=",
+				      json_string_value(json_object_get(g, "name")),
+				      type ? ":" : "", type ? type : "",
+				      (long long)(n ? n : 1));
+		}
+		json_array_foreach(feat, i, v)
+			nf_buf_printf(&b, "%s%s", i ? "," : " Feature=",
+				      json_string_value(v));
+		nf_buf_printf(&b, " State=UNKNOWN\n");
+	}
+	json_array_foreach(json_object_get(sec, "partitions"), i, v) {
+		const json_t *opt = json_object_get(v, "options");
+		json_t *o;
+
+		nf_buf_printf(&b, "PartitionName=%s Nodes=%s",
+			      json_string_value(json_object_get(v, "name")),
+			      json_string_value(json_object_get(v, "nodes")));
+		json_object_foreach((json_t *)opt, k, o) {
+			if (conf_ok(a, "slurm.partitions.options", k, o)) {
+				nf_buf_free(&b);
+				return NF_E_INVALID;
+			}
+			nf_buf_printf(&b, " ");
+			conf_kv(&b, k, o);
+			b.len--; /* conf_kv ends the line */
+		}
+		nf_buf_printf(&b, "\n");
+	}
+	return nf_apply_write_buf(a, "/etc/slurm/slurm.conf", &b, 0644, 0, 0);
+}
+
+/* gres.conf: explicit entries now.  Entries whose Cores= or Links= say
+ * "auto" depend on the node's own topology: they are kept in
+ * /etc/nodeforge/gres.auto.json and appended to gres.conf at first boot by
+ * 'nodeforge verify --gate' (slurmd is gated on it, so it never reads the
+ * file before); the comment lines tell an operator where they come from */
+static int write_gres_conf(struct nf_apply *a, const json_t *sec)
+{
+	const json_t *gres = json_object_get(sec, "gres");
+	json_t *autos = json_array();
+	struct nf_buf b = { 0 };
+	json_t *g;
+	size_t i;
+	int r;
+
+	if (!autos)
+		return -ENOMEM;
+	nf_apply_header(&b, "#", "slurm");
+	json_array_foreach(gres, i, g) {
+		const char *name = json_string_value(json_object_get(g, "name"));
+		const char *type = json_string_value(json_object_get(g, "type"));
+		const char *file = json_string_value(json_object_get(g, "file"));
+		const char *cores = json_string_value(json_object_get(g, "cores"));
+		const char *links = json_string_value(json_object_get(g, "links"));
+		json_int_t n = json_integer_value(json_object_get(g, "count"));
+
+		if ((cores && !strcmp(cores, "auto")) ||
+		    (links && !strcmp(links, "auto"))) {
+			json_array_append(autos, g);
+			nf_buf_printf(&b, "# Name=%s%s%s File=%s: Cores=/Links= "
+				      "from this node's topology at first boot "
+				      "(nodeforge verify --gate)\n",
+				      name, type ? " Type=" : "", type ? type : "",
+				      file ? file : "-");
+			continue;
+		}
+		nf_buf_printf(&b, "Name=%s", name);
+		if (type)
+			nf_buf_printf(&b, " Type=%s", type);
+		if (file)
+			nf_buf_printf(&b, " File=%s", file);
+		else if (n)
+			nf_buf_printf(&b, " Count=%lld", (long long)n);
+		if (cores)
+			nf_buf_printf(&b, " Cores=%s", cores);
+		if (links)
+			nf_buf_printf(&b, " Links=%s", links);
+		nf_buf_printf(&b, "\n");
+	}
+	if (json_array_size(autos)) {
+		char *doc = json_dumps(autos, JSON_INDENT(2));
+		struct nf_buf d = { 0 };
+
+		nf_buf_printf(&d, "%s\n", doc ? doc : "[]");
+		free(doc);
+		if ((r = nf_apply_write_buf(a, "/etc/nodeforge/gres.auto.json", &d,
+					    0644, 0, 0)))
+			goto out;
+	}
+	r = nf_apply_write_buf(a, "/etc/slurm/gres.conf", &b, 0644, 0, 0);
+out:
+	nf_buf_free(&b);
+	json_decref(autos);
+	return r;
+}
+
+/* slurmdbd.conf: must be owned by SlurmUser and 0600.  StoragePass is a
+ * secret: it arrives at first boot, never in the image. */
+static int write_dbd_conf(struct nf_apply *a, const json_t *dbd)
+{
+	const char *user = json_string_value(json_object_get(dbd, "SlurmUser"));
+	const json_t *acct = json_object_get(a->site, "accounting");
+	const char *host = json_string_value(json_object_get(acct, "name"));
+	struct nf_buf b = { 0 };
+	uid_t uid = 0;
+	gid_t gid = 0;
+	const char *k;
+	json_t *v;
+
+	if (user && nf_apply_user(a, user, &uid, &gid))
+		uid = 0, gid = 0;
+	a->ctx->errmsg[0] = '\0';
+	nf_apply_header(&b, "#", "slurm");
+	if (host && !json_object_get(dbd, "DbdHost"))
+		nf_buf_printf(&b, "DbdHost=%s\n", host);
+	json_object_foreach((json_t *)dbd, k, v) {
+		if (conf_ok(a, "slurm.dbd", k, v)) {
+			nf_buf_free(&b);
+			return NF_E_INVALID;
+		}
+		if (!strcmp(k, "StoragePass"))
+			continue;
+		conf_kv(&b, k, v);
+	}
+	nf_buf_printf(&b, "# StoragePass is a secret: nodeforge delivers it "
+		      "at first boot, never in the image\n");
+	return nf_apply_write_buf(a, "/etc/slurm/slurmdbd.conf", &b, 0600,
+				  uid, gid);
+}
+
+static int apply(struct nf_apply *a, const json_t *sec)
+{
+	const json_t *ps = json_object_get(sec, "plugstack");
+	const json_t *px = json_object_get(json_object_get(a->prof, "containers"),
+					   "pyxis");
+	const json_t *dbd = json_object_get(sec, "dbd");
+	int r;
+
+	if ((r = write_slurm_conf(a, sec)))
+		return r;
+	if (json_array_size(json_object_get(sec, "gres")) &&
+	    (r = write_gres_conf(a, sec)))
+		return r;
+	if (dbd && nf_apply_has_daemon(a, "slurmdbd") &&
+	    (r = write_dbd_conf(a, dbd)))
+		return r;
+	if (json_array_size(ps) || px) {
+		struct nf_buf b = { 0 };
+		size_t i;
+		json_t *p;
+
+		nf_apply_header(&b, "#", "slurm");
+		json_array_foreach(ps, i, p) {
+			const char *c = json_string_value(json_object_get(p, "control"));
+			const char *k;
+			json_t *v;
+
+			nf_buf_printf(&b, "%s %s", c ? c : "required",
+				      json_string_value(json_object_get(p, "path")));
+			json_object_foreach(json_object_get(p, "args"), k, v) {
+				if (json_is_string(v))
+					nf_buf_printf(&b, " %s=%s", k, json_string_value(v));
+				else if (json_is_integer(v))
+					nf_buf_printf(&b, " %s=%lld", k,
+						      (long long)json_integer_value(v));
+			}
+			nf_buf_printf(&b, "\n");
+		}
+		nf_buf_printf(&b, "include /etc/slurm/plugstack.conf.d/*.conf\n");
+		if ((r = nf_apply_write_buf(a, "/etc/slurm/plugstack.conf", &b,
+					    0644, 0, 0)))
+			return r;
+	}
+	return 0;
+}
+
 /* ---- end of apply ---- */
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
@@ -529,7 +793,7 @@ static const struct nf_checkset checks = NF_CHECKSET(defs);
 const struct nf_facet nf_facet_slurm = {
 	.name = "slurm",
 	.summary = "slurm.conf, gres.conf, plugstack.conf, slurmdbd.conf",
-	.apply = NULL,
+	.apply = apply,
 	.schema = fields,
 	.lint = lint,
 	.checks = &checks,

@@ -32,6 +32,18 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- apply: what the image build writes (nodeforge build) ---- */
 
+/* The disk is chosen on the node (blkid rule); the image only holds the
+ * mount point */
+static int apply(struct nf_apply *a, const json_t *sec)
+{
+	const char *m = json_string_value(json_object_get(
+		json_object_get(sec, "enroot_cache"), "mount"));
+
+	if (!m)
+		return 0;
+	return nf_apply_mkdir(a, m, 0755, 0, 0);
+}
+
 /* ---- end of apply ---- */
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
@@ -84,7 +96,7 @@ static const struct nf_checkset checks = NF_CHECKSET(defs);
 const struct nf_facet nf_facet_storage = {
 	.name = "storage",
 	.summary = "local NVMe for the enroot cache",
-	.apply = NULL,
+	.apply = apply,
 	.schema = fields,
 	.lint = lint,
 	.checks = &checks,

@@ -29,6 +29,7 @@ static const struct nf_field artifact_fields[] = {
 	{ "dest", NF_T_PATH },
 	{ "build", NF_T_STR },
 	{ "distro", NF_T_STR },
+	{ "optional", NF_T_BOOL },
 	{ 0 }
 };
 
@@ -69,6 +70,34 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 }
 
 /* ---- apply: what the image build writes (nodeforge build) ---- */
+
+/* Services: enabled and disabled as the profile says.  Packages, repos,
+ * artifacts and overlays are stages of the build itself (lib/build.c). */
+static int apply(struct nf_apply *a, const json_t *sec)
+{
+	const json_t *svc = json_object_get(sec, "services");
+	size_t i;
+	json_t *v;
+	int r;
+
+	json_array_foreach(json_object_get(svc, "enable"), i, v)
+		if ((r = nf_apply_enable(a, json_string_value(v))))
+			return r;
+	json_array_foreach(json_object_get(svc, "disable"), i, v) {
+		const char *u = json_string_value(v);
+		char link[256];
+
+		if (!u || strchr(u, '/'))
+			return nf_fail(a->ctx, NF_E_INVALID,
+				       "unit name '%s' is not valid", u ? u : "");
+		snprintf(link, sizeof(link), "/etc/systemd/system/%s%s", u,
+			 strchr(u, '.') ? "" : ".service");
+		/* masked: a package's preset cannot bring it back */
+		if ((r = nf_apply_symlink(a, link, "/dev/null")))
+			return r;
+	}
+	return 0;
+}
 
 /* ---- end of apply ---- */
 
@@ -120,7 +149,7 @@ static const struct nf_checkset checks = NF_CHECKSET(defs);
 const struct nf_facet nf_facet_system = {
 	.name = "system",
 	.summary = "packages, repos, artifacts, services, overlays",
-	.apply = NULL,
+	.apply = apply,
 	.schema = fields,
 	.lint = lint,
 	.checks = &checks,

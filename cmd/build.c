@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/* nodeforge build ROLE: the golden image of a role. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+static int cmd_build(struct nf_global *g, int argc, char **argv);
+
+const struct nf_cmd nf_cmd_build = {
+	.name = "build",
+	.summary = "build the golden image of a role",
+	.help = "usage: nodeforge build ROLE [--out DIR] [--cache DIR] [--no-cache]\n"
+		"                       [--mirror URL|DIR] [--artifact-mirror URL|DIR]\n"
+		"                       [--offline] [--overlays DIR]\n"
+		"                       [--key FILE] [--epoch N]\n"
+		"\n"
+		"Build ROLE's golden image from its resolved profile: bootstrap\n"
+		"with the distro's own tool (mmdebstrap), overlays, every facet's\n"
+		"files, host identity removed, then a rootfs tar.zst, an initramfs\n"
+		"cpio.zst (the whole image, systemd as init) and the kernel, with a\n"
+		"signed manifest, published under OUT/ROLE/ as ROLE-<sha12>.* and\n"
+		"pointed to by OUT/ROLE/ROLE.current (replaced by rename).\n"
+		"\n"
+		"  -o, --out DIR       output directory (default: out)\n"
+		"      --cache DIR     cache (default: ~/.cache/nodeforge)\n"
+		"      --no-cache      bootstrap again and rebuild everything\n"
+		"  -m, --mirror SRC    distro mirror, URL or local directory\n"
+		"                      (default: the site's mirrors.debian)\n"
+		"      --artifact-mirror SRC  pinned artifacts (system.artifacts)\n"
+		"                      by file name from SRC, a URL prefix or a\n"
+		"                      directory, instead of their origin\n"
+		"      --offline       use cached results only, no network\n"
+		"      --overlays DIR  overlay trees (default: next to profiles/)\n"
+		"  -k, --key FILE      Ed25519 signing key (default: one generated\n"
+		"                      under the cache; its .pub is copied to\n"
+		"                      OUT/signing.pub)\n"
+		"      --epoch N       clamp mtimes to N (default:\n"
+		"                      $SOURCE_DATE_EPOCH, else 2024-01-01)\n"
+		"\n"
+		"Unchanged inputs are a cache hit: nothing is rebuilt.  A second\n"
+		"build of the same role while one runs is refused.\n"
+		"\n"
+		"Exit status: 0 built (or current), 1 failure (nothing published),\n"
+		"2 usage error.\n",
+	.run = cmd_build,
+	.flags = NF_CMD_SITE,
+};
+
+struct progress {
+	int tty;
+	int quiet;
+};
+
+static void progress(void *data, int ev, const char *stage, double secs,
+		     unsigned long long bytes)
+{
+	struct progress *p = data;
+
+	if (p->quiet)
+		return;
+	switch (ev) {
+	case NF_BUILD_START:
+		if (p->tty)
+			fprintf(stderr, "\r\033[K%-16s ...", stage);
+		break;
+	case NF_BUILD_BYTES:
+		if (p->tty)
+			fprintf(stderr, "\r\033[K%-16s %6.1fs %8.1f MiB", stage,
+				secs, (double)bytes / 1048576.0);
+		break;
+	case NF_BUILD_DONE:
+		if (p->tty)
+			fprintf(stderr, "\r\033[K");
+		if (bytes)
+			fprintf(stderr, "%-16s %6.1fs %8.1f MiB\n", stage, secs,
+				(double)bytes / 1048576.0);
+		else
+			fprintf(stderr, "%-16s %6.1fs\n", stage, secs);
+		break;
+	case NF_BUILD_NOTE:
+		if (p->tty)
+			fprintf(stderr, "\r\033[K");
+		fprintf(stderr, "  %s\n", stage);
+		break;
+	}
+	fflush(stderr);
+}
+
+static int cmd_build(struct nf_global *g, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "cache", required_argument, NULL, 'c' },
+		{ "no-cache", no_argument, NULL, 'N' },
+		{ "mirror", required_argument, NULL, 'm' },
+		{ "offline", no_argument, NULL, 'O' },
+		{ "artifact-mirror", required_argument, NULL, 'A' },
+		{ "overlays", required_argument, NULL, 'V' },
+		{ "key", required_argument, NULL, 'k' },
+		{ "epoch", required_argument, NULL, 'E' },
+		{ 0 }
+	};
+	struct nf_build_opts bo = { .epoch = -1 };
+	struct nf_build_result res;
+	struct progress pr = { .tty = isatty(STDERR_FILENO),
+			       .quiet = g->quiet || g->json };
+	struct nf_emit *e;
+	int o, r;
+
+	const char *role = NULL;
+
+	/* options may come before or after ROLE */
+	for (;;) {
+		char *end;
+
+		o = nf_getopt(&nf_cmd_build, argc, argv, "o:m:k:", opts);
+		if (o == -1) {
+			if (optind >= argc)
+				break;
+			if (role)
+				return nf_usage_error("build", "unexpected "
+						      "argument '%s'",
+						      argv[optind]);
+			role = argv[optind++];
+			continue;
+		}
+		switch (o) {
+		case -2: return 0;
+		case -3: return NF_EXIT_USAGE;
+		case 'o': bo.out = optarg; break;
+		case 'c': bo.cache = optarg; break;
+		case 'N': bo.no_cache = 1; break;
+		case 'm': bo.mirror = optarg; break;
+		case 'O': bo.offline = 1; break;
+		case 'A': bo.artifact_mirror = optarg; break;
+		case 'V': bo.overlays = optarg; break;
+		case 'k': bo.key = optarg; break;
+		case 'E':
+			errno = 0;
+			bo.epoch = strtoll(optarg, &end, 10);
+			if (errno || *end || bo.epoch < 0 || !*optarg)
+				return nf_usage_error("build", "--epoch '%s' is not "
+						      "a number of seconds", optarg);
+			break;
+		default:
+			return nf_usage_error("build", "unknown option");
+		}
+	}
+	if (!role)
+		return nf_usage_error("build", "which role? (nodeforge profile "
+				      "list shows them)");
+	if (bo.offline && bo.no_cache)
+		return nf_usage_error("build", "--offline needs the cache: it "
+				      "cannot be combined with --no-cache");
+	bo.progress = progress;
+	bo.progress_data = &pr;
+	r = nf_build(g->ctx, role, g->site, &bo, &res);
+	if (r) {
+		nf_build_result_free(&res);
+		return nf_cmd_fail(g, "build", r);
+	}
+	if (nf_emit_new(&e, stdout, g->json)) {
+		nf_build_result_free(&res);
+		return NF_EXIT_FAILURE;
+	}
+	if (!g->quiet || g->json) {
+		nf_emit_str(e, "role", "%s: ", role);
+		nf_emit_str(e, "dir", "%s/", res.dir);
+		nf_emit_str(e, "rootfs", "%s", res.rootfs);
+		nf_emit_bool(e, "unchanged", res.unchanged ? " (unchanged)" : "",
+			     res.unchanged);
+		nf_emit_text(e, "\n");
+		nf_emit_str(e, "initramfs", NULL, res.initramfs);
+		nf_emit_str(e, "kernel", NULL, res.kernel);
+		nf_emit_str(e, "manifest", NULL, res.manifest);
+		nf_emit_str(e, "rootfs_sha256", "rootfs sha256 %s\n",
+			    res.rootfs_sha256);
+		nf_emit_bool(e, "bootstrap_cached", NULL, res.bootstrap_cached);
+	}
+	r = nf_emit_end(e);
+	nf_emit_free(e);
+	nf_build_result_free(&res);
+	return r ? NF_EXIT_FAILURE : 0;
+}

@@ -1,0 +1,573 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Facet apply: the helpers every facet uses to write into an image root,
+ * and the driver that runs them.  Every path is resolved one component at
+ * a time with openat(O_NOFOLLOW) from the root's dirfd, so neither ".."
+ * nor a symlink planted in the tree can make a write land outside it.
+ */
+#include "internal.h"
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NF_BUF_MAX (4u << 20)      /* largest generated file */
+#define NF_PATH_MAX 1024
+#define NF_PASSWD_MAX (1u << 20)
+
+void nf_buf_printf(struct nf_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->err)
+		return;
+	for (;;) {
+		size_t room = b->cap - b->len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->err = -EINVAL;
+			return;
+		}
+		if ((size_t)n < room) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t ncap = b->cap ? b->cap * 2 : 1024;
+
+		while (ncap < b->len + (size_t)n + 1)
+			ncap *= 2;
+		if (ncap > NF_BUF_MAX) {
+			b->err = NF_E_LIMIT;
+			return;
+		}
+		char *ns = realloc(b->s, ncap);
+
+		if (!ns) {
+			b->err = -ENOMEM;
+			return;
+		}
+		b->s = ns;
+		b->cap = ncap;
+	}
+}
+
+void nf_buf_free(struct nf_buf *b)
+{
+	free(b->s);
+	memset(b, 0, sizeof(*b));
+}
+
+void nf_apply_header(struct nf_buf *b, const char *c, const char *facet)
+{
+	nf_buf_printf(b, "%s Written by nodeforge build (facet '%s') from the "
+		      "resolved profile.\n%s Edit the profile, not this file: "
+		      "the verifier checks it.\n", c, facet, c);
+}
+
+/* Split an absolute path into the parent directory fd and the last
+ * component; creates parents when `create` */
+static int walk_parent(struct nf_apply *a, const char *path, int create,
+		       int *dirfd, char *leaf, size_t leafsz)
+{
+	char buf[NF_PATH_MAX];
+	char *p, *slash;
+	int fd;
+
+	if (!path || path[0] != '/' || strlen(path) >= sizeof(buf))
+		return nf_fail(a->ctx, NF_E_UNSAFE,
+			       "path '%s' must be absolute and shorter than %d",
+			       path ? path : "(null)", NF_PATH_MAX);
+	snprintf(buf, sizeof(buf), "%s/", path);
+	/* refuse before creating anything */
+	if (strstr(buf, "//") || strstr(buf, "/./") || strstr(buf, "/../"))
+		return nf_fail(a->ctx, NF_E_UNSAFE,
+			       "path '%s' has an empty, '.' or '..' component",
+			       path);
+	snprintf(buf, sizeof(buf), "%s", path + 1);
+	fd = dup(a->rootfd);
+	if (fd < 0)
+		return nf_fail(a->ctx, -errno, "cannot open the image root: %s",
+			       strerror(errno));
+	p = buf;
+	for (;;) {
+		slash = strchr(p, '/');
+		if (slash)
+			*slash = '\0';
+		if (!*p || !strcmp(p, ".") || !strcmp(p, "..")) {
+			close(fd);
+			return nf_fail(a->ctx, NF_E_UNSAFE,
+				       "path '%s' has an empty, '.' or '..' "
+				       "component", path);
+		}
+		if (!slash)
+			break;
+		int nfd = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				 O_CLOEXEC);
+
+		if (nfd < 0 && errno == ENOENT && create) {
+			int made = mkdirat(fd, p, 0755) == 0;
+
+			if (!made && errno != EEXIST) {
+				int e = errno;
+
+				close(fd);
+				return nf_fail(a->ctx, -e, "cannot create '%s' "
+					       "in the image: %s", path,
+					       strerror(e));
+			}
+			nfd = openat(fd, p, O_RDONLY | O_DIRECTORY |
+				     O_NOFOLLOW | O_CLOEXEC);
+			/* explicit mode, whatever the umask */
+			if (made && nfd >= 0)
+				(void)fchmod(nfd, 0755);
+		}
+		if (nfd < 0) {
+			int e = errno;
+
+			close(fd);
+			if (e == ELOOP || e == ENOTDIR)
+				return nf_fail(a->ctx, NF_E_UNSAFE,
+					       "'%s': component '%s' is a symlink "
+					       "or not a directory in the image",
+					       path, p);
+			return nf_fail(a->ctx, -e, "cannot open '%s' in the "
+				       "image: %s", path, strerror(e));
+		}
+		close(fd);
+		fd = nfd;
+		p = slash + 1;
+	}
+	if (strlen(p) >= leafsz) {
+		close(fd);
+		return nf_fail(a->ctx, NF_E_LIMIT, "path '%s' is too long", path);
+	}
+	snprintf(leaf, leafsz, "%s", p);
+	*dirfd = fd;
+	return 0;
+}
+
+int nf_apply_mkdir(struct nf_apply *a, const char *path, unsigned mode,
+		   uid_t uid, gid_t gid)
+{
+	char leaf[256], sub[NF_PATH_MAX];
+	int dfd, fd, r;
+
+	snprintf(sub, sizeof(sub), "%s/x", path);
+	if ((r = walk_parent(a, sub, 1, &dfd, leaf, sizeof(leaf))))
+		return r;
+	fd = dfd;
+	if (fchmod(fd, mode) < 0 || fchown(fd, uid, gid) < 0) {
+		int e = errno;
+
+		close(fd);
+		return nf_fail(a->ctx, -e, "cannot set mode/owner of '%s': %s",
+			       path, strerror(e));
+	}
+	close(fd);
+	return 0;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int nf_apply_write(struct nf_apply *a, const char *path, const void *data,
+		   size_t len, unsigned mode, uid_t uid, gid_t gid)
+{
+	char leaf[256], tmp[300];
+	int dfd, fd, r;
+
+	if ((r = walk_parent(a, path, 1, &dfd, leaf, sizeof(leaf))))
+		return r;
+	snprintf(tmp, sizeof(tmp), ".%s.nf-tmp", leaf);
+	unlinkat(dfd, tmp, 0);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC, 0600);
+	if (fd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if ((r = write_all(fd, data, len)) ||
+	    fchmod(fd, mode) < 0 || fchown(fd, uid, gid) < 0) {
+		if (!r)
+			r = -errno;
+		close(fd);
+		unlinkat(dfd, tmp, 0);
+		goto fail;
+	}
+	if (close(fd) < 0 || renameat(dfd, tmp, dfd, leaf) < 0) {
+		r = -errno;
+		unlinkat(dfd, tmp, 0);
+		goto fail;
+	}
+	close(dfd);
+	return 0;
+fail:
+	close(dfd);
+	return nf_fail(a->ctx, r, "cannot write '%s' in the image: %s", path,
+		       strerror(-r));
+}
+
+int nf_apply_write_buf(struct nf_apply *a, const char *path,
+		       struct nf_buf *b, unsigned mode, uid_t uid, gid_t gid)
+{
+	int r;
+
+	if (b->err)
+		r = nf_fail(a->ctx, b->err, "cannot render '%s': %s", path,
+			    nf_strerror(b->err));
+	else
+		r = nf_apply_write(a, path, b->s ? b->s : "", b->len, mode, uid,
+				   gid);
+	nf_buf_free(b);
+	return r;
+}
+
+int nf_apply_symlink(struct nf_apply *a, const char *path, const char *target)
+{
+	char leaf[256];
+	int dfd, r;
+
+	if ((r = walk_parent(a, path, 1, &dfd, leaf, sizeof(leaf))))
+		return r;
+	if (unlinkat(dfd, leaf, 0) < 0 && errno != ENOENT) {
+		r = -errno;
+	} else if (symlinkat(target, dfd, leaf) < 0) {
+		r = -errno;
+	}
+	close(dfd);
+	if (r)
+		return nf_fail(a->ctx, r, "cannot link '%s' in the image: %s",
+			       path, strerror(-r));
+	return 0;
+}
+
+int nf_apply_remove(struct nf_apply *a, const char *path)
+{
+	char leaf[256];
+	char saved[sizeof(a->ctx->errmsg)];
+	int dfd, r;
+
+	memcpy(saved, a->ctx->errmsg, sizeof(saved));
+	r = walk_parent(a, path, 0, &dfd, leaf, sizeof(leaf));
+	if (r == -ENOENT) {
+		memcpy(a->ctx->errmsg, saved, sizeof(saved));
+		return 0;
+	}
+	if (r)
+		return r;
+	r = unlinkat(dfd, leaf, 0) < 0 && errno != ENOENT ? -errno : 0;
+	close(dfd);
+	if (r)
+		return nf_fail(a->ctx, r, "cannot remove '%s' from the image: %s",
+			       path, strerror(-r));
+	return 0;
+}
+
+int nf_apply_read(struct nf_apply *a, const char *path, size_t max,
+		  char **buf, size_t *len)
+{
+	char leaf[256];
+	size_t n = 0, cap = 4096;
+	char *b = NULL;
+	int dfd, fd, r;
+
+	if ((r = walk_parent(a, path, 0, &dfd, leaf, sizeof(leaf))))
+		return r == -ENOENT ? (a->ctx->errmsg[0] = '\0', -ENOENT) : r;
+	fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT
+			: nf_fail(a->ctx, -errno, "cannot read '%s' in the "
+				  "image: %s", path, strerror(errno));
+	for (;;) {
+		if (n + 1 >= cap || !b) {
+			char *nb;
+
+			if (b)
+				cap *= 2;
+			if (cap > max + 2) {
+				free(b);
+				close(fd);
+				return nf_fail(a->ctx, NF_E_LIMIT, "'%s' in the "
+					       "image is larger than %zu bytes",
+					       path, max);
+			}
+			nb = realloc(b, cap);
+			if (!nb) {
+				free(b);
+				close(fd);
+				return -ENOMEM;
+			}
+			b = nb;
+		}
+		ssize_t got = read(fd, b + n, cap - n - 1);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			r = -errno;
+			free(b);
+			close(fd);
+			return nf_fail(a->ctx, r, "cannot read '%s' in the "
+				       "image: %s", path, strerror(-r));
+		}
+		if (!got)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	if (n > max) {
+		free(b);
+		return nf_fail(a->ctx, NF_E_LIMIT, "'%s' in the image is larger "
+			       "than %zu bytes", path, max);
+	}
+	b[n] = '\0';
+	*buf = b;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+int nf_apply_exists(struct nf_apply *a, const char *path)
+{
+	char leaf[256];
+	struct stat st;
+	int dfd, r;
+	char saved[sizeof(a->ctx->errmsg)];
+
+	memcpy(saved, a->ctx->errmsg, sizeof(saved));
+	r = walk_parent(a, path, 0, &dfd, leaf, sizeof(leaf));
+	memcpy(a->ctx->errmsg, saved, sizeof(saved));
+	if (r)
+		return 0;
+	r = fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	close(dfd);
+	return r;
+}
+
+/* Look `name` up in a colon-separated database of the image (field 3:
+ * uid or gid, field 4: primary gid) */
+static int lookup_db(struct nf_apply *a, const char *file, const char *name,
+		     unsigned long *id, unsigned long *gid)
+{
+	char *buf, *line, *save = NULL;
+	size_t nlen = strlen(name);
+	int r, found = -ENOENT;
+
+	r = nf_apply_read(a, file, NF_PASSWD_MAX, &buf, NULL);
+	if (r)
+		return r;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *f[5] = { 0 };
+		char *p = line;
+
+		if (strncmp(line, name, nlen) || line[nlen] != ':')
+			continue;
+		for (int i = 0; i < 5 && p; i++) {
+			f[i] = p;
+			p = strchr(p, ':');
+			if (p)
+				*p++ = '\0';
+		}
+		if (!f[2])
+			break;
+		*id = strtoul(f[2], NULL, 10);
+		if (gid && f[3])
+			*gid = strtoul(f[3], NULL, 10);
+		found = 0;
+		break;
+	}
+	free(buf);
+	return found;
+}
+
+int nf_apply_user(struct nf_apply *a, const char *name, uid_t *uid, gid_t *gid)
+{
+	unsigned long u = 0, g = 0;
+	int r;
+
+	if (!strcmp(name, "root")) {
+		*uid = 0;
+		*gid = 0;
+		return 0;
+	}
+	r = lookup_db(a, "/etc/passwd", name, &u, &g);
+	if (r)
+		return r;
+	*uid = (uid_t)u;
+	*gid = (gid_t)g;
+	return 0;
+}
+
+int nf_apply_enable(struct nf_apply *a, const char *unit)
+{
+	static const char *const dirs[] = { "/etc/systemd/system",
+					    "/usr/lib/systemd/system",
+					    "/lib/systemd/system" };
+	char name[128], link[256], target[256];
+	const char *found = NULL;
+
+	if (strchr(unit, '/') || !strcmp(unit, "..") || strlen(unit) > 100)
+		return nf_fail(a->ctx, NF_E_INVALID, "unit name '%s' is not valid",
+			       unit);
+	snprintf(name, sizeof(name), "%s%s", unit,
+		 strchr(unit, '.') ? "" : ".service");
+	for (size_t i = 0; i < NF_ARRAY_SIZE(dirs); i++) {
+		snprintf(target, sizeof(target), "%s/%s", dirs[i], name);
+		if (nf_apply_exists(a, target)) {
+			found = dirs[i];
+			break;
+		}
+	}
+	/* A unit that is not installed yet (a package that comes later or
+	 * from an artifact) still gets its link: systemd ignores a dangling
+	 * one, and the verifier reports the missing unit by name */
+	if (!found)
+		nf_log(a->ctx, NF_LOG_INFO, "unit '%s' is not in the image yet; "
+		       "enabling it anyway", name);
+	snprintf(target, sizeof(target), "%s/%s",
+		 found ? found : a->el ? "/usr/lib/systemd/system"
+				       : "/lib/systemd/system", name);
+	snprintf(link, sizeof(link),
+		 "/etc/systemd/system/multi-user.target.wants/%s", name);
+	return nf_apply_symlink(a, link, target);
+}
+
+int nf_apply_has_daemon(const struct nf_apply *a, const char *daemon)
+{
+	const json_t *d = json_object_get(json_object_get(a->prof, "slurm"),
+					  "daemons");
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(d, i, v)
+		if (json_is_string(v) && !strcmp(json_string_value(v), daemon))
+			return 1;
+	return 0;
+}
+
+int nf_apply_open_root(struct nf_ctx *ctx, const char *path, int *rootfd)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return nf_fail(ctx, -errno, "cannot open image root '%s': %s",
+			       path, strerror(errno));
+	*rootfd = fd;
+	return 0;
+}
+
+/* The verifier gates slurmd: a oneshot unit slurmd requires */
+static int apply_verifier(struct nf_apply *a)
+{
+	struct nf_buf b = { 0 };
+	int r;
+
+	nf_apply_header(&b, "#", "verify");
+	nf_buf_printf(&b,
+		"[Unit]\n"
+		"Description=nodeforge first-boot verification of this node\n"
+		"Documentation=man:nodeforge-verify(1)\n"
+		"Wants=network-online.target time-sync.target\n"
+		"After=network-online.target time-sync.target munge.service\n"
+		"Before=slurmd.service\n"
+		"ConditionPathExists=/etc/nodeforge/profile.json\n"
+		"\n"
+		"[Service]\n"
+		"Type=oneshot\n"
+		"RemainAfterExit=yes\n"
+		"ExecStart=/usr/bin/nodeforge verify --gate "
+		"--profile /etc/nodeforge/profile.json\n"
+		"TimeoutStartSec=300\n"
+		"\n"
+		"[Install]\n"
+		"WantedBy=multi-user.target\n");
+	if ((r = nf_apply_write_buf(a, "/etc/systemd/system/nodeforge-verify.service",
+				    &b, 0644, 0, 0)))
+		return r;
+	if ((r = nf_apply_symlink(a, "/etc/systemd/system/multi-user.target.wants/"
+				  "nodeforge-verify.service",
+				  "/etc/systemd/system/nodeforge-verify.service")))
+		return r;
+	if (!nf_apply_has_daemon(a, "slurmd"))
+		return 0;
+	nf_apply_header(&b, "#", "verify");
+	nf_buf_printf(&b,
+		"# slurmd starts only after the verifier passed on this boot\n"
+		"[Unit]\n"
+		"Requires=nodeforge-verify.service\n"
+		"After=nodeforge-verify.service\n");
+	return nf_apply_write_buf(a, "/etc/systemd/system/slurmd.service.d/"
+				  "nodeforge-verify.conf", &b, 0644, 0, 0);
+}
+
+int nf_apply_all(struct nf_ctx *ctx, int rootfd, const struct nf_profile *p)
+{
+	const json_t *prof = nf_profile_json(p);
+	const json_t *site = json_object_get(prof, "site");
+	const char *distro = json_string_value(json_object_get(site, "distro"));
+	struct nf_apply a = {
+		.ctx = ctx,
+		.rootfd = rootfd,
+		.profile = p,
+		.prof = prof,
+		.site = site,
+		.role = json_string_value(json_object_get(prof, "role")),
+		.distro = distro ? distro : "debian12",
+	};
+	char *doc;
+	int r;
+
+	if (!a.role)
+		a.role = nf_profile_name(p);
+	a.el = !strncmp(a.distro, "rocky", 5) || !strncmp(a.distro, "rhel", 4) ||
+	       !strncmp(a.distro, "alma", 4) || !strncmp(a.distro, "el", 2);
+	for (size_t i = 0; i < nf_nfacets; i++) {
+		const struct nf_facet *f = nf_facets[i];
+		const json_t *sec = json_object_get(prof, f->name);
+
+		if (!f->apply || !sec)
+			continue;
+		nf_log(ctx, NF_LOG_DEBUG, "apply: facet '%s'", f->name);
+		if ((r = f->apply(&a, sec)) < 0) {
+			if (!ctx->errmsg[0])
+				nf_fail(ctx, r, "facet '%s': %s", f->name,
+					nf_strerror(r));
+			return r;
+		}
+	}
+	if ((r = apply_verifier(&a)))
+		return r;
+	doc = json_dumps(prof, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (!doc)
+		return -ENOMEM;
+	size_t n = strlen(doc);
+
+	doc[n] = '\0';
+	struct nf_buf b = { .s = doc, .len = n, .cap = n + 1 };
+
+	nf_buf_printf(&b, "\n");
+	return nf_apply_write_buf(&a, "/etc/nodeforge/profile.json", &b, 0644,
+				  0, 0);
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# Real image build: mmdebstrap from Debian's mirror, a small role
+# (tests/fixtures/profiles/e2e/mini.yaml), checked by inspecting what each
+# facet wrote and by running the image's own sshd/chronyd on their config.
+# Slow (minutes): the bootstrap is cached in $NF_E2E_CACHE when set.
+load ../bats/helper
+
+setup_file() {
+	export E2E=${NF_E2E_CACHE:-$BATS_FILE_TMPDIR/cache}
+	export PROFS=$NF_SRCDIR/tests/fixtures/profiles/e2e
+	export OUT=$BATS_FILE_TMPDIR/out
+	"$NF_BIN" -C "$PROFS" build mini --cache "$E2E" --out "$OUT" >&3 2>&1
+	export ROOT=$BATS_FILE_TMPDIR/root
+	mkdir -p "$ROOT"
+	rootfs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rootfs"])' "$OUT/mini/mini.current")
+	zstd -dc "$OUT/mini/$rootfs" | tar -x -C "$ROOT" --numeric-owner
+}
+
+cur() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$OUT/mini/mini.current" "$1"; }
+
+@test "e2e build: published image verifies" {
+	run nf manifest verify --pubkey "$OUT/signing.pub" "$OUT/mini/$(cur manifest)"
+	status_is 0
+	[ -s "$OUT/mini/$(cur kernel)" ]
+	file "$OUT/mini/$(cur kernel)" | grep -qi 'linux kernel' || head -c 600 "$OUT/mini/$(cur kernel)" | grep -q HdrS
+}
+
+@test "e2e build: packages are installed" {
+	[ -x "$ROOT/usr/sbin/slurmd" ]
+	[ -x "$ROOT/usr/sbin/munged" ]
+	[ -x "$ROOT/usr/sbin/chronyd" ]
+	ls "$ROOT"/lib/security/pam_slurm_adopt.so "$ROOT"/usr/lib/x86_64-linux-gnu/security/pam_slurm_adopt.so 2>/dev/null | grep -q .
+}
+
+@test "e2e build: every facet's files are in the image" {
+	grep -qx 'ClusterName=production' "$ROOT/etc/slurm/slurm.conf"
+	grep -qx 'NodeName=DEFAULT Sockets=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1024 State=UNKNOWN' "$ROOT/etc/slurm/slurm.conf"
+	grep -qx 'ConstrainCores=yes' "$ROOT/etc/slurm/cgroup.conf"
+	grep -qx 'cgroup_memory=1 cgroup.memory=nokmem systemd.unified_cgroup_hierarchy=1' "$ROOT/etc/kernel/cmdline"
+	grep -q 'GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX cgroup_memory=1' "$ROOT/etc/default/grub.d/nodeforge.cfg"
+	grep -qx 'LimitMEMLOCK=infinity' "$ROOT/etc/systemd/system/slurmd.service.d/nodeforge-limits.conf"
+	grep -qx 'Requires=nodeforge-verify.service' "$ROOT/etc/systemd/system/slurmd.service.d/nodeforge-verify.conf"
+	grep -q -- '--max-ttl=300' "$ROOT/etc/systemd/system/munge.service.d/nodeforge.conf"
+	grep -qx 'server 10.0.0.1 iburst' "$ROOT/etc/chrony/chrony.conf"
+	grep -qx 'UsePAM yes' "$ROOT/etc/ssh/sshd_config.d/90-nodeforge.conf"
+	python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["role"]=="mini"' "$ROOT/etc/nodeforge/profile.json"
+	[ -L "$ROOT/etc/systemd/system/multi-user.target.wants/nodeforge-verify.service" ]
+}
+
+@test "e2e build: pam_slurm_adopt follows Debian's account stack in pam.d/sshd" {
+	grep -n . "$ROOT/etc/pam.d/sshd" >&3 || true
+	acct=$(grep -n '^@include common-account' "$ROOT/etc/pam.d/sshd" | cut -d: -f1)
+	adopt=$(grep -n '^account *required *pam_slurm_adopt.so' "$ROOT/etc/pam.d/sshd" | cut -d: -f1)
+	[ -n "$acct" ] && [ -n "$adopt" ] && [ "$adopt" -gt "$acct" ]
+	[ "$(grep -c pam_slurm_adopt.so "$ROOT/etc/pam.d/sshd")" -eq 1 ]
+}
+
+@test "e2e build: the image's own sshd and chronyd accept the generated config" {
+	chroot "$ROOT" /usr/bin/ssh-keygen -A >/dev/null
+	mkdir -p "$ROOT/run/sshd"   # systemd's RuntimeDirectory on a node
+	chroot "$ROOT" /usr/sbin/sshd -t
+	rm -f "$ROOT"/etc/ssh/ssh_host_*
+	chroot "$ROOT" /usr/sbin/chronyd -p -f /etc/chrony/chrony.conf | grep -q '^server 10.0.0.1 iburst'
+}
+
+@test "e2e build: no host identity and no secrets" {
+	[ ! -s "$ROOT/etc/machine-id" ]
+	! ls "$ROOT"/etc/ssh/ssh_host_* 2>/dev/null
+	[ ! -e "$ROOT/var/lib/systemd/random-seed" ]
+	[ ! -e "$ROOT/etc/munge/munge.key" ]
+	[ "$(readlink "$ROOT/init")" = /sbin/init ]
+}
+
+@test "e2e build: an unchanged rebuild is a cache hit under 2 s with the same sha256" {
+	sha=$(cur rootfs_sha256)
+	start=$(date +%s%N)
+	run nf -C "$PROFS" build mini --cache "$E2E" --out "$OUT"
+	status_is 0
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	echo "# no-op rebuild: ${ms} ms" >&3 || true
+	[[ "$output" == *"unchanged"* ]]
+	[ "$ms" -lt 2000 ]
+	[ "$(cur rootfs_sha256)" = "$sha" ]
+}
+
+@test "e2e build: rebuilt from the cached bootstrap into a new output, same sha256" {
+	sha=$(cur rootfs_sha256)
+	run nf -C "$PROFS" build mini --cache "$E2E" --out "$BATS_FILE_TMPDIR/out2"
+	status_is 0
+	[[ "$output" == *"cached"* ]]
+	[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rootfs_sha256"])' "$BATS_FILE_TMPDIR/out2/mini/mini.current")" = "$sha" ]
+}

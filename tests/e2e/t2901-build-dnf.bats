@@ -1,0 +1,74 @@
+#!/usr/bin/env bats
+# EL backend: real dnf --installroot against a local repo the test makes
+# with rpmbuild and createrepo_c.  The rpms are stand-ins the test builds
+# (TEST FIXTURES carrying the real names 'kernel' and 'chrony'); Rocky's
+# own mirror is not reachable from here.
+load ../bats/helper
+
+stub_rpm() { # name files...
+	local name=$1; shift
+	{
+		echo "Name: $name"
+		echo "Version: 1.0"
+		echo "Release: 1.nfstub"
+		echo "Summary: TEST FIXTURE stand-in for $name"
+		echo "License: MIT"
+		echo "BuildArch: noarch"
+		echo "%description"
+		echo "Stand-in package built by nodeforge's tests."
+		echo "%install"
+		for f in "$@"; do
+			echo "mkdir -p %{buildroot}$(dirname "$f")"
+			echo "echo '$name stub' > %{buildroot}$f"
+		done
+		echo "%files"
+		for f in "$@"; do echo "$f"; done
+	} > "$SCRATCH/$name.spec"
+	rpmbuild -bb --define "_topdir $SCRATCH/rpmbuild" "$SCRATCH/$name.spec" >/dev/null 2>&1
+}
+
+setup() {
+	nf_setup
+	command -v dnf >/dev/null && command -v rpmbuild >/dev/null && command -v createrepo_c >/dev/null \
+		|| skip "dnf, rpmbuild and createrepo_c are needed (make deps)"
+	stub_rpm kernel /boot/vmlinuz-5.14.0-1.nfstub
+	stub_rpm chrony /usr/sbin/chronyd /usr/lib/systemd/system/chronyd.service
+	mkdir -p repo
+	cp rpmbuild/RPMS/noarch/*.rpm repo/
+	createrepo_c -q repo
+	PROFS=$NF_SRCDIR/tests/fixtures/profiles/el
+}
+
+@test "el build: dnf --installroot from a local repo, EL paths, verifiable" {
+	run nf -C "$PROFS" build elmini --cache "$SCRATCH/cache" --mirror "$SCRATCH/repo"
+	status_is 0
+	cur=out/elmini/elmini.current
+	rootfs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rootfs"])' $cur)
+	kernel=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kernel"])' $cur)
+	manifest=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["manifest"])' $cur)
+	[ "$(cat out/elmini/$kernel)" = "kernel stub" ]
+	mkdir root
+	zstd -dc out/elmini/$rootfs | tar -x -C root
+	[ "$(cat root/usr/sbin/chronyd)" = "chrony stub" ]
+	grep -qx 'server 10.0.0.1 iburst' root/etc/chrony.conf
+	grep -qx 'driftfile /var/lib/chrony/drift' root/etc/chrony.conf
+	[ "$(readlink root/etc/systemd/system/multi-user.target.wants/chronyd.service)" = /usr/lib/systemd/system/chronyd.service ]
+	[ ! -e root/var/cache/dnf ]
+	[ ! -e root/var/log/dnf.log ]
+	run nf manifest verify --pubkey out/signing.pub out/elmini/$manifest
+	status_is 0
+	# unchanged: a cache hit
+	run nf -C "$PROFS" build elmini --cache "$SCRATCH/cache" --mirror "$SCRATCH/repo"
+	status_is 0
+	[[ "$output" == *"unchanged"* ]]
+}
+
+@test "el build: a package the repo lacks is named" {
+	mkdir -p prof
+	cp "$PROFS"/*.yaml prof/
+	sed -i 's/install: \[chrony\]/install: [chrony, no-such-rpm]/' prof/elmini.yaml
+	run nf -C prof build elmini --cache "$SCRATCH/cache" --mirror "$SCRATCH/repo"
+	status_is 1
+	[[ "$output" == *"no-such-rpm"* ]]
+	[ ! -e out/elmini/elmini.current ]
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bats
+# A source artifact (the SPANK plugin in tests/fixtures/spank) served from
+# a loopback server, fetched, pinned and compiled inside the image root
+# against the image's own Slurm headers (libslurm-dev), as pyxis would be.
+load ../bats/helper
+
+setup_file() {
+	export E2E=${NF_E2E_CACHE:-$BATS_FILE_TMPDIR/cache}
+}
+
+setup() {
+	nf_setup
+	unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+	mkdir -p srv src/nf-test-spank prof
+	cp "$FIXTURES/spank/nf_test_spank.c" src/nf-test-spank/
+	tar --owner=0 --group=0 --mtime=@0 -C src -czf srv/nf-test-spank-1.0.tar.gz nf-test-spank
+	SHA=$(sha256sum srv/nf-test-spank-1.0.tar.gz | cut -d' ' -f1)
+	python3 "$FIXTURES/http_server.py" "$SCRATCH/srv" "$SCRATCH/port" 3>&- &
+	SRV=$!
+	for i in $(seq 50); do [ -s port ] && break; sleep 0.05; done
+	URL=http://127.0.0.1:$(cat port)
+	cp "$NF_SRCDIR"/tests/fixtures/profiles/e2e/*.yaml prof/
+	cat > prof/spank.yaml <<EOR
+description: mini plus a SPANK plugin built from source in the image
+inherits: [mini]
+system:
+  packages:
+    install: [gcc, libc6-dev, libslurm-dev]
+  artifacts:
+    - name: nf-test-spank
+      kind: source
+      url: '$URL/nf-test-spank-1.0.tar.gz'
+      sha256: $SHA
+      build: |
+        cd nf-test-spank
+        gcc -shared -fPIC -Wall -Werror -o /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_nftest.so nf_test_spank.c
+EOR
+}
+
+teardown() {
+	kill "$SRV" 2>/dev/null || true
+	wait "$SRV" 2>/dev/null || true
+	nf_teardown
+}
+
+@test "source artifact: compiled in the image against its Slurm headers" {
+	run nf -C prof build spank --cache "$E2E"
+	status_is 0
+	rootfs=$(python3 -c 'import json; print(json.load(open("out/spank/spank.current"))["rootfs"])')
+	mkdir root
+	zstd -dc "out/spank/$rootfs" | tar -x -C root
+	[ -f root/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_nftest.so ]
+	# a SPANK plugin: it carries the plugin symbols Slurm looks for
+	nm -D root/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_nftest.so | grep -q ' slurm_spank_init$'
+	nm -D root/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_nftest.so | grep -q ' plugin_name$'
+	# sources gone
+	[ ! -e root/usr/src/nodeforge ]
+}

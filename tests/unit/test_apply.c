@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Facet apply: every role of the embedded default is applied into an empty
+ * root and the tree is compared with tests/fixtures/apply/<role>/ (files by
+ * content and mode, symlinks by target).  NF_UPDATE_FIXTURES=1 rewrites the
+ * expected trees instead.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+
+static const char *srcdir(void)
+{
+	const char *s = getenv("NF_SRCDIR");
+
+	return s && *s ? s : ".";
+}
+
+static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(p);
+}
+
+static void rm_rf(const char *dir)
+{
+	nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void apply_role(const char *role, char *root, size_t rootsz)
+{
+	struct nf_ctx *ctx;
+	struct nf_site *site;
+	struct nf_profile *p;
+	struct nf_diags d;
+	char dir[PATH_MAX], sitep[PATH_MAX + 16];
+	int fd;
+
+	snprintf(root, rootsz, "/tmp/nf-apply.XXXXXX");
+	assert_non_null(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/profiles", srcdir());
+	snprintf(sitep, sizeof(sitep), "%s/site.yaml", dir);
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	nf_ctx_set_profiles_dir(ctx, dir);
+	nf_diags_init(&d);
+	assert_int_equal(nf_site_load(ctx, sitep, &site, &d), 0);
+	assert_int_equal(nf_profile_resolve(ctx, role, site, &p, &d), 0);
+	assert_int_equal(nf_apply_open_root(ctx, root, &fd), 0);
+	if (nf_apply_all(ctx, fd, p))
+		fail_msg("apply %s: %s", role, nf_errmsg(ctx));
+	close(fd);
+	nf_profile_free(p);
+	nf_site_free(site);
+	nf_diags_free(&d);
+	nf_ctx_free(ctx);
+}
+
+/* Walk `a` and compare every entry with `b` */
+static int tree_diff(const char *a, const char *b, const char *rel, int *n)
+{
+	char pa[PATH_MAX], pb[PATH_MAX];
+	struct dirent *de;
+	DIR *dir;
+
+	snprintf(pa, sizeof(pa), "%s%s", a, rel);
+	dir = opendir(pa);
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir))) {
+		char r2[PATH_MAX];
+		struct stat sa, sb;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(r2, sizeof(r2), "%s/%s", rel, de->d_name);
+		snprintf(pa, sizeof(pa), "%s%s", a, r2);
+		snprintf(pb, sizeof(pb), "%s%s", b, r2);
+		(*n)++;
+		if (lstat(pa, &sa) || lstat(pb, &sb)) {
+			print_error("missing on one side: %s\n", r2);
+			closedir(dir);
+			return 1;
+		}
+		/* modes are compared through the .tree listing: git keeps
+		 * only the executable bit */
+		if ((sa.st_mode & S_IFMT) != (sb.st_mode & S_IFMT)) {
+			print_error("type differs: %s (%o vs %o)\n", r2,
+				    sa.st_mode, sb.st_mode);
+			closedir(dir);
+			return 1;
+		}
+		if (S_ISDIR(sa.st_mode)) {
+			if (tree_diff(a, b, r2, n)) {
+				closedir(dir);
+				return 1;
+			}
+		} else if (S_ISLNK(sa.st_mode)) {
+			char la[PATH_MAX] = "", lb[PATH_MAX] = "";
+
+			if (readlink(pa, la, sizeof(la) - 1) < 0 ||
+			    readlink(pb, lb, sizeof(lb) - 1) < 0 || strcmp(la, lb)) {
+				print_error("link differs: %s: %s vs %s\n", r2, la, lb);
+				closedir(dir);
+				return 1;
+			}
+		} else {
+			char cmd[3 * PATH_MAX];
+
+			snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", pa, pb);
+			if (system(cmd)) {
+				snprintf(cmd, sizeof(cmd), "diff -u '%s' '%s' >&2",
+					 pb, pa);
+				if (system(cmd) < 0)
+					print_error("diff failed\n");
+				closedir(dir);
+				return 1;
+			}
+		}
+	}
+	closedir(dir);
+	return 0;
+}
+
+static void check_role(const char *role)
+{
+	char root[64], exp[PATH_MAX], cmd[3 * PATH_MAX];
+	int n1 = 0, n2 = 0;
+
+	apply_role(role, root, sizeof(root));
+	snprintf(exp, sizeof(exp), "%s/tests/fixtures/apply/%s", srcdir(), role);
+	if (getenv("NF_UPDATE_FIXTURES")) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s' && "
+			 "cp -a '%s/.' '%s/'", exp, exp, root, exp);
+		assert_int_equal(system(cmd), 0);
+	}
+	/* every entry's mode, type and link target, dirs included */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && find . -mindepth 1 -printf "
+		 "'%%m %%y %%p %%l\\n' | LC_ALL=C sort > '%s.tree'",
+		 root, root);
+	assert_int_equal(system(cmd), 0);
+	if (getenv("NF_UPDATE_FIXTURES")) {
+		snprintf(cmd, sizeof(cmd), "cp '%s.tree' '%s.tree'", root, exp);
+		assert_int_equal(system(cmd), 0);
+	} else {
+		snprintf(cmd, sizeof(cmd), "diff -u '%s.tree' '%s.tree' >&2",
+			 exp, root);
+		assert_int_equal(system(cmd), 0);
+	}
+	/* both directions: nothing missing, nothing extra */
+	(void)n1;
+	(void)n2;
+	assert_int_equal(tree_diff(exp, root, "", &n2), 0);
+	assert_true(n2 > 5);
+	rm_rf(root);
+	snprintf(cmd, sizeof(cmd), "%s.tree", root);
+	unlink(cmd);
+}
+
+static void test_apply_compute(void **s) { (void)s; check_role("compute"); }
+static void test_apply_controller(void **s) { (void)s; check_role("controller"); }
+static void test_apply_login(void **s) { (void)s; check_role("login"); }
+
+static struct nf_apply *bare(struct nf_ctx *ctx, char *root, size_t n)
+{
+	static struct nf_apply a;
+
+	snprintf(root, n, "/tmp/nf-apply.XXXXXX");
+	assert_non_null(mkdtemp(root));
+	memset(&a, 0, sizeof(a));
+	a.ctx = ctx;
+	assert_int_equal(nf_apply_open_root(ctx, root, &a.rootfd), 0);
+	return &a;
+}
+
+/* Nothing may escape the root: "..", relative paths and symlinked
+ * directories are refused */
+static void test_apply_unsafe(void **state)
+{
+	struct nf_ctx *ctx;
+	struct nf_apply *a;
+	char root[64], p[128];
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	a = bare(ctx, root, sizeof(root));
+	assert_int_equal(nf_apply_write(a, "/etc/../../x", "x", 1, 0644, 0, 0),
+			 NF_E_UNSAFE);
+	assert_int_equal(nf_apply_write(a, "etc/x", "x", 1, 0644, 0, 0),
+			 NF_E_UNSAFE);
+	/* refused before anything was created */
+	snprintf(p, sizeof(p), "%s/etc", root);
+	assert_int_not_equal(lstat(p, &st), 0);
+	assert_int_equal(nf_apply_write(a, "/etc//x", "x", 1, 0644, 0, 0),
+			 NF_E_UNSAFE);
+	/* a directory symlink pointing out of the root */
+	snprintf(p, sizeof(p), "%s/var", root);
+	assert_int_equal(symlink("/tmp", p), 0);
+	assert_int_equal(nf_apply_write(a, "/var/nf-escape-test", "x", 1, 0644,
+					0, 0), NF_E_UNSAFE);
+	assert_int_not_equal(stat("/tmp/nf-escape-test", &st), 0);
+	assert_non_null(strstr(nf_errmsg(ctx), "symlink"));
+	/* a symlink as the last component is replaced, never written through */
+	assert_int_equal(nf_apply_mkdir(a, "/srv", 0755, 0, 0), 0);
+	snprintf(p, sizeof(p), "%s/srv/f", root);
+	assert_int_equal(symlink("/tmp/nf-escape-test2", p), 0);
+	assert_int_equal(nf_apply_write(a, "/srv/f", "x", 1, 0600, 0, 0), 0);
+	assert_int_not_equal(stat("/tmp/nf-escape-test2", &st), 0);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	close(a->rootfd);
+	rm_rf(root);
+	nf_ctx_free(ctx);
+}
+
+/* pam_slurm_adopt goes after the distro's account stack, once */
+static void test_apply_pam_edit(void **state)
+{
+	struct nf_ctx *ctx;
+	struct nf_apply *a;
+	char root[64];
+	char *out;
+	json_t *prof = json_pack("{s:{s:[s]}}", "slurm", "daemons", "slurmd");
+	json_t *sec = json_pack("{s:b,s:b}", "slurm_adopt", 1, "use_pam", 1);
+	static const char stock[] = "@include common-auth\n"
+				    "account    required     pam_nologin.so\n"
+				    "@include common-account\n"
+				    "@include common-session\n";
+
+	(void)state;
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	a = bare(ctx, root, sizeof(root));
+	a->prof = prof;
+	assert_int_equal(nf_apply_write(a, "/etc/pam.d/sshd", stock,
+					strlen(stock), 0644, 0, 0), 0);
+	assert_int_equal(nf_facet_find("pam")->apply(a, sec), 0);
+	assert_int_equal(nf_facet_find("pam")->apply(a, sec), 0);
+	assert_int_equal(nf_apply_read(a, "/etc/pam.d/sshd", 1 << 16, &out, NULL), 0);
+	assert_string_equal(out,
+		"@include common-auth\n"
+		"account    required     pam_nologin.so\n"
+		"@include common-account\n"
+		"# nodeforge (facet 'pam'): SSH only into nodes where the user has a job\n"
+		"account    required     pam_slurm_adopt.so\n"
+		"@include common-session\n");
+	free(out);
+	json_decref(prof);
+	json_decref(sec);
+	close(a->rootfd);
+	rm_rf(root);
+	nf_ctx_free(ctx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_apply_compute),
+		cmocka_unit_test(test_apply_controller),
+		cmocka_unit_test(test_apply_login),
+		cmocka_unit_test(test_apply_unsafe),
+		cmocka_unit_test(test_apply_pam_edit),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
