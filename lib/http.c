@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -158,10 +159,75 @@ static int state_write(struct nf_server *s, const char *name, json_t *st)
 	return r;
 }
 
+/* Write a batch of states: every temporary first, one syncfs() for all,
+ * then the renames; a reader sees the old or the new file, never half */
+static void state_write_batch(struct nf_server *s, json_t *batch)
+{
+	char *dir = nf_asprintf("%s/nodes", s->state_dir);
+	const char *name;
+	json_t *v, *done = json_object();
+	int dfd;
+
+	if (!dir || !done) {
+		free(dir);
+		json_decref(done);
+		return;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (dfd < 0) {
+		json_decref(done);
+		return;
+	}
+	json_object_foreach(batch, name, v) {
+		char tmp[96], *txt;
+		size_t len, off = 0;
+		int fd;
+
+		if (!v || !(txt = json_dumps(v, JSON_INDENT(1) | JSON_SORT_KEYS)))
+			continue;
+		snprintf(tmp, sizeof(tmp), ".%s.json.tmp", name);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+				      O_CLOEXEC, 0644);
+		len = strlen(txt);
+		while (fd >= 0 && off < len) {
+			ssize_t w = write(fd, txt + off, len - off);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				break;
+			off += (size_t)w;
+		}
+		free(txt);
+		if (fd < 0)
+			continue;
+		close(fd);
+		if (off == len)
+			json_object_set_new(done, name, json_true());
+		else
+			unlinkat(dfd, tmp, 0);
+	}
+	syncfs(dfd);
+	json_object_foreach(done, name, v) {
+		char tmp[96], fin[96];
+
+		snprintf(tmp, sizeof(tmp), ".%s.json.tmp", name);
+		snprintf(fin, sizeof(fin), "%s.json", name);
+		renameat(dfd, tmp, dfd, fin);
+	}
+	fsync(dfd);
+	close(dfd);
+	json_decref(done);
+}
+
 static void *writer_main(void *arg)
 {
 	struct nf_server *s = arg;
+	const struct timespec gather = { 0, 50 * 1000 * 1000 };
 
+	/* boot events may wait; requests may not */
+	setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		const char *name;
@@ -171,6 +237,12 @@ static void *writer_main(void *arg)
 			pthread_cond_wait(&s->wake, &s->lock);
 		if (!json_object_size(s->dirty) && s->stopping)
 			break;
+		if (!s->stopping) {
+			/* let a storm's events gather into one batch */
+			pthread_mutex_unlock(&s->lock);
+			nanosleep(&gather, NULL);
+			pthread_mutex_lock(&s->lock);
+		}
 		batch = json_object();
 		json_object_foreach(s->dirty, name, v)
 			json_object_set_new(batch, name,
@@ -178,9 +250,7 @@ static void *writer_main(void *arg)
 						    s->state, name)));
 		json_object_clear(s->dirty);
 		pthread_mutex_unlock(&s->lock);
-		json_object_foreach(batch, name, v)
-			if (v)
-				state_write(s, name, v);
+		state_write_batch(s, batch);
 		json_decref(batch);
 		pthread_mutex_lock(&s->lock);
 	}
@@ -1031,7 +1101,7 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 		0, NULL, NULL, handler, s,
 		MHD_OPTION_LISTEN_SOCKET, lfd,
 		MHD_OPTION_THREAD_POOL_SIZE, threads,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64u << 10),
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32u << 10),
 		MHD_OPTION_CONNECTION_LIMIT, 8192u,
 		MHD_OPTION_CONNECTION_TIMEOUT, 30u,
 		MHD_OPTION_NOTIFY_COMPLETED, completed, s,
