@@ -105,6 +105,9 @@ struct nf_diags {
 void nf_diags_init(struct nf_diags *d);
 void nf_diags_free(struct nf_diags *d);
 size_t nf_diags_errors(const struct nf_diags *d);
+int nf_diag_add(struct nf_diags *d, const char *file, unsigned line,
+		unsigned col, int severity, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
 /* Sort by file, line, column (stable) */
 void nf_diags_sort(struct nf_diags *d);
 
@@ -207,6 +210,73 @@ char *nf_cpulist_format(const uint8_t *bits, size_t nbits);
 void nf_sha256_hex(const void *data, size_t len, char out[NF_SHA256_HEX]);
 
 
+/* ------------------------------------------ pack, manifests, signatures
+ * Deterministic image archives (tar or cpio newc, zstd/gzip/none), the
+ * manifest written in the same pass, Ed25519 signatures, drift checks,
+ * diffs and a safe unpacker.  Manifests are jansson trees. */
+
+enum nf_pack_format { NF_PACK_TAR = 0, NF_PACK_CPIO };
+enum nf_pack_comp { NF_COMP_NONE = 0, NF_COMP_GZIP, NF_COMP_ZSTD };
+
+struct nf_pack_opts {
+	int format;             /* enum nf_pack_format */
+	int compressor;         /* enum nf_pack_comp */
+	int level;              /* < 0: the compressor's default */
+	int threads;            /* zstd workers; <= 0: one per CPU */
+	long long epoch;        /* mtimes above it are clamped to it */
+	/* Called now and then while packing (may be NULL) */
+	void (*progress)(void *data, unsigned long long entries,
+			 unsigned long long total, unsigned long long bytes);
+	void *progress_data;
+};
+
+/* Format and compressor from an output name's suffix (.tar.zst, .cpio.gz,
+ * .tar, ...) or from a --format value ("tar.zst"); NF_E_INVALID if none */
+int nf_pack_parse_format(const char *name, int *format, int *compressor);
+const char *nf_pack_format_name(int format, int compressor);
+
+/* Pack the tree under `root` into `out` and write `out`.manifest.json;
+ * both are published atomically */
+int nf_pack(struct nf_ctx *ctx, const char *root, const char *out,
+	    const struct nf_pack_opts *opts);
+
+/* Load and validate a manifest (size-capped) */
+int nf_manifest_load(struct nf_ctx *ctx, const char *path, json_t **out);
+int nf_manifest_parse(struct nf_ctx *ctx, const char *buf, size_t len,
+		      json_t **out);
+/* The manifest's signature (path.sig) against `pubkey` (PEM), then the
+ * archive next to the manifest against its recorded sha256 and size */
+int nf_manifest_verify(struct nf_ctx *ctx, const char *path,
+		       const char *pubkey);
+/* Compare a live tree with a manifest; appends one object per difference
+ * to `drift` ({path, change, expected, seen}) */
+int nf_manifest_check(struct nf_ctx *ctx, const json_t *manifest,
+		      const char *root, json_t *drift);
+/* Differences between two manifests, appended to `changes` */
+int nf_manifest_diff(struct nf_ctx *ctx, const json_t *a, const json_t *b,
+		     json_t *changes);
+
+/* Ed25519: DIR/signing.key (0600) and DIR/signing.pub, PEM */
+int nf_keys_signing(struct nf_ctx *ctx, const char *dir);
+/* Sign a file: writes path.sig */
+int nf_sign_file(struct nf_ctx *ctx, const char *path, const char *key);
+int nf_verify_file(struct nf_ctx *ctx, const char *path, const char *sig,
+		   const char *pubkey);
+
+struct nf_unpack_opts {
+	int devices;                      /* create device nodes */
+	unsigned long long max_size;      /* total content cap; 0: default */
+	unsigned long long max_entries;   /* 0: default */
+};
+
+/* Unpack `archive` into `dir` (must not exist, or be empty) */
+int nf_unpack(struct nf_ctx *ctx, const char *archive, const char *dir,
+	      const struct nf_unpack_opts *opts);
+/* Same, from memory into an open directory (fuzzing, tests) */
+int nf_unpack_mem(struct nf_ctx *ctx, const void *buf, size_t len, int dirfd,
+		  const struct nf_unpack_opts *opts);
+
+/* -------------------------------------- end of pack, manifests, signatures */
 /* ============================================ boot: inventory, pxe, serve */
 
 /* MAC addresses: "52:54:00:ab:cd:ef" (':' or '-' separated, any case);
@@ -325,6 +395,124 @@ int nf_http_get(struct nf_ctx *ctx, const char *url, size_t max,
 		long timeout_ms, char **body, size_t *len);
 
 /* ============================================ end boot section */
+/* ================================================ disks, EFI, install
+ * (lib/blkid.c, lib/diskrule.c, lib/efi.c, lib/install.c, lib/mounts.c) */
+
+/* One partition of a disk; sizes in bytes.  Strings may be NULL. */
+struct nf_part {
+	unsigned number;
+	unsigned long long start;
+	unsigned long long size;
+	char *type;     /* GPT type GUID, or MBR type as "0x83" */
+	char *uuid;     /* PARTUUID */
+	char *name;     /* PARTLABEL */
+	char *fstype;   /* filesystem found on it ("ext4", "vfat", ...) */
+	char *label;
+	char *fsuuid;
+};
+
+/* One block device or disk image file */
+struct nf_disk {
+	char *name;       /* "nvme0n1", or the image file's base name */
+	char *path;       /* "/dev/nvme0n1", or the path given */
+	unsigned long long size;
+	char *model;
+	char *transport;  /* nvme, sata, usb, virtio, scsi, mmc, file, unknown */
+	int rotational;   /* 1, 0, -1 unknown */
+	int removable;    /* 1, 0, -1 unknown */
+	char *pttype;     /* "gpt", "dos", NULL: no partition table */
+	char *ptuuid;
+	char *fstype;     /* a filesystem on the whole disk */
+	char *label;
+	char *fsuuid;
+	char *probe_error; /* why the contents could not be probed, or NULL */
+	struct nf_part *parts;
+	size_t nparts;
+};
+
+struct nf_disks {
+	struct nf_disk *v;
+	size_t n;
+};
+
+/* Block devices under <sysroot>/sys/block (whole disks with a device;
+ * loop, ram, zram, dm and md are left out); contents are probed from
+ * <sysroot>/dev/NAME, sorted by name */
+int nf_disk_scan(struct nf_ctx *ctx, struct nf_disks *out);
+/* Probe one block device or image file and append it to `out` */
+int nf_disk_probe(struct nf_ctx *ctx, const char *path, struct nf_disks *out);
+void nf_disks_free(struct nf_disks *d);
+/* No partition table and no filesystem signature */
+int nf_disk_is_empty(const struct nf_disk *d);
+
+/* Disk selection rules ("transport=nvme,removable=0,empty,smallest"),
+ * documented in docs/nodeforge-disk.md */
+struct nf_diskrule;
+
+int nf_diskrule_parse(struct nf_ctx *ctx, const char *text,
+		      struct nf_diskrule **out);
+void nf_diskrule_free(struct nf_diskrule *r);
+int nf_diskrule_match(const struct nf_diskrule *r, const struct nf_disk *d);
+/* The one disk the rule selects (index into d->v); NF_E_NOTFOUND when
+ * none matches, NF_E_CONFLICT when several match and nothing breaks the
+ * tie */
+int nf_disk_pick(struct nf_ctx *ctx, const struct nf_diskrule *r,
+		 const struct nf_disks *d, size_t *idx);
+
+/* Where a path lives: the mount holding it, from
+ * <sysroot>/proc/self/mountinfo */
+struct nf_mount_info {
+	char *mountpoint;
+	char *source;     /* "/dev/nvme0n1p1" */
+	char *fstype;
+	char *root;       /* root of the mount within its filesystem */
+	unsigned major, minor;
+	char *disk;       /* whole disk name from sysfs ("nvme0n1"), or NULL */
+};
+
+int nf_mount_find(struct nf_ctx *ctx, const char *path,
+		  struct nf_mount_info *out);
+void nf_mount_info_clear(struct nf_mount_info *m);
+
+/* EFI boot entries.  Variables are read from and written to
+ * <sysroot>/sys/firmware/efi/efivars (or a directory given to
+ * nf_efi_open_dir); without /sys/firmware/efi: NF_E_NOHW. */
+struct nf_efi;
+
+struct nf_efi_entry {
+	unsigned num;       /* Boot#### */
+	int active;
+	uint32_t attributes; /* load option attributes */
+	char *description;
+	char *device_path;  /* text form */
+	int network;        /* the device path boots from the network */
+};
+
+int nf_efi_open(struct nf_ctx *ctx, struct nf_efi **out);
+int nf_efi_open_dir(struct nf_ctx *ctx, const char *dir, struct nf_efi **out);
+void nf_efi_free(struct nf_efi *efi);
+/* Entries sorted by number */
+int nf_efi_entries(struct nf_efi *efi, struct nf_efi_entry **v, size_t *n);
+void nf_efi_entries_free(struct nf_efi_entry *v, size_t n);
+/* BootOrder; *n = 0 when absent */
+int nf_efi_boot_order(struct nf_efi *efi, unsigned **v, size_t *n);
+/* BootCurrent / BootNext: -1 when absent */
+int nf_efi_boot_current(struct nf_efi *efi, int *num);
+int nf_efi_boot_next(struct nf_efi *efi, int *num);
+int nf_efi_set_boot_next(struct nf_efi *efi, unsigned num);
+int nf_efi_set_boot_order(struct nf_efi *efi, const unsigned *v, size_t n);
+/* "0003", "Boot0003", "pxe" (the first network entry in boot order) or
+ * an exact description; the entry must exist */
+int nf_efi_resolve(struct nf_efi *efi, const char *spec, unsigned *num);
+/* Create a Boot#### entry for `loader` (a path on the ESP such as
+ * "\\EFI\\BOOT\\BOOTX64.EFI") on GPT partition `partnum` of the disk,
+ * at the partition's start/size (bytes) with its PARTUUID; returns its
+ * number (the lowest free) */
+int nf_efi_add(struct nf_efi *efi, const char *description, unsigned partnum,
+	       unsigned long long part_start, unsigned long long part_size,
+	       const char *partuuid, const char *loader, unsigned *num);
+/* Parse "0003" / "Boot0003" */
+int nf_efi_parse_num(const char *s, unsigned *num);
 
 #ifdef __cplusplus
 }
