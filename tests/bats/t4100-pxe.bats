@@ -118,3 +118,14 @@ setup() {
 	status_is 2
 	[[ "$output" == *"missing '--out DIR'"* ]]
 }
+
+@test "kernel arguments and server URL come from the resolved profile and the site" {
+	run nf pxe -o tree --images "$FIXTURES/boot/out"
+	status_is 0
+	url=$(sed -n 's/^  url: //p' "$NF_SRCDIR/profiles/site.yaml")
+	line=$(grep '^kernel ' tree/ipxe/mac/52-54-00-00-01-01.ipxe)
+	[[ "$line" == *" cgroup_memory=1 "* ]]
+	[[ "$line" == *" systemd.unified_cgroup_hierarchy=1 "* ]]
+	[[ "$line" == *" nodeforge.server=$url nodeforge.node=gpu-01" ]]
+	grep -q "cluster $(sed -n 's/^cluster: //p' "$NF_SRCDIR/profiles/site.yaml")" tree/kickstart/compute.ks
+}
