@@ -365,7 +365,7 @@ static void access_log(struct nf_server *s, struct MHD_Connection *c,
 
 /* A request path is a sequence of plain names: no "..", no hidden names
  * (temporaries are dot files), no empty segments, a small alphabet */
-static int safe_path(const char *url)
+int nf_http_safe_path(const char *url)
 {
 	const char *p = url;
 
@@ -451,8 +451,8 @@ static int name_hash(const char *url, char *out, size_t outsz)
 
 /* Parse a single "bytes=a-b" range against size; 0 ok, -1 ignore the
  * header (serve it all), -2 unsatisfiable */
-static int parse_range(const char *h, uint64_t size, uint64_t *off,
-		       uint64_t *len)
+int nf_http_parse_range(const char *h, uint64_t size, uint64_t *off,
+			uint64_t *len)
 {
 	unsigned long long a, b;
 	char *end;
@@ -544,7 +544,7 @@ static enum MHD_Result serve_file(struct nf_server *s,
 	int fd, rr = -1;
 	char *small = NULL;
 
-	if (!safe_path(url)) {
+	if (!nf_http_safe_path(url)) {
 		access_log(s, c, method, url, 404, 0);
 		return send_error(c, MHD_HTTP_NOT_FOUND, "not found");
 	}
@@ -607,7 +607,7 @@ static enum MHD_Result serve_file(struct nf_server *s,
 	if (range) {
 		uint64_t ro, rl;
 
-		rr = parse_range(range, len, &ro, &rl);
+		rr = nf_http_parse_range(range, len, &ro, &rl);
 		if (rr == -2) {
 			char cr[64];
 
@@ -634,7 +634,7 @@ static enum MHD_Result serve_file(struct nf_server *s,
 	if (status == MHD_HTTP_PARTIAL_CONTENT) {
 		uint64_t ro = off, rl;
 
-		parse_range(range, len, &ro, &rl);
+		nf_http_parse_range(range, len, &ro, &rl);
 		if (small) {
 			r = MHD_create_response_from_buffer((size_t)rl, small + ro,
 							    MHD_RESPMEM_MUST_COPY);
@@ -743,7 +743,7 @@ static enum MHD_Result api_nodes(struct nf_server *s, struct MHD_Connection *c,
 }
 
 /* Validate a verdict; NULL when good, else the reason */
-static const char *verdict_check(json_t *v, const char *name)
+const char *nf_verdict_check(const json_t *v, const char *name)
 {
 	const char *res = json_string_value(json_object_get(v, "result"));
 	json_t *node = json_object_get(v, "node"), *rc, *x;
@@ -787,7 +787,7 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 		       &je);
 	if (!v)
 		return send_error(c, MHD_HTTP_BAD_REQUEST, "malformed JSON");
-	if ((why = verdict_check(v, name))) {
+	if ((why = nf_verdict_check(v, name))) {
 		json_decref(v);
 		return send_error(c, MHD_HTTP_BAD_REQUEST, why);
 	}
