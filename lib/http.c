@@ -41,6 +41,8 @@ struct nf_server {
 	nf_access_log_fn log_fn;
 	void *log_data;
 
+	pthread_mutex_t write_lock; /* one writer of state files at a time, so
+				     * an older snapshot never lands last */
 	pthread_mutex_t lock;      /* everything below */
 	json_t *index;             /* nodes.json */
 	struct timespec index_mtime;
@@ -249,8 +251,10 @@ static void *writer_main(void *arg)
 					    json_deep_copy(json_object_get(
 						    s->state, name)));
 		json_object_clear(s->dirty);
+		pthread_mutex_lock(&s->write_lock);
 		pthread_mutex_unlock(&s->lock);
 		state_write_batch(s, batch);
+		pthread_mutex_unlock(&s->write_lock);
 		json_decref(batch);
 		pthread_mutex_lock(&s->lock);
 	}
@@ -824,9 +828,13 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 	json_object_set_new(st, "verdict", v);
 	json_object_set(s->state, name, st);
 	json_object_del(s->dirty, name);
+	/* a batch snapshotted before this verdict holds write_lock until its
+	 * files are renamed; one snapshotted after already has the verdict */
 	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&s->write_lock);
 	/* durable before the node hears "stored" */
 	r = state_write(s, name, st);
+	pthread_mutex_unlock(&s->write_lock);
 	json_decref(st);
 	if (r)
 		return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
@@ -1049,6 +1057,7 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 		return -ENOMEM;
 	s->tree = -1;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->write_lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
 	s->by_mac = json_object();
 	s->state = json_object();
@@ -1147,6 +1156,7 @@ void nf_server_stop(struct nf_server *s)
 	json_decref(s->unknown);
 	json_decref(s->dirty);
 	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->write_lock);
 	pthread_cond_destroy(&s->wake);
 	free(s->tree_path);
 	free(s->state_dir);

@@ -832,7 +832,7 @@ static int render_nginx(struct pxe *p, struct buf *b)
 }
 
 static int render_index(struct pxe *p, struct role *roles, size_t nroles,
-			json_t *rolemap, struct buf *b)
+			struct buf *b)
 {
 	const struct nf_inventory *inv = p->o->inv;
 	json_t *doc = json_object(), *nodes = json_array(), *rj = json_object();
@@ -862,7 +862,6 @@ static int render_index(struct pxe *p, struct role *roles, size_t nroles,
 
 		nf_mac_format(nd->mac, ':', mac);
 		nf_ipv4_format(nd->ip, ip);
-		(void)rolemap;
 		json_array_append_new(nodes,
 				      json_pack("{s:s, s:s, s:s, s:s, s:s}",
 						"name", nd->name, "mac", mac,
@@ -1011,7 +1010,7 @@ int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 	}
 	if ((e = render_dnsmasq(&p, net, prefix, &b)) ||
 	    (e = render_nginx(&p, &b)) ||
-	    (e = render_index(&p, roles, nroles, rolemap, &b)))
+	    (e = render_index(&p, roles, nroles, &b)))
 		goto out;
 	if ((e = publish(&p)))
 		goto out;
