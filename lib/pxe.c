@@ -509,6 +509,38 @@ static int load_current(struct pxe *p, struct role *r)
 	return 0;
 }
 
+/* The iPXE binaries plain PXE firmware loads over TFTP (dnsmasq.conf
+ * names them); taken from the distribution's ipxe package when present */
+static int place_ipxe(struct pxe *p)
+{
+	static const char *const names[] = { "undionly.kpxe", "ipxe.efi" };
+
+	if (!p->o->ipxe_dir)
+		return 0;
+	for (size_t i = 0; i < NF_ARRAY_SIZE(names); i++) {
+		char *path = nf_asprintf("%s/%s", p->o->ipxe_dir, names[i]);
+		char *buf = NULL;
+		size_t len;
+		int e;
+
+		if (!path)
+			return -ENOMEM;
+		if (access(path, R_OK) != 0) {
+			free(path);
+			continue;
+		}
+		e = nf_read_file(p->ctx, path, NF_PXE_CMP_MAX, &buf, &len);
+		free(path);
+		if (e)
+			return e;
+		e = put(p, "tftp", names[i], buf, len);
+		free(buf);
+		if (e)
+			return e;
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------- templates */
 
 struct var {
@@ -999,6 +1031,8 @@ int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 	if ((e = render_ipxe_common(&p, &b)))
 		goto out;
 	if ((e = dir_fd(&p, "tftp")) < 0)
+		goto out;
+	if ((e = place_ipxe(&p)))
 		goto out;
 	for (size_t i = 0; i < nf_inventory_count(inv); i++) {
 		const struct nf_node *nd = nf_inventory_node(inv, i);
