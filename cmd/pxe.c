@@ -17,6 +17,7 @@ const struct nf_cmd nf_cmd_pxe = {
 	.help = "usage: nodeforge pxe --out DIR [--inventory FILE] [--server-url URL]\n"
 		"                     [--images DIR] [--kickstart DIR] [--network CIDR]\n"
 		"                     [--kernel-args ROLE=ARGS]... [--api-upstream URL]\n"
+		"                     [--ipxe-dir DIR]\n"
 		"\n"
 		"Render a static, content-addressed boot tree that any HTTP server can\n"
 		"serve: iPXE and GRUB scripts per MAC, a kickstart per role,\n"
@@ -37,6 +38,8 @@ const struct nf_cmd nf_cmd_pxe = {
 		"                         use ARGS for ROLE instead of the resolved\n"
 		"                         profile's kernel arguments\n"
 		"      --api-upstream URL nginx forwards /api/ to this nodeforge serve\n"
+		"      --ipxe-dir DIR     copy undionly.kpxe and ipxe.efi from DIR into\n"
+		"                         tftp/ when present (default: /usr/lib/ipxe)\n"
 		"\n"
 		"Exit status: 0 ok, 1 failure, 2 usage, 3 invalid inventory.\n",
 	.run = cmd_pxe,
@@ -95,9 +98,10 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 		{ "network", required_argument, NULL, 'N' },
 		{ "kernel-args", required_argument, NULL, 'A' },
 		{ "api-upstream", required_argument, NULL, 'U' },
+		{ "ipxe-dir", required_argument, NULL, 'X' },
 		{ 0 }
 	};
-	struct nf_pxe_opts po = { .images_dir = "out" };
+	struct nf_pxe_opts po = { .images_dir = "out", .ipxe_dir = "/usr/lib/ipxe" };
 	struct nf_pxe_stats st;
 	const char *inv_path = "racks.yaml";
 	struct nf_inventory *inv = NULL;
@@ -125,6 +129,7 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 		case 'K': po.kickstart_dir = optarg; break;
 		case 'N': po.network = optarg; break;
 		case 'U': po.api_upstream = optarg; break;
+		case 'X': po.ipxe_dir = optarg; break;
 		case 'A': {
 			char *eq = strchr(optarg, '=');
 

@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -40,6 +41,8 @@ struct nf_server {
 	nf_access_log_fn log_fn;
 	void *log_data;
 
+	pthread_mutex_t write_lock; /* one writer of state files at a time, so
+				     * an older snapshot never lands last */
 	pthread_mutex_t lock;      /* everything below */
 	json_t *index;             /* nodes.json */
 	struct timespec index_mtime;
@@ -158,10 +161,75 @@ static int state_write(struct nf_server *s, const char *name, json_t *st)
 	return r;
 }
 
+/* Write a batch of states: every temporary first, one syncfs() for all,
+ * then the renames; a reader sees the old or the new file, never half */
+static void state_write_batch(struct nf_server *s, json_t *batch)
+{
+	char *dir = nf_asprintf("%s/nodes", s->state_dir);
+	const char *name;
+	json_t *v, *done = json_object();
+	int dfd;
+
+	if (!dir || !done) {
+		free(dir);
+		json_decref(done);
+		return;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (dfd < 0) {
+		json_decref(done);
+		return;
+	}
+	json_object_foreach(batch, name, v) {
+		char tmp[96], *txt;
+		size_t len, off = 0;
+		int fd;
+
+		if (!v || !(txt = json_dumps(v, JSON_INDENT(1) | JSON_SORT_KEYS)))
+			continue;
+		snprintf(tmp, sizeof(tmp), ".%s.json.tmp", name);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+				      O_CLOEXEC, 0644);
+		len = strlen(txt);
+		while (fd >= 0 && off < len) {
+			ssize_t w = write(fd, txt + off, len - off);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				break;
+			off += (size_t)w;
+		}
+		free(txt);
+		if (fd < 0)
+			continue;
+		close(fd);
+		if (off == len)
+			json_object_set_new(done, name, json_true());
+		else
+			unlinkat(dfd, tmp, 0);
+	}
+	syncfs(dfd);
+	json_object_foreach(done, name, v) {
+		char tmp[96], fin[96];
+
+		snprintf(tmp, sizeof(tmp), ".%s.json.tmp", name);
+		snprintf(fin, sizeof(fin), "%s.json", name);
+		renameat(dfd, tmp, dfd, fin);
+	}
+	fsync(dfd);
+	close(dfd);
+	json_decref(done);
+}
+
 static void *writer_main(void *arg)
 {
 	struct nf_server *s = arg;
+	const struct timespec gather = { 0, 50 * 1000 * 1000 };
 
+	/* boot events may wait; requests may not */
+	setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		const char *name;
@@ -171,16 +239,22 @@ static void *writer_main(void *arg)
 			pthread_cond_wait(&s->wake, &s->lock);
 		if (!json_object_size(s->dirty) && s->stopping)
 			break;
+		if (!s->stopping) {
+			/* let a storm's events gather into one batch */
+			pthread_mutex_unlock(&s->lock);
+			nanosleep(&gather, NULL);
+			pthread_mutex_lock(&s->lock);
+		}
 		batch = json_object();
 		json_object_foreach(s->dirty, name, v)
 			json_object_set_new(batch, name,
 					    json_deep_copy(json_object_get(
 						    s->state, name)));
 		json_object_clear(s->dirty);
+		pthread_mutex_lock(&s->write_lock);
 		pthread_mutex_unlock(&s->lock);
-		json_object_foreach(batch, name, v)
-			if (v)
-				state_write(s, name, v);
+		state_write_batch(s, batch);
+		pthread_mutex_unlock(&s->write_lock);
 		json_decref(batch);
 		pthread_mutex_lock(&s->lock);
 	}
@@ -295,7 +369,7 @@ static void access_log(struct nf_server *s, struct MHD_Connection *c,
 
 /* A request path is a sequence of plain names: no "..", no hidden names
  * (temporaries are dot files), no empty segments, a small alphabet */
-static int safe_path(const char *url)
+int nf_http_safe_path(const char *url)
 {
 	const char *p = url;
 
@@ -381,8 +455,8 @@ static int name_hash(const char *url, char *out, size_t outsz)
 
 /* Parse a single "bytes=a-b" range against size; 0 ok, -1 ignore the
  * header (serve it all), -2 unsatisfiable */
-static int parse_range(const char *h, uint64_t size, uint64_t *off,
-		       uint64_t *len)
+int nf_http_parse_range(const char *h, uint64_t size, uint64_t *off,
+			uint64_t *len)
 {
 	unsigned long long a, b;
 	char *end;
@@ -474,7 +548,7 @@ static enum MHD_Result serve_file(struct nf_server *s,
 	int fd, rr = -1;
 	char *small = NULL;
 
-	if (!safe_path(url)) {
+	if (!nf_http_safe_path(url)) {
 		access_log(s, c, method, url, 404, 0);
 		return send_error(c, MHD_HTTP_NOT_FOUND, "not found");
 	}
@@ -537,7 +611,7 @@ static enum MHD_Result serve_file(struct nf_server *s,
 	if (range) {
 		uint64_t ro, rl;
 
-		rr = parse_range(range, len, &ro, &rl);
+		rr = nf_http_parse_range(range, len, &ro, &rl);
 		if (rr == -2) {
 			char cr[64];
 
@@ -564,7 +638,7 @@ static enum MHD_Result serve_file(struct nf_server *s,
 	if (status == MHD_HTTP_PARTIAL_CONTENT) {
 		uint64_t ro = off, rl;
 
-		parse_range(range, len, &ro, &rl);
+		nf_http_parse_range(range, len, &ro, &rl);
 		if (small) {
 			r = MHD_create_response_from_buffer((size_t)rl, small + ro,
 							    MHD_RESPMEM_MUST_COPY);
@@ -673,7 +747,7 @@ static enum MHD_Result api_nodes(struct nf_server *s, struct MHD_Connection *c,
 }
 
 /* Validate a verdict; NULL when good, else the reason */
-static const char *verdict_check(json_t *v, const char *name)
+const char *nf_verdict_check(const json_t *v, const char *name)
 {
 	const char *res = json_string_value(json_object_get(v, "result"));
 	json_t *node = json_object_get(v, "node"), *rc, *x;
@@ -717,7 +791,7 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 		       &je);
 	if (!v)
 		return send_error(c, MHD_HTTP_BAD_REQUEST, "malformed JSON");
-	if ((why = verdict_check(v, name))) {
+	if ((why = nf_verdict_check(v, name))) {
 		json_decref(v);
 		return send_error(c, MHD_HTTP_BAD_REQUEST, why);
 	}
@@ -754,9 +828,13 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 	json_object_set_new(st, "verdict", v);
 	json_object_set(s->state, name, st);
 	json_object_del(s->dirty, name);
+	/* a batch snapshotted before this verdict holds write_lock until its
+	 * files are renamed; one snapshotted after already has the verdict */
 	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&s->write_lock);
 	/* durable before the node hears "stored" */
 	r = state_write(s, name, st);
+	pthread_mutex_unlock(&s->write_lock);
 	json_decref(st);
 	if (r)
 		return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
@@ -979,6 +1057,7 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 		return -ENOMEM;
 	s->tree = -1;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->write_lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
 	s->by_mac = json_object();
 	s->state = json_object();
@@ -1031,7 +1110,7 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 		0, NULL, NULL, handler, s,
 		MHD_OPTION_LISTEN_SOCKET, lfd,
 		MHD_OPTION_THREAD_POOL_SIZE, threads,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64u << 10),
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32u << 10),
 		MHD_OPTION_CONNECTION_LIMIT, 8192u,
 		MHD_OPTION_CONNECTION_TIMEOUT, 30u,
 		MHD_OPTION_NOTIFY_COMPLETED, completed, s,
@@ -1077,6 +1156,7 @@ void nf_server_stop(struct nf_server *s)
 	json_decref(s->unknown);
 	json_decref(s->dirty);
 	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->write_lock);
 	pthread_cond_destroy(&s->wake);
 	free(s->tree_path);
 	free(s->state_dir);

@@ -307,6 +307,17 @@ int nf_efi_loadopt_parse(struct nf_ctx *ctx, const char *name,
 int nf_mountinfo_lookup(struct nf_ctx *ctx, char *buf, const char *want,
 			struct nf_mount_info *out);
 
+/* ---- boot server parsers (lib/http.c), exposed for tests and fuzzing ---- */
+/* A request path made of plain names: no "..", no dot files, no empty
+ * segments, a small alphabet, at most 1024 bytes */
+int nf_http_safe_path(const char *url);
+/* One "bytes=" range against size: 0 ok, -1 ignore the header (serve the
+ * whole file), -2 unsatisfiable */
+int nf_http_parse_range(const char *h, uint64_t size, uint64_t *off,
+			uint64_t *len);
+/* NULL when v is an acceptable verdict for node `name`, else why not */
+const char *nf_verdict_check(const json_t *v, const char *name);
+
 /* ---- verifier (lib/verify.c) ---- */
 #include <stdio.h>
 #include <stdlib.h>

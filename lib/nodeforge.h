@@ -341,6 +341,8 @@ struct nf_pxe_opts {
 					* NULL: no kickstarts */
 	const char *network;           /* provisioning CIDR; NULL: the site's */
 	const char *api_upstream;      /* nginx proxy_pass for /api/; or NULL */
+	const char *ipxe_dir;          /* undionly.kpxe, ipxe.efi for tftp/;
+					* NULL or missing files: not copied */
 	const json_t *role_args;       /* role -> kernel arguments string */
 };
 

@@ -509,6 +509,38 @@ static int load_current(struct pxe *p, struct role *r)
 	return 0;
 }
 
+/* The iPXE binaries plain PXE firmware loads over TFTP (dnsmasq.conf
+ * names them); taken from the distribution's ipxe package when present */
+static int place_ipxe(struct pxe *p)
+{
+	static const char *const names[] = { "undionly.kpxe", "ipxe.efi" };
+
+	if (!p->o->ipxe_dir)
+		return 0;
+	for (size_t i = 0; i < NF_ARRAY_SIZE(names); i++) {
+		char *path = nf_asprintf("%s/%s", p->o->ipxe_dir, names[i]);
+		char *buf = NULL;
+		size_t len;
+		int e;
+
+		if (!path)
+			return -ENOMEM;
+		if (access(path, R_OK) != 0) {
+			free(path);
+			continue;
+		}
+		e = nf_read_file(p->ctx, path, NF_PXE_CMP_MAX, &buf, &len);
+		free(path);
+		if (e)
+			return e;
+		e = put(p, "tftp", names[i], buf, len);
+		free(buf);
+		if (e)
+			return e;
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------- templates */
 
 struct var {
@@ -832,7 +864,7 @@ static int render_nginx(struct pxe *p, struct buf *b)
 }
 
 static int render_index(struct pxe *p, struct role *roles, size_t nroles,
-			json_t *rolemap, struct buf *b)
+			struct buf *b)
 {
 	const struct nf_inventory *inv = p->o->inv;
 	json_t *doc = json_object(), *nodes = json_array(), *rj = json_object();
@@ -862,7 +894,6 @@ static int render_index(struct pxe *p, struct role *roles, size_t nroles,
 
 		nf_mac_format(nd->mac, ':', mac);
 		nf_ipv4_format(nd->ip, ip);
-		(void)rolemap;
 		json_array_append_new(nodes,
 				      json_pack("{s:s, s:s, s:s, s:s, s:s}",
 						"name", nd->name, "mac", mac,
@@ -1001,6 +1032,8 @@ int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 		goto out;
 	if ((e = dir_fd(&p, "tftp")) < 0)
 		goto out;
+	if ((e = place_ipxe(&p)))
+		goto out;
 	for (size_t i = 0; i < nf_inventory_count(inv); i++) {
 		const struct nf_node *nd = nf_inventory_node(inv, i);
 		struct role *r = &roles[json_integer_value(
@@ -1011,7 +1044,7 @@ int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 	}
 	if ((e = render_dnsmasq(&p, net, prefix, &b)) ||
 	    (e = render_nginx(&p, &b)) ||
-	    (e = render_index(&p, roles, nroles, rolemap, &b)))
+	    (e = render_index(&p, roles, nroles, &b)))
 		goto out;
 	if ((e = publish(&p)))
 		goto out;

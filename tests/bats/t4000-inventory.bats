@@ -61,3 +61,18 @@ assert n["ctl-01"]["role"] == "controller"
 	done
 	[ "$n" -ge 20 ]
 }
+
+@test "node IPs outside the site's provisioning network are errors at their line" {
+	sed 's/ip: 10.0.1.11+/ip: 10.5.1.11+/' "$NF_SRCDIR/examples/racks.yaml" > racks.yaml
+	run nf -s "$NF_SRCDIR/profiles/site.yaml" inventory show
+	status_is 3
+	[[ "$output" == *"racks.yaml:20:5: error: IP 10.5.1.11 of node 'gpu-01' is outside the provisioning network 10.0.0.0/16"* ]]
+	cp "$NF_SRCDIR/examples/racks.yaml" racks.yaml
+	run nf -s "$NF_SRCDIR/profiles/site.yaml" inventory show
+	status_is 0
+}
+
+@test "the shipped profiles define every role of the example inventory" {
+	run nf inventory show -i "$NF_SRCDIR/examples/racks.yaml"
+	status_is 0
+}

@@ -7,7 +7,8 @@ pxe() {
 		-u http://10.0.0.1:8080 --images "$FIXTURES/boot/out" \
 		--kickstart "$NF_SRCDIR/kickstart" --network 10.0.0.0/16 \
 		--kernel-args "compute=quiet hugepages=64" \
-		--kernel-args controller=quiet --kernel-args login=quiet "$@"
+		--kernel-args controller=quiet --kernel-args login=quiet \
+		--ipxe-dir no-ipxe "$@"
 }
 
 setup() {
@@ -117,4 +118,30 @@ setup() {
 	run nf pxe -u http://x
 	status_is 2
 	[[ "$output" == *"missing '--out DIR'"* ]]
+}
+
+@test "kernel arguments and server URL come from the resolved profile and the site" {
+	run nf pxe -o tree --images "$FIXTURES/boot/out"
+	status_is 0
+	url=$(sed -n 's/^  url: //p' "$NF_SRCDIR/profiles/site.yaml")
+	line=$(grep '^kernel ' tree/ipxe/mac/52-54-00-00-01-01.ipxe)
+	[[ "$line" == *" cgroup_memory=1 "* ]]
+	[[ "$line" == *" systemd.unified_cgroup_hierarchy=1 "* ]]
+	[[ "$line" == *" nodeforge.server=$url nodeforge.node=gpu-01" ]]
+	grep -q "cluster $(sed -n 's/^cluster: //p' "$NF_SRCDIR/profiles/site.yaml")" tree/kickstart/compute.ks
+}
+
+@test "iPXE binaries for plain PXE firmware are copied into tftp/ when present" {
+	mkdir ipxe
+	echo bios > ipxe/undionly.kpxe
+	echo efi > ipxe/ipxe.efi
+	run pxe --ipxe-dir ipxe
+	status_is 0
+	cmp tree/tftp/undionly.kpxe ipxe/undionly.kpxe
+	cmp tree/tftp/ipxe.efi ipxe/ipxe.efi
+	grep -q "dhcp-boot=tag:bios,tag:!ipxe,undionly.kpxe" tree/dnsmasq.conf
+	grep -q "tftp-root=$PWD/tree/tftp" tree/dnsmasq.conf
+	run pxe --ipxe-dir nonexistent --json
+	status_is 0
+	echo "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["written"] == 0, d'
 }
