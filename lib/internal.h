@@ -26,9 +26,6 @@ int nf_fail(struct nf_ctx *ctx, int code, const char *fmt, ...)
 void nf_log(struct nf_ctx *ctx, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-int nf_diag_add(struct nf_diags *d, const char *file, unsigned line,
-		unsigned col, int severity, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
 
 /* Checked allocation helpers: they return NULL only on ENOMEM */
 char *nf_strdup(const char *s);
@@ -99,6 +96,10 @@ struct nf_facet_lint {
 	struct nf_diags *diags;
 };
 
+/* Defined by the image builder (lib/build.c) and the verifier (lib/verify.c) */
+struct nf_apply;
+struct nf_checkset;
+
 struct nf_facet {
 	const char *name;     /* facet name, also its profile section */
 	const char *summary;
@@ -108,6 +109,10 @@ struct nf_facet {
 	int (*lint)(struct nf_facet_lint *l, const json_t *section);
 	/* Kernel arguments this facet adds to the boot artifacts */
 	int (*boot_args)(const json_t *section, json_t *args);
+	/* What the image build writes into the image root for this facet */
+	int (*apply)(struct nf_apply *a, const json_t *section);
+	/* What the verifier checks on a live node or an image root */
+	const struct nf_checkset *checks;
 };
 
 extern const struct nf_facet *const nf_facets[];
@@ -121,6 +126,80 @@ int nf_lint_at(struct nf_facet_lint *l, const char *path, int sev,
 /* Kernel argument helpers (lib/kargs.c) */
 /* Append args to a JSON array of strings, error on conflicting key=value */
 int nf_kargs_key(const char *arg, char *key, size_t keysz);
+
+/* The site as profiles may carry it: no secret sources (lib/site.c) */
+const json_t *nf_site_public(const struct nf_site *site);
+/* "10.0.0.0/16" -> host-order network and prefix length */
+int nf_parse_cidr(const char *s, uint32_t *net, unsigned *prefix);
+
+/* ---- pack, manifests, signatures (lib/archive.c, pack.c, manifest.c,
+ * unpack.c, crypto.c) ---- */
+#include <sys/types.h>
+
+/* Streaming SHA-256 (OpenSSL EVP) */
+struct nf_sha256;
+int nf_sha256_new(struct nf_sha256 **out);
+void nf_sha256_update(struct nf_sha256 *h, const void *buf, size_t len);
+void nf_sha256_final_hex(struct nf_sha256 *h, char out[NF_SHA256_HEX]);
+void nf_sha256_free(struct nf_sha256 *h);
+/* sha256 of an open file's remaining content, capped at `max` bytes */
+int nf_sha256_fd(struct nf_ctx *ctx, int fd, const char *name,
+		 char out[NF_SHA256_HEX], unsigned long long *size);
+
+/* One archive entry, independent of libarchive */
+struct nf_aentry {
+	const char *path;
+	mode_t mode;                  /* type and permission bits */
+	unsigned long uid, gid;
+	long long size;
+	long long mtime;
+	unsigned long long ino;
+	unsigned nlink;
+	unsigned long rdev_major, rdev_minor;
+	const char *symlink;          /* symlink target */
+	const char *hardlink;         /* hard link to an earlier entry */
+	size_t nxattr;
+	const char *const *xattr_names;
+	const void *const *xattr_values;
+	const size_t *xattr_sizes;
+};
+
+/* Writer: the (compressed) stream goes to write_fn */
+struct nf_awriter;
+typedef int (*nf_awrite_fn)(void *data, const void *buf, size_t len);
+int nf_awriter_new(struct nf_ctx *ctx, int format, int compressor, int level,
+		   int threads, nf_awrite_fn fn, void *data,
+		   struct nf_awriter **out);
+int nf_awriter_header(struct nf_awriter *w, const struct nf_aentry *e);
+int nf_awriter_data(struct nf_awriter *w, const void *buf, size_t len);
+/* Flushes and ends the archive; frees w */
+int nf_awriter_close(struct nf_awriter *w);
+void nf_awriter_free(struct nf_awriter *w);
+
+/* Reader (tar or cpio, zstd/gzip/none, detected); entry strings borrow
+ * until the next call */
+struct nf_areader;
+int nf_areader_open_fd(struct nf_ctx *ctx, int fd, struct nf_areader **out);
+int nf_areader_open_mem(struct nf_ctx *ctx, const void *buf, size_t len,
+			struct nf_areader **out);
+/* 1: an entry, 0: end, < 0: error */
+int nf_areader_next(struct nf_areader *r, struct nf_aentry *e);
+/* Bytes of the current entry's content: > 0, 0 at its end, < 0 error */
+ssize_t nf_areader_data(struct nf_areader *r, void *buf, size_t len);
+void nf_areader_free(struct nf_areader *r);
+
+#define NF_MANIFEST_MAX (512ULL << 20)
+#define NF_XATTR_VALUE_MAX 65536
+#define NF_XATTR_MAX 64
+
+/* Ed25519 signature in `sigpath` over buf (lib/crypto.c) */
+int nf_verify_buf(struct nf_ctx *ctx, const char *name, const void *buf,
+		  size_t len, const char *sigpath, const char *pubkey);
+
+/* Remove a tree below dirfd without following symlinks */
+int nf_rm_tree_at(int dirfd, const char *name);
+
+/* ---- end of pack, manifests, signatures ---- */
 
 
 /* ---- disks, EFI, install (lib/blkid.c, lib/efi.c, lib/install.c) ---- */

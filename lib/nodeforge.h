@@ -105,6 +105,9 @@ struct nf_diags {
 void nf_diags_init(struct nf_diags *d);
 void nf_diags_free(struct nf_diags *d);
 size_t nf_diags_errors(const struct nf_diags *d);
+int nf_diag_add(struct nf_diags *d, const char *file, unsigned line,
+		unsigned col, int severity, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
 /* Sort by file, line, column (stable) */
 void nf_diags_sort(struct nf_diags *d);
 
@@ -206,6 +209,153 @@ char *nf_cpulist_format(const uint8_t *bits, size_t nbits);
 #define NF_SHA256_HEX 65
 void nf_sha256_hex(const void *data, size_t len, char out[NF_SHA256_HEX]);
 
+
+/* ------------------------------------------ pack, manifests, signatures
+ * Deterministic image archives (tar or cpio newc, zstd/gzip/none), the
+ * manifest written in the same pass, Ed25519 signatures, drift checks,
+ * diffs and a safe unpacker.  Manifests are jansson trees. */
+
+enum nf_pack_format { NF_PACK_TAR = 0, NF_PACK_CPIO };
+enum nf_pack_comp { NF_COMP_NONE = 0, NF_COMP_GZIP, NF_COMP_ZSTD };
+
+struct nf_pack_opts {
+	int format;             /* enum nf_pack_format */
+	int compressor;         /* enum nf_pack_comp */
+	int level;              /* < 0: the compressor's default */
+	int threads;            /* zstd workers; <= 0: one per CPU */
+	long long epoch;        /* mtimes above it are clamped to it */
+	/* Called now and then while packing (may be NULL) */
+	void (*progress)(void *data, unsigned long long entries,
+			 unsigned long long total, unsigned long long bytes);
+	void *progress_data;
+};
+
+/* Format and compressor from an output name's suffix (.tar.zst, .cpio.gz,
+ * .tar, ...) or from a --format value ("tar.zst"); NF_E_INVALID if none */
+int nf_pack_parse_format(const char *name, int *format, int *compressor);
+const char *nf_pack_format_name(int format, int compressor);
+
+/* Pack the tree under `root` into `out` and write `out`.manifest.json;
+ * both are published atomically */
+int nf_pack(struct nf_ctx *ctx, const char *root, const char *out,
+	    const struct nf_pack_opts *opts);
+
+/* Load and validate a manifest (size-capped) */
+int nf_manifest_load(struct nf_ctx *ctx, const char *path, json_t **out);
+int nf_manifest_parse(struct nf_ctx *ctx, const char *buf, size_t len,
+		      json_t **out);
+/* The manifest's signature (path.sig) against `pubkey` (PEM), then the
+ * archive next to the manifest against its recorded sha256 and size */
+int nf_manifest_verify(struct nf_ctx *ctx, const char *path,
+		       const char *pubkey);
+/* Compare a live tree with a manifest; appends one object per difference
+ * to `drift` ({path, change, expected, seen}) */
+int nf_manifest_check(struct nf_ctx *ctx, const json_t *manifest,
+		      const char *root, json_t *drift);
+/* Differences between two manifests, appended to `changes` */
+int nf_manifest_diff(struct nf_ctx *ctx, const json_t *a, const json_t *b,
+		     json_t *changes);
+
+/* Ed25519: DIR/signing.key (0600) and DIR/signing.pub, PEM */
+int nf_keys_signing(struct nf_ctx *ctx, const char *dir);
+/* Sign a file: writes path.sig */
+int nf_sign_file(struct nf_ctx *ctx, const char *path, const char *key);
+int nf_verify_file(struct nf_ctx *ctx, const char *path, const char *sig,
+		   const char *pubkey);
+
+struct nf_unpack_opts {
+	int devices;                      /* create device nodes */
+	unsigned long long max_size;      /* total content cap; 0: default */
+	unsigned long long max_entries;   /* 0: default */
+};
+
+/* Unpack `archive` into `dir` (must not exist, or be empty) */
+int nf_unpack(struct nf_ctx *ctx, const char *archive, const char *dir,
+	      const struct nf_unpack_opts *opts);
+/* Same, from memory into an open directory (fuzzing, tests) */
+int nf_unpack_mem(struct nf_ctx *ctx, const void *buf, size_t len, int dirfd,
+		  const struct nf_unpack_opts *opts);
+
+/* -------------------------------------- end of pack, manifests, signatures */
+/* ============================================ boot: inventory, pxe, serve */
+
+/* MAC addresses: "52:54:00:ab:cd:ef" (':' or '-' separated, any case);
+ * multicast and all-zero addresses are refused */
+int nf_mac_parse(const char *s, uint8_t mac[6]);
+/* Lower-case hex with `sep` between bytes; out holds 18 bytes */
+void nf_mac_format(const uint8_t mac[6], char sep, char out[18]);
+/* IPv4 dotted quad, strict: four decimal parts 0-255, no leading zeros;
+ * host byte order */
+int nf_ipv4_parse(const char *s, uint32_t *ip);
+void nf_ipv4_format(uint32_t ip, char out[16]);
+/* "10.0.0.0/16"; host bits must be zero */
+int nf_cidr_parse(const char *s, uint32_t *net, unsigned *prefix);
+int nf_cidr_contains(uint32_t net, unsigned prefix, uint32_t ip);
+
+/* One machine of the inventory (racks.yaml), after range expansion */
+struct nf_node {
+	char *name;
+	char *role;
+	char *rack;         /* "" when not given */
+	uint8_t mac[6];
+	uint32_t ip;        /* host byte order */
+	uint32_t bmc;       /* BMC address; 0 when not given */
+	const char *file;   /* where the node was declared (borrowed) */
+	unsigned line, col;
+};
+
+struct nf_inventory;
+
+#define NF_INVENTORY_MAX_NODES 100000
+
+/*
+ * Load and validate racks.yaml.  Every problem is appended to diags with
+ * file:line:col; the call fails (NF_E_PARSE / NF_E_INVALID) when any error
+ * was found.  Roles are checked against the profiles directory of ctx;
+ * addresses against the site's provisioning network when site is given.
+ */
+int nf_inventory_load(struct nf_ctx *ctx, const char *path,
+		      const struct nf_site *site, struct nf_inventory **out,
+		      struct nf_diags *diags);
+void nf_inventory_free(struct nf_inventory *inv);
+const char *nf_inventory_path(const struct nf_inventory *inv);
+size_t nf_inventory_count(const struct nf_inventory *inv);
+const struct nf_node *nf_inventory_node(const struct nf_inventory *inv,
+					size_t i);
+const struct nf_node *nf_inventory_find(const struct nf_inventory *inv,
+					const char *name);
+/* Check every node's IP against a CIDR (diags at the node's `ip`) */
+int nf_inventory_check_network(struct nf_ctx *ctx,
+			       const struct nf_inventory *inv,
+			       const char *cidr, struct nf_diags *diags);
+
+/* The boot tree (lib/pxe.c; layout in docs/formats.md) */
+struct nf_pxe_opts {
+	const struct nf_inventory *inv;
+	const struct nf_site *site;    /* may be NULL */
+	const char *out_dir;           /* the tree, created when missing */
+	const char *out_abs;           /* its absolute path (dnsmasq, nginx) */
+	const char *server_url;        /* http://HOST[:PORT], no trailing / */
+	const char *images_dir;        /* build output: DIR/ROLE/ROLE.current */
+	const char *kickstart_dir;     /* ROLE.ks.tmpl / default.ks.tmpl;
+					* NULL: no kickstarts */
+	const char *network;           /* provisioning CIDR; NULL: the site's */
+	const char *api_upstream;      /* nginx proxy_pass for /api/; or NULL */
+	const json_t *role_args;       /* role -> kernel arguments string */
+};
+
+struct nf_pxe_stats {
+	size_t files;      /* files the tree holds for this inventory */
+	size_t written;    /* of which new or changed */
+	size_t unchanged;
+	size_t removed;    /* stale per-MAC and per-role files */
+	size_t images;     /* image files placed into images/ */
+};
+
+int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
+		  struct nf_pxe_stats *st);
+
+/* ============================================ end boot section */
 
 /* ================================================ disks, EFI, install
  * (lib/blkid.c, lib/diskrule.c, lib/efi.c, lib/install.c, lib/mounts.c) */

@@ -1,19 +1,248 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The site file: what differs per cluster.  Secrets are named by where they
+ * come from (a path or a command), never by value; only their fingerprints
+ * may travel into images.
+ */
 #include "internal.h"
 
+#include <arpa/inet.h>
 #include <stdlib.h>
 
 struct nf_site {
 	char *path;
 	json_t *json;
 	json_t *locs;
+	json_t *pub;
 };
+
+static const struct nf_field host_fields[] = {
+	{ "name", NF_T_STR, .required = true },
+	{ "address", NF_T_STR, .required = true },
+	{ 0 }
+};
+
+static const struct nf_field net_fields[] = {
+	{ "cidr", NF_T_STR, .required = true },
+	{ "gateway", NF_T_STR },
+	{ "dns", NF_T_STRLIST },
+	{ "domain", NF_T_STR },
+	{ "interface", NF_T_STR },
+	{ 0 }
+};
+
+static const struct nf_field networks[] = {
+	{ "provisioning", NF_T_OBJ, net_fields, .required = true },
+	{ "bmc", NF_T_OBJ, net_fields },
+	{ "fabric", NF_T_OBJ, net_fields },
+	{ 0 }
+};
+
+static const struct nf_field secret_fields[] = {
+	{ "path", NF_T_PATH },
+	{ "command", NF_T_STR },
+	{ "fingerprint", NF_T_STR },
+	{ "owner", NF_T_STR },
+	{ 0 }
+};
+
+static const struct nf_field secrets[] = {
+	{ "munge_key", NF_T_OBJ, secret_fields },
+	{ "slurmdbd_password", NF_T_OBJ, secret_fields },
+	{ "signing_key", NF_T_OBJ, secret_fields },
+	{ 0 }
+};
+
+static const struct nf_field server_fields[] = {
+	{ "url", NF_T_STR, .required = true },
+	{ "listen", NF_T_STR },
+	{ "state_dir", NF_T_PATH },
+	{ 0 }
+};
+
+static const struct nf_field site_fields[] = {
+	{ "cluster", NF_T_STR, .required = true },
+	{ "distro", NF_T_STR, .required = true,
+	  .choices = (const char *const[]){ "debian12", "rocky9", NULL } },
+	{ "controllers", NF_T_OBJLIST, host_fields, .required = true },
+	{ "accounting", NF_T_OBJ, host_fields },
+	{ "ntp", NF_T_STRLIST },
+	{ "networks", NF_T_OBJ, networks, .required = true },
+	{ "mirrors", NF_T_MAP },
+	{ "artifact_mirror", NF_T_STR },
+	{ "server", NF_T_OBJ, server_fields },
+	{ "secrets", NF_T_OBJ, secrets },
+	{ "profiles", NF_T_STR },
+	{ 0 }
+};
+
+static void site_err(struct nf_diags *d, const json_t *locs, const char *path,
+		     const char *fmt, const char *a)
+{
+	const char *file;
+	unsigned line, col;
+
+	nf_locs_get(locs, path, &file, &line, &col);
+	nf_diag_add(d, file ? file : "", line, col, NF_SEV_ERROR, fmt, a);
+}
+
+int nf_parse_cidr(const char *s, uint32_t *net, unsigned *prefix)
+{
+	char buf[64], *slash;
+	struct in_addr a;
+	char *end;
+	unsigned long p;
+
+	if (!s || strlen(s) >= sizeof(buf))
+		return NF_E_PARSE;
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (!slash)
+		return NF_E_PARSE;
+	*slash = '\0';
+	if (inet_pton(AF_INET, buf, &a) != 1)
+		return NF_E_PARSE;
+	if (!slash[1])
+		return NF_E_PARSE;
+	p = strtoul(slash + 1, &end, 10);
+	if (*end || p > 32)
+		return NF_E_PARSE;
+	*net = ntohl(a.s_addr);
+	*prefix = (unsigned)p;
+	return 0;
+}
+
+static int check_ip(struct nf_diags *d, const json_t *locs, const char *path,
+		    const char *ip)
+{
+	struct in_addr a;
+
+	if (!ip || inet_pton(AF_INET, ip, &a) != 1) {
+		site_err(d, locs, path, "'%s' is not an IPv4 address", ip ? ip : "");
+		return 1;
+	}
+	return 0;
+}
+
+static int validate(const json_t *j, const json_t *locs, struct nf_diags *d)
+{
+	const json_t *nets = json_object_get(j, "networks");
+	const json_t *sec = json_object_get(j, "secrets");
+	const char *k;
+	json_t *v;
+	size_t i;
+	int bad = 0;
+
+	json_object_foreach((json_t *)nets, k, v) {
+		char path[128];
+		uint32_t net;
+		unsigned pfx;
+		const char *cidr = json_string_value(json_object_get(v, "cidr"));
+
+		snprintf(path, sizeof(path), "networks.%s.cidr", k);
+		if (nf_parse_cidr(cidr, &net, &pfx)) {
+			site_err(d, locs, path,
+				 "'%s' is not a network such as 10.0.0.0/16", cidr);
+			bad = 1;
+		} else if (pfx < 32 && (net & (0xffffffffu >> pfx))) {
+			site_err(d, locs, path,
+				 "'%s' has host bits set after the prefix", cidr);
+			bad = 1;
+		}
+		if (json_object_get(v, "gateway")) {
+			snprintf(path, sizeof(path), "networks.%s.gateway", k);
+			bad |= check_ip(d, locs, path,
+					json_string_value(json_object_get(v, "gateway")));
+		}
+	}
+	json_array_foreach(json_object_get(j, "controllers"), i, v) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "controllers[%zu].address", i);
+		bad |= check_ip(d, locs, path,
+				json_string_value(json_object_get(v, "address")));
+	}
+	if (json_object_get(j, "accounting"))
+		bad |= check_ip(d, locs, "accounting.address",
+				json_string_value(json_object_get(
+					json_object_get(j, "accounting"), "address")));
+	json_object_foreach((json_t *)sec, k, v) {
+		const char *fp = json_string_value(json_object_get(v, "fingerprint"));
+		char path[128];
+
+		snprintf(path, sizeof(path), "secrets.%s", k);
+		if (json_object_get(v, "path") && json_object_get(v, "command")) {
+			site_err(d, locs, path, "secret '%s' names both a path and a command", k);
+			bad = 1;
+		}
+		if (fp) {
+			size_t n = 0;
+			const char *h = !strncmp(fp, "sha256:", 7) ? fp + 7 : fp;
+
+			while ((h[n] >= '0' && h[n] <= '9') || (h[n] >= 'a' && h[n] <= 'f'))
+				n++;
+			if (n != 64 || h[n]) {
+				snprintf(path, sizeof(path), "secrets.%s.fingerprint", k);
+				site_err(d, locs, path,
+					 "fingerprint '%s' is not sha256:<64 hex digits>", fp);
+				bad = 1;
+			}
+		}
+	}
+	return bad;
+}
+
+/* What a profile may carry of the site: everything but where secrets come
+ * from; of secrets only the fingerprints */
+static json_t *make_public(const json_t *j)
+{
+	json_t *pub = json_deep_copy(j);
+	json_t *sec = json_object_get(pub, "secrets");
+	json_t *fps = json_object();
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(sec, k, v) {
+		json_t *fp = json_object_get(v, "fingerprint");
+
+		if (fp)
+			json_object_set(fps, k, fp);
+	}
+	json_object_del(pub, "secrets");
+	json_object_del(pub, "profiles");
+	json_object_set_new(pub, "fingerprints", fps);
+	return pub;
+}
 
 int nf_site_load(struct nf_ctx *ctx, const char *path, struct nf_site **out,
 		 struct nf_diags *diags)
 {
-	(void)ctx; (void)path; (void)out; (void)diags;
-	return NF_E_UNSUPPORTED;
+	struct nf_site *s;
+	json_t *j = NULL, *locs = json_object();
+	int r;
+
+	r = nf_yaml_load(ctx, path, &j, locs, diags);
+	if (r) {
+		json_decref(locs);
+		return r;
+	}
+	if (nf_schema_check(j, site_fields, "", locs, diags) ||
+	    validate(j, locs, diags)) {
+		json_decref(j);
+		json_decref(locs);
+		return nf_fail(ctx, NF_E_INVALID, "site file '%s' has errors", path);
+	}
+	if (!(s = calloc(1, sizeof(*s)))) {
+		json_decref(j);
+		json_decref(locs);
+		return -ENOMEM;
+	}
+	s->path = nf_strdup(path);
+	s->json = j;
+	s->locs = locs;
+	s->pub = make_public(j);
+	*out = s;
+	return 0;
 }
 
 void nf_site_free(struct nf_site *site)
@@ -23,5 +252,21 @@ void nf_site_free(struct nf_site *site)
 	free(site->path);
 	json_decref(site->json);
 	json_decref(site->locs);
+	json_decref(site->pub);
 	free(site);
+}
+
+const json_t *nf_site_json(const struct nf_site *site)
+{
+	return site->json;
+}
+
+const json_t *nf_site_public(const struct nf_site *site)
+{
+	return site->pub;
+}
+
+const char *nf_site_path(const struct nf_site *site)
+{
+	return site->path;
 }

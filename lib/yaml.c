@@ -284,6 +284,7 @@ int nf_yaml_load_buf(struct nf_ctx *ctx, const char *name, const char *buf,
 	{
 		yaml_mark_t m = ev.start_mark;
 
+		loc_set(&y, "", m);
 		if ((r = parse_node(&y, &ev, "", 0, &root)))
 			goto out;
 		if (json_is_null(root)) {

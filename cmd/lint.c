@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/* nodeforge lint: profiles, site and inventory, with best practices */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static int cmd_lint(struct nf_global *g, int argc, char **argv);
+
+const struct nf_cmd nf_cmd_lint = {
+	.name = "lint",
+	.summary = "check profiles, site and inventory",
+	.help = "usage: nodeforge lint [--site FILE] [--inventory FILE] [ROLE...]\n"
+		"\n"
+		"Check the profiles (every role, or the ROLEs named), the site file\n"
+		"and an inventory: syntax, types, unknown keys, inheritance, and the\n"
+		"cluster's Slurm best practices (select/cons_tres, proctrack/cgroup,\n"
+		"task/affinity,task/cgroup, AccountingStorageEnforce=safe,\n"
+		"PrologFlags=contain with pam_slurm_adopt, typed GRES, NVLink Links=,\n"
+		"hugepages below RealMemory, isolate_cpus within the CPU count).\n"
+		"\n"
+		"Prints one line per finding: FILE:LINE:COL: error|warning: MESSAGE\n"
+		"\n"
+		"Options:\n"
+		"  -i, --inventory FILE   also check an inventory (racks.yaml)\n"
+		"  --json                 findings as JSON\n"
+		"\n"
+		"Exit status: 0 no errors (warnings allowed), 3 errors found,\n"
+		"1 a file could not be read.\n",
+	.run = cmd_lint,
+};
+
+static int lint_profile_files(struct nf_global *g, struct nf_diags *d,
+			      int *io_error)
+{
+	char **names;
+	size_t n;
+	int r = nf_profile_list(g->ctx, &names, &n);
+
+	if (r) {
+		fprintf(stderr, "nodeforge lint: %s\n", nf_errmsg(g->ctx));
+		*io_error = 1;
+		return 0;
+	}
+	if (!n)
+		nf_diag_add(d, nf_ctx_profiles_dir(g->ctx), 0, 0, NF_SEV_ERROR,
+			    "no profiles (*.yaml) in this directory");
+	for (size_t i = 0; i < n; i++) {
+		struct nf_profile *p = NULL;
+		struct nf_diags pd;
+
+		nf_diags_init(&pd);
+		r = nf_profile_resolve(g->ctx, names[i], g->site, &p, &pd);
+		/* a partial profile is checked through the roles that use it,
+		 * and by itself for syntax and schema */
+		for (size_t k = 0; k < pd.n; k++)
+			nf_diag_add(d, pd.v[k].file, pd.v[k].line, pd.v[k].col,
+				    pd.v[k].severity, "%s", pd.v[k].message);
+		if (r == 0)
+			nf_profile_lint(g->ctx, p, d);
+		nf_diags_free(&pd);
+		nf_profile_free(p);
+	}
+	nf_strv_free(names, n);
+	return 0;
+}
+
+/* Drop exact duplicates (a partial profile's finding is seen by each role) */
+static void dedup(struct nf_diags *d)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < d->n; i++) {
+		int dup = 0;
+
+		for (size_t j = 0; j < out && !dup; j++)
+			dup = d->v[j].line == d->v[i].line &&
+			      d->v[j].col == d->v[i].col &&
+			      !strcmp(d->v[j].file, d->v[i].file) &&
+			      !strcmp(d->v[j].message, d->v[i].message);
+		if (dup) {
+			free(d->v[i].file);
+			free(d->v[i].message);
+		} else {
+			d->v[out++] = d->v[i];
+		}
+	}
+	d->n = out;
+}
+
+static int cmd_lint(struct nf_global *g, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "inventory", required_argument, NULL, 'i' },
+		{ 0 }
+	};
+	const char *inventory = NULL;
+	struct nf_diags d;
+	struct nf_emit *e;
+	int o, io_error = 0, r;
+	size_t errors;
+
+	while ((o = nf_getopt(&nf_cmd_lint, argc, argv, "i:", opts)) != -1) {
+		if (o == -2)
+			return 0;
+		if (o == 'i')
+			inventory = optarg;
+		else
+			return NF_EXIT_USAGE;
+	}
+	nf_diags_init(&d);
+	r = nf_site_load(g->ctx, g->site_path, &g->site, &d);
+	if (r && !d.n) {
+		fprintf(stderr, "nodeforge lint: %s\n", nf_errmsg(g->ctx));
+		io_error = 1;
+	}
+	if (optind < argc) {
+		for (int i = optind; i < argc; i++) {
+			struct nf_profile *p = NULL;
+
+			if (nf_profile_resolve(g->ctx, argv[i], g->site, &p, &d) == 0)
+				nf_profile_lint(g->ctx, p, &d);
+			else if (!d.n) {
+				fprintf(stderr, "nodeforge lint: %s\n", nf_errmsg(g->ctx));
+				io_error = 1;
+			}
+			nf_profile_free(p);
+		}
+	} else {
+		lint_profile_files(g, &d, &io_error);
+	}
+	if (inventory) {
+		struct nf_inventory *inv = NULL;
+		size_t before = d.n;
+
+		r = nf_inventory_load(g->ctx, inventory, g->site, &inv, &d);
+		if (r && d.n == before) {
+			fprintf(stderr, "nodeforge lint: %s\n", nf_errmsg(g->ctx));
+			io_error = 1;
+		}
+		nf_inventory_free(inv);
+	}
+	dedup(&d);
+	nf_diags_sort(&d);
+	errors = nf_diags_errors(&d);
+	nf_emit_new(&e, g->json ? stdout : stderr, g->json);
+	nf_emit_diags(e, &d);
+	if (g->json) {
+		nf_emit_int(e, "errors", NULL, (long long)errors);
+		nf_emit_int(e, "warnings", NULL, (long long)(d.n - errors));
+	}
+	nf_emit_end(e);
+	nf_emit_free(e);
+	if (!g->json && !g->quiet && !errors && !io_error)
+		printf("lint: no errors (%zu warnings)\n", d.n);
+	nf_diags_free(&d);
+	if (errors)
+		return NF_EXIT_FINDINGS;
+	return io_error ? NF_EXIT_FAILURE : 0;
+}

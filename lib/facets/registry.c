@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#define NF_FACET(n) extern const struct nf_facet nf_facet_##n;
+#include "facets/facets.def"
+#undef NF_FACET
+
+const struct nf_facet *const nf_facets[] = {
+#define NF_FACET(n) &nf_facet_##n,
+#include "facets/facets.def"
+#undef NF_FACET
+	NULL
+};
+
+const size_t nf_nfacets = NF_ARRAY_SIZE(nf_facets) - 1;
+
+const struct nf_facet *nf_facet_find(const char *name)
+{
+	for (size_t i = 0; i < nf_nfacets; i++)
+		if (!strcmp(nf_facets[i]->name, name))
+			return nf_facets[i];
+	return NULL;
+}
+
+int nf_lint_at(struct nf_facet_lint *l, const char *path, int sev,
+	       const char *fmt, ...)
+{
+	const char *file = NULL;
+	unsigned line = 0, col = 0;
+	char msg[1024];
+	va_list ap;
+	char p[512];
+
+	/* fall back to the closest enclosing key that has a position */
+	snprintf(p, sizeof(p), "%s", path);
+	while (nf_profile_where(l->profile, p, &file, &line, &col) && *p) {
+		char *cut = strrchr(p, '.');
+		char *br = strrchr(p, '[');
+
+		if (br && (!cut || br > cut))
+			cut = br;
+		if (!cut) {
+			*p = '\0';
+			break;
+		}
+		*cut = '\0';
+	}
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return nf_diag_add(l->diags, file ? file : nf_profile_name(l->profile),
+			   line, col, sev, "%s", msg);
+}

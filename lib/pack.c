@@ -1,0 +1,823 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Deterministic packing of a root tree into tar or cpio (newc) plus its
+ * manifest, in one pass over the content.
+ *
+ * Pass 1 walks the tree with openat() (never following a symlink) and
+ * collects the relative paths; they are sorted bytewise.  Pass 2 opens each
+ * entry again through O_NOFOLLOW directory fds and writes it: numeric owners,
+ * mtimes clamped to the epoch, no atime/ctime, inode numbers synthesized
+ * from the sorted position, device number 0, hard links as links to the
+ * first name in sorted order.  Each file's content is read once: the same
+ * buffer goes to the archive writer and to the file's sha256.  Only the
+ * path list and the hard-link table are held in memory; the manifest is
+ * streamed to its temporary file.
+ */
+#include "internal.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#define PACK_DEPTH 256
+#define PACK_BUF (1 << 20)
+#define XATTR_LIST_MAX_ (64 * 1024)
+
+/* ------------------------------------------------------------ formats */
+
+static const struct {
+	const char *suffix;
+	int format, comp;
+} formats[] = {
+	{ "tar.zst", NF_PACK_TAR, NF_COMP_ZSTD },
+	{ "cpio.zst", NF_PACK_CPIO, NF_COMP_ZSTD },
+	{ "tar.gz", NF_PACK_TAR, NF_COMP_GZIP },
+	{ "cpio.gz", NF_PACK_CPIO, NF_COMP_GZIP },
+	{ "tar", NF_PACK_TAR, NF_COMP_NONE },
+	{ "cpio", NF_PACK_CPIO, NF_COMP_NONE },
+};
+
+int nf_pack_parse_format(const char *name, int *format, int *compressor)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < NF_ARRAY_SIZE(formats); i++) {
+		size_t k = strlen(formats[i].suffix);
+
+		if (!strcmp(name, formats[i].suffix) ||
+		    (n > k && name[n - k - 1] == '.' &&
+		     !strcmp(name + n - k, formats[i].suffix))) {
+			*format = formats[i].format;
+			*compressor = formats[i].comp;
+			return 0;
+		}
+	}
+	return NF_E_INVALID;
+}
+
+const char *nf_pack_format_name(int format, int compressor)
+{
+	for (size_t i = 0; i < NF_ARRAY_SIZE(formats); i++)
+		if (formats[i].format == format && formats[i].comp == compressor)
+			return formats[i].suffix;
+	return "?";
+}
+
+/* ------------------------------------------------------- hard-link table */
+
+struct hl_slot {
+	dev_t dev;
+	ino_t ino;
+	unsigned count;          /* names in the tree */
+	const char *first;       /* first name in sorted order */
+	unsigned long long sino; /* synthesized inode */
+};
+
+struct hl_table {
+	struct hl_slot *v;
+	size_t cap, n;
+};
+
+static size_t hl_hash(dev_t dev, ino_t ino, size_t cap)
+{
+	unsigned long long h = (unsigned long long)ino * 0x9E3779B97F4A7C15ULL ^
+			       (unsigned long long)dev;
+
+	return (size_t)(h ^ (h >> 29)) & (cap - 1);
+}
+
+static struct hl_slot *hl_get(struct hl_table *t, dev_t dev, ino_t ino,
+			      int create)
+{
+	size_t i;
+
+	if (create && (t->n + 1) * 2 > t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 256;
+		struct hl_slot *nv = calloc(ncap, sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		for (size_t k = 0; k < t->cap; k++) {
+			if (!t->v[k].count)
+				continue;
+			i = hl_hash(t->v[k].dev, t->v[k].ino, ncap);
+			while (nv[i].count)
+				i = (i + 1) & (ncap - 1);
+			nv[i] = t->v[k];
+		}
+		free(t->v);
+		t->v = nv;
+		t->cap = ncap;
+	}
+	if (!t->cap)
+		return NULL;
+	i = hl_hash(dev, ino, t->cap);
+	while (t->v[i].count) {
+		if (t->v[i].dev == dev && t->v[i].ino == ino)
+			return &t->v[i];
+		i = (i + 1) & (t->cap - 1);
+	}
+	if (!create)
+		return NULL;
+	t->v[i].dev = dev;
+	t->v[i].ino = ino;
+	t->n++;
+	return &t->v[i];
+}
+
+/* ----------------------------------------------------------------- pass 1 */
+
+struct walk {
+	struct nf_ctx *ctx;
+	char **paths;
+	size_t n, cap;
+	struct hl_table hl;
+	unsigned long long sockets;
+};
+
+static int add_path(struct walk *w, char *p)
+{
+	if (w->n == w->cap) {
+		size_t ncap = w->cap ? w->cap * 2 : 1024;
+		char **nv = realloc(w->paths, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		w->paths = nv;
+		w->cap = ncap;
+	}
+	w->paths[w->n++] = p;
+	return 0;
+}
+
+static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	if (depth > PACK_DEPTH) {
+		close(dfd);
+		return nf_fail(w->ctx, NF_E_LIMIT,
+			       "'%s' is nested deeper than %d directories",
+			       prefix, PACK_DEPTH);
+	}
+	d = fdopendir(dfd);
+	if (!d) {
+		r = -errno;
+		close(dfd);
+		return nf_fail(w->ctx, r, "cannot read directory '%s': %s",
+			       prefix, strerror(-r));
+	}
+	while ((errno = 0, de = readdir(d))) {
+		const char *name = de->d_name;
+		unsigned char type = de->d_type;
+		struct stat st;
+		char *p;
+
+		if (!strcmp(name, ".") || !strcmp(name, ".."))
+			continue;
+		if (type == DT_UNKNOWN || type == DT_REG) {
+			if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+				r = nf_fail(w->ctx, -errno,
+					    "cannot stat '%s/%s': %s", prefix,
+					    name, strerror(errno));
+				break;
+			}
+			type = S_ISDIR(st.st_mode) ? DT_DIR
+			       : S_ISREG(st.st_mode) ? DT_REG
+			       : S_ISSOCK(st.st_mode) ? DT_SOCK : DT_UNKNOWN;
+			if (type == DT_REG && st.st_nlink > 1) {
+				struct hl_slot *s = hl_get(&w->hl, st.st_dev,
+							   st.st_ino, 1);
+				if (!s) {
+					r = -ENOMEM;
+					break;
+				}
+				s->count++;
+			}
+		}
+		p = *prefix ? nf_asprintf("%s/%s", prefix, name)
+			    : nf_strdup(name);
+		if (!p) {
+			r = -ENOMEM;
+			break;
+		}
+		if (strlen(p) >= PATH_MAX - 2) {
+			r = nf_fail(w->ctx, NF_E_LIMIT, "path '%s' is too long",
+				    p);
+			free(p);
+			break;
+		}
+		if (type == DT_SOCK) {
+			nf_log(w->ctx, NF_LOG_WARN, "skipping socket '%s'", p);
+			w->sockets++;
+			free(p);
+			continue;
+		}
+		if ((r = add_path(w, p))) {
+			free(p);
+			break;
+		}
+		if (type == DT_DIR) {
+			int fd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY |
+					O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0) {
+				r = nf_fail(w->ctx, -errno,
+					    "cannot open directory '%s': %s", p,
+					    strerror(errno));
+				break;
+			}
+			if ((r = walk_dir(w, fd, p, depth + 1)))
+				break;
+		}
+	}
+	if (!r && errno)
+		r = nf_fail(w->ctx, -errno, "cannot read directory '%s': %s",
+			    prefix, strerror(errno));
+	closedir(d);
+	return r;
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* --------------------------------------------------------- pass 2 helpers */
+
+/* Open directories along the current path, reused between entries */
+struct dstack {
+	int rootfd;
+	int depth;
+	int fd[PACK_DEPTH + 2];
+	size_t end[PACK_DEPTH + 2]; /* length of the prefix this fd opens */
+	char path[PATH_MAX];
+};
+
+static void dstack_pop(struct dstack *s)
+{
+	close(s->fd[s->depth]);
+	s->depth--;
+}
+
+/* The dirfd of the parent of `p` (relative path) */
+static int dstack_parent(struct nf_ctx *ctx, struct dstack *s, const char *p,
+			 int *out)
+{
+	const char *slash = strrchr(p, '/');
+	size_t plen = slash ? (size_t)(slash - p) : 0;
+
+	/* Keep the levels whose prefix is a whole-component prefix of p */
+	while (s->depth > 0) {
+		size_t e = s->end[s->depth];
+
+		if (e <= plen && !strncmp(s->path, p, e) &&
+		    (p[e] == '/' || e == plen))
+			break;
+		dstack_pop(s);
+	}
+	while ((s->depth > 0 ? s->end[s->depth] : 0) < plen) {
+		size_t start = s->depth > 0 ? s->end[s->depth] + 1 : 0;
+		const char *c = p + start;
+		const char *ce = strchr(c, '/');
+		size_t clen = (size_t)(ce - c);
+		char comp[NAME_MAX + 1];
+		int pfd = s->depth > 0 ? s->fd[s->depth] : s->rootfd, fd;
+
+		if (clen > NAME_MAX || s->depth + 1 > PACK_DEPTH + 1)
+			return nf_fail(ctx, NF_E_LIMIT, "path '%s' is too deep",
+				       p);
+		memcpy(comp, c, clen);
+		comp[clen] = '\0';
+		fd = openat(pfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			    O_CLOEXEC);
+		if (fd < 0)
+			return nf_fail(ctx, -errno,
+				       "cannot open directory of '%s': %s "
+				       "(did the tree change while packing?)",
+				       p, strerror(errno));
+		s->depth++;
+		s->fd[s->depth] = fd;
+		s->end[s->depth] = start + clen;
+		memcpy(s->path, p, start + clen);
+		s->path[start + clen] = '\0';
+	}
+	*out = s->depth > 0 ? s->fd[s->depth] : s->rootfd;
+	return 0;
+}
+
+struct xattrs {
+	char list[XATTR_LIST_MAX_];
+	const char *names[NF_XATTR_MAX];
+	const void *values[NF_XATTR_MAX];
+	size_t sizes[NF_XATTR_MAX];
+	char *store;  /* values, back to back */
+	size_t n;
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int read_xattrs(struct nf_ctx *ctx, int fd, const char *path,
+		       struct xattrs *x)
+{
+	ssize_t len = flistxattr(fd, x->list, sizeof(x->list));
+	size_t off = 0;
+
+	x->n = 0;
+	if (len < 0) {
+		if (errno == ENOTSUP || errno == ENOSYS)
+			return 0;
+		return nf_fail(ctx, -errno,
+			       "cannot list extended attributes of '%s': %s",
+			       path, strerror(errno));
+	}
+	for (char *p = x->list; p < x->list + len; p += strlen(p) + 1) {
+		if (x->n >= NF_XATTR_MAX)
+			return nf_fail(ctx, NF_E_LIMIT,
+				       "'%s' has more than %d extended attributes",
+				       path, NF_XATTR_MAX);
+		x->names[x->n++] = p;
+	}
+	qsort(x->names, x->n, sizeof(*x->names), cmp_str);
+	for (size_t i = 0; i < x->n; i++) {
+		ssize_t v = fgetxattr(fd, x->names[i], x->store + off,
+				      NF_XATTR_VALUE_MAX);
+
+		if (v < 0)
+			return nf_fail(ctx, -errno,
+				       "cannot read extended attribute '%s' of "
+				       "'%s': %s", x->names[i], path,
+				       strerror(errno));
+		x->values[i] = x->store + off;
+		x->sizes[i] = (size_t)v;
+		off += (size_t)v;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- the pack */
+
+struct pack {
+	struct nf_ctx *ctx;
+	const struct nf_pack_opts *o;
+	struct nf_awriter *w;
+	struct nf_sha256 *file_hash, *arc_hash;
+	int outfd;
+	unsigned long long arc_size;
+	FILE *mf;
+	char *buf;
+	struct xattrs *xa;
+	unsigned long long nentries, bytes;
+	int xattr_dropped;
+};
+
+static int out_write(void *data, const void *buf, size_t len)
+{
+	struct pack *p = data;
+	const char *b = buf;
+
+	nf_sha256_update(p->arc_hash, buf, len);
+	p->arc_size += len;
+	while (len > 0) {
+		ssize_t n = write(p->outfd, b, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return nf_fail(p->ctx, -errno, "cannot write archive: %s",
+				       strerror(errno));
+		}
+		b += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static const char *type_name(mode_t m)
+{
+	switch (m & S_IFMT) {
+	case S_IFREG: return "file";
+	case S_IFDIR: return "dir";
+	case S_IFLNK: return "symlink";
+	case S_IFCHR: return "chardev";
+	case S_IFBLK: return "blockdev";
+	case S_IFIFO: return "fifo";
+	default: return "unknown";
+	}
+}
+
+/* One manifest line; the entry object is stolen */
+static int manifest_entry(struct pack *p, json_t *o, int first)
+{
+	char *s = json_dumps(o, JSON_COMPACT);
+
+	json_decref(o);
+	if (!s)
+		return -ENOMEM;
+	fprintf(p->mf, "%s    %s", first ? "" : ",\n", s);
+	free(s);
+	return ferror(p->mf) ? -EIO : 0;
+}
+
+static int set_str(struct pack *p, json_t *o, const char *key,
+		   const char *val, const char *path)
+{
+	json_t *s = json_string(val);
+
+	if (!s)
+		return nf_fail(p->ctx, NF_E_UNSUPPORTED,
+			       "'%s' is not valid UTF-8: cannot record it in "
+			       "the manifest", path);
+	json_object_set_new(o, key, s);
+	return 0;
+}
+
+static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
+		      const char *path, unsigned long long ino)
+{
+	struct nf_ctx *ctx = p->ctx;
+	struct nf_aentry e = { 0 };
+	struct stat st;
+	char target[PATH_MAX], hex[NF_SHA256_HEX], mode[16];
+	const char *base = strrchr(path, '/');
+	int pfd = -1, fd = -1, r, is_root = !strcmp(path, ".");
+	struct hl_slot *link = NULL;
+	json_t *m;
+
+	base = base ? base + 1 : path;
+	if (is_root) {
+		pfd = ds->rootfd;
+		fd = fcntl(ds->rootfd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0 || fstat(fd, &st) < 0)
+			return nf_fail(ctx, -errno, "cannot stat the root: %s",
+				       strerror(errno));
+	} else {
+		if ((r = dstack_parent(ctx, ds, path, &pfd)))
+			return r;
+		if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return nf_fail(ctx, -errno, "cannot stat '%s': %s", path,
+				       strerror(errno));
+	}
+	if (S_ISSOCK(st.st_mode)) {
+		nf_log(ctx, NF_LOG_WARN, "skipping socket '%s'", path);
+		return 0;
+	}
+	if (!is_root && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
+		fd = openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NOCTTY |
+			    O_CLOEXEC | O_NONBLOCK |
+			    (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			r = nf_fail(ctx, -errno, "cannot open '%s': %s", path,
+				    strerror(errno));
+			goto out;
+		}
+	}
+	e.path = path;
+	e.mode = st.st_mode;
+	e.uid = st.st_uid;
+	e.gid = st.st_gid;
+	e.mtime = st.st_mtime > p->o->epoch ? p->o->epoch : st.st_mtime;
+	e.ino = ino;
+	e.nlink = S_ISDIR(st.st_mode) ? 2 : 1;
+	if (fd >= 0) {
+		if ((r = read_xattrs(ctx, fd, path, p->xa)))
+			goto out;
+		if (p->xa->n && p->o->format == NF_PACK_CPIO) {
+			if (!p->xattr_dropped)
+				nf_log(ctx, NF_LOG_WARN,
+				       "cpio cannot hold extended attributes: "
+				       "dropping those of '%s' and others",
+				       path);
+			p->xattr_dropped = 1;
+		} else {
+			e.nxattr = p->xa->n;
+			e.xattr_names = p->xa->names;
+			e.xattr_values = p->xa->values;
+			e.xattr_sizes = p->xa->sizes;
+		}
+	}
+	m = json_object();
+	if (!m) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((r = set_str(p, m, "path", path, path)))
+		goto out_m;
+	if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+		link = hl_get(hl, st.st_dev, st.st_ino, 0);
+		if (link && link->first) {
+			e.ino = link->sino;
+			e.nlink = link->count;
+			if (p->o->format == NF_PACK_TAR)
+				e.hardlink = link->first;
+			json_object_set_new(m, "type", json_string("hardlink"));
+			json_object_set_new(m, "target",
+					    json_string(link->first));
+		} else if (link) {
+			link->first = path;
+			link->sino = ino;
+			e.nlink = link->count;
+		}
+	}
+	if (!e.hardlink && !json_object_get(m, "type"))
+		json_object_set_new(m, "type", json_string(type_name(st.st_mode)));
+	snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
+	json_object_set_new(m, "mode", json_string(mode));
+	json_object_set_new(m, "uid", json_integer((json_int_t)st.st_uid));
+	json_object_set_new(m, "gid", json_integer((json_int_t)st.st_gid));
+	if (S_ISLNK(st.st_mode)) {
+		ssize_t n = readlinkat(pfd, base, target, sizeof(target) - 1);
+
+		if (n < 0 || (size_t)n >= sizeof(target) - 1) {
+			r = nf_fail(ctx, n < 0 ? -errno : NF_E_LIMIT,
+				    "cannot read symlink '%s': %s", path,
+				    n < 0 ? strerror(errno) : "too long");
+			goto out_m;
+		}
+		target[n] = '\0';
+		e.symlink = target;
+		if ((r = set_str(p, m, "target", target, path)))
+			goto out_m;
+	}
+	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+		char rdev[48];
+
+		e.rdev_major = major(st.st_rdev);
+		e.rdev_minor = minor(st.st_rdev);
+		snprintf(rdev, sizeof(rdev), "%lu:%lu", e.rdev_major,
+			 e.rdev_minor);
+		json_object_set_new(m, "rdev", json_string(rdev));
+	}
+	if (S_ISREG(st.st_mode) && !(link && link->first != path))
+		e.size = st.st_size;
+	if (S_ISREG(st.st_mode) && !json_object_get(m, "target"))
+		json_object_set_new(m, "size", json_integer(st.st_size));
+	if (e.nxattr) {
+		json_t *a = json_array();
+
+		for (size_t i = 0; i < e.nxattr; i++)
+			json_array_append_new(a, json_string(e.xattr_names[i]));
+		json_object_set_new(m, "xattrs", a);
+	}
+	if ((r = nf_awriter_header(p->w, &e)))
+		goto out_m;
+	if (e.size > 0) {
+		long long left = e.size;
+
+		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+		while (left > 0) {
+			size_t want = left > PACK_BUF ? PACK_BUF : (size_t)left;
+			ssize_t n = read(fd, p->buf, want);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				r = nf_fail(ctx, n < 0 ? -errno : NF_E_CONFLICT,
+					    "cannot read '%s': %s", path,
+					    n < 0 ? strerror(errno)
+						  : "file shrank while packing");
+				goto out_m;
+			}
+			nf_sha256_update(p->file_hash, p->buf, (size_t)n);
+			if ((r = nf_awriter_data(p->w, p->buf, (size_t)n)))
+				goto out_m;
+			left -= n;
+			p->bytes += (unsigned long long)n;
+		}
+		if (read(fd, p->buf, 1) > 0) {
+			r = nf_fail(ctx, NF_E_CONFLICT,
+				    "cannot pack '%s': file grew while packing",
+				    path);
+			goto out_m;
+		}
+	}
+	if (S_ISREG(st.st_mode) && !json_object_get(m, "target")) {
+		nf_sha256_final_hex(p->file_hash, hex);
+		json_object_set_new(m, "sha256", json_string(hex));
+	}
+	r = manifest_entry(p, m, p->nentries == 0);
+	p->nentries++;
+	m = NULL;
+out_m:
+	json_decref(m);
+out:
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+static int default_level(int comp)
+{
+	return comp == NF_COMP_ZSTD ? 3 : comp == NF_COMP_GZIP ? 6 : 0;
+}
+
+static int fsync_close_rename(struct nf_ctx *ctx, int fd, const char *tmp,
+			      const char *dst)
+{
+	if (fchmod(fd, 0644) < 0 || fsync(fd) < 0) {
+		int e = errno;
+
+		close(fd);
+		return nf_fail(ctx, -e, "cannot write '%s': %s", dst,
+			       strerror(e));
+	}
+	if (close(fd) < 0 || rename(tmp, dst) < 0)
+		return nf_fail(ctx, -errno, "cannot write '%s': %s", dst,
+			       strerror(errno));
+	return 0;
+}
+
+static void fsync_dir_of(const char *path)
+{
+	char *d = nf_strdup(path), *slash;
+	int fd;
+
+	if (!d)
+		return;
+	slash = strrchr(d, '/');
+	if (slash)
+		*(slash == d ? slash + 1 : slash) = '\0';
+	fd = open(slash ? d : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(d);
+}
+
+int nf_pack(struct nf_ctx *ctx, const char *root, const char *out,
+	    const struct nf_pack_opts *o)
+{
+	struct walk w = { .ctx = ctx };
+	struct pack p = { .ctx = ctx, .o = o, .outfd = -1 };
+	struct dstack ds = { .rootfd = -1 };
+	char *tmp = NULL, *mpath = NULL, *mtmp = NULL, hex[NF_SHA256_HEX];
+	const char *aname;
+	int rootfd, mfd = -1, r, level;
+	json_t *hdr = NULL;
+	char *hs = NULL;
+
+	if (o->format != NF_PACK_TAR && o->format != NF_PACK_CPIO)
+		return nf_fail(ctx, NF_E_USAGE, "unknown archive format");
+	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return nf_fail(ctx, -errno, "cannot open '%s': %s", root,
+			       strerror(errno));
+	r = walk_dir(&w, fcntl(rootfd, F_DUPFD_CLOEXEC, 0), "", 0);
+	if (r)
+		goto out;
+	qsort(w.paths, w.n, sizeof(*w.paths), cmp_path);
+
+	tmp = nf_asprintf("%s.tmp.XXXXXX", out);
+	mpath = nf_asprintf("%s.manifest.json", out);
+	mtmp = nf_asprintf("%s.manifest.json.tmp.XXXXXX", out);
+	p.buf = malloc(PACK_BUF);
+	p.xa = calloc(1, sizeof(*p.xa));
+	if (p.xa)
+		p.xa->store = malloc((size_t)NF_XATTR_MAX * NF_XATTR_VALUE_MAX);
+	if (!tmp || !mpath || !mtmp || !p.buf || !p.xa || !p.xa->store) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((r = nf_sha256_new(&p.file_hash)) || (r = nf_sha256_new(&p.arc_hash)))
+		goto out;
+	p.outfd = mkostemp(tmp, O_CLOEXEC);
+	if (p.outfd < 0) {
+		r = nf_fail(ctx, -errno, "cannot create '%s': %s", out,
+			    strerror(errno));
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	mfd = mkostemp(mtmp, O_CLOEXEC);
+	if (mfd < 0 || !(p.mf = fdopen(mfd, "w"))) {
+		r = nf_fail(ctx, -errno, "cannot create '%s': %s", mpath,
+			    strerror(errno));
+		if (mfd >= 0) {
+			close(mfd);
+			unlink(mtmp);
+		}
+		free(mtmp);
+		mtmp = NULL;
+		goto out;
+	}
+	level = o->level >= 0 ? o->level : default_level(o->compressor);
+	hdr = json_pack("{s:i, s:s, s:s, s:s, s:i, s:I}",
+			"nodeforge_manifest", 1,
+			"nodeforge_version", NF_VERSION,
+			"format", o->format == NF_PACK_CPIO ? "cpio" : "tar",
+			"compressor", o->compressor == NF_COMP_ZSTD ? "zstd"
+				      : o->compressor == NF_COMP_GZIP ? "gzip"
+				      : "none",
+			"level", level,
+			"epoch", (json_int_t)o->epoch);
+	hs = hdr ? json_dumps(hdr, JSON_COMPACT) : NULL;
+	if (!hs) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* The header object without its closing brace, then the entries */
+	hs[strlen(hs) - 1] = '\0';
+	fprintf(p.mf, "%s,\n  \"entries\": [\n", hs);
+
+	r = nf_awriter_new(ctx, o->format, o->compressor,
+			   o->compressor == NF_COMP_NONE ? -1 : level,
+			   o->threads, out_write, &p, &p.w);
+	if (r)
+		goto out;
+	ds.rootfd = rootfd;
+	if ((r = pack_entry(&p, &ds, &w.hl, ".", 1)))
+		goto out;
+	for (size_t i = 0; i < w.n; i++) {
+		if ((r = pack_entry(&p, &ds, &w.hl, w.paths[i], i + 2)))
+			goto out;
+		if (o->progress && (i % 256 == 255 || i + 1 == w.n))
+			o->progress(o->progress_data, i + 2, w.n + 1, p.bytes);
+	}
+	r = nf_awriter_close(p.w);
+	p.w = NULL;
+	if (r)
+		goto out;
+	nf_sha256_final_hex(p.arc_hash, hex);
+	aname = strrchr(out, '/');
+	aname = aname ? aname + 1 : out;
+	{
+		json_t *a = json_pack("{s:s, s:s, s:I}", "name", aname,
+				      "sha256", hex, "size",
+				      (json_int_t)p.arc_size);
+		char *as = a ? json_dumps(a, JSON_COMPACT) : NULL;
+
+		json_decref(a);
+		if (!as) {
+			r = nf_fail(ctx, NF_E_UNSUPPORTED,
+				    "output name '%s' is not valid UTF-8", out);
+			goto out;
+		}
+		fprintf(p.mf, "\n  ],\n  \"archive\": %s\n}\n", as);
+		free(as);
+	}
+	if (fflush(p.mf) != 0) {
+		r = nf_fail(ctx, -errno, "cannot write '%s': %s", mpath,
+			    strerror(errno));
+		goto out;
+	}
+	r = fsync_close_rename(ctx, p.outfd, tmp, out);
+	p.outfd = -1;
+	if (r)
+		goto out;
+	free(tmp);
+	tmp = NULL;
+	if (fchmod(fileno(p.mf), 0644) < 0 || fsync(fileno(p.mf)) < 0 ||
+	    fclose(p.mf) != 0) {
+		p.mf = NULL;
+		r = nf_fail(ctx, -errno, "cannot write '%s': %s", mpath,
+			    strerror(errno));
+		goto out;
+	}
+	p.mf = NULL;
+	if (rename(mtmp, mpath) < 0) {
+		r = nf_fail(ctx, -errno, "cannot write '%s': %s", mpath,
+			    strerror(errno));
+		goto out;
+	}
+	free(mtmp);
+	mtmp = NULL;
+	fsync_dir_of(out);
+out:
+	while (ds.depth > 0)
+		dstack_pop(&ds);
+	nf_awriter_free(p.w);
+	if (p.outfd >= 0)
+		close(p.outfd);
+	if (tmp)
+		unlink(tmp);
+	if (p.mf)
+		fclose(p.mf);
+	if (mtmp)
+		unlink(mtmp);
+	free(tmp);
+	free(mtmp);
+	free(mpath);
+	free(hs);
+	json_decref(hdr);
+	nf_sha256_free(p.file_hash);
+	nf_sha256_free(p.arc_hash);
+	free(p.buf);
+	if (p.xa)
+		free(p.xa->store);
+	free(p.xa);
+	nf_strv_free(w.paths, w.n);
+	free(w.hl.v);
+	close(rootfd);
+	return r;
+}

@@ -1,0 +1,764 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Role profiles: loading, inheritance and the resolved profile.
+ *
+ * Merge rules (docs/profiles.md):
+ *   - mappings merge key by key; a scalar set by the child wins;
+ *   - lists merge in order, parent entries first, without duplicates;
+ *   - a list entry "!x" removes the inherited entry x; for key=value
+ *     strings "!key" removes the entry with that key; for lists of
+ *     mappings "!name" removes the entry with that name, and a child entry
+ *     with the same name replaces the parent's in place;
+ *   - kernel arguments with the same key and different values are an
+ *     error, wherever they come from: remove the inherited one first.
+ */
+#include "internal.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#define NF_INHERIT_DEPTH 16
+
+struct nf_profile {
+	char *name;
+	json_t *json;
+	json_t *locs;
+};
+
+static const struct nf_field top_fields_base[] = {
+	{ "description", NF_T_STR },
+	{ "abstract", NF_T_BOOL },
+	{ "inherits", NF_T_STRLIST },
+};
+
+/* The top-level schema: the fixed keys plus one section per facet */
+static struct nf_field *top_schema(void)
+{
+	static struct nf_field f[NF_ARRAY_SIZE(top_fields_base) + 32];
+	static int done;
+
+	if (!done) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < NF_ARRAY_SIZE(top_fields_base); i++)
+			f[n++] = top_fields_base[i];
+		for (size_t i = 0; i < nf_nfacets && n + 1 < NF_ARRAY_SIZE(f); i++)
+			f[n++] = (struct nf_field){ nf_facets[i]->name, NF_T_OBJ,
+						    nf_facets[i]->schema };
+		f[n] = (struct nf_field){ 0 };
+		done = 1;
+	}
+	return f;
+}
+
+static int valid_name(const char *s)
+{
+	if (!s || !*s || strlen(s) > 64)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+		      *s == '-' || *s == '_'))
+			return 0;
+	return 1;
+}
+
+/* ------------------------------------------------------------- locs */
+
+static int path_has_prefix(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (strncmp(path, prefix, n))
+		return 0;
+	return path[n] == '\0' || path[n] == '.' || path[n] == '[';
+}
+
+static void locs_drop(json_t *locs, const char *prefix)
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+
+	json_object_foreach_safe(locs, tmp, k, v)
+		if (path_has_prefix(k, prefix))
+			json_object_del(locs, k);
+}
+
+static void locs_copy(json_t *dst, const json_t *src, const char *from,
+		      const char *to)
+{
+	const char *k;
+	json_t *v;
+	size_t n = strlen(from);
+
+	json_object_foreach((json_t *)src, k, v) {
+		char buf[1024];
+
+		if (!path_has_prefix(k, from))
+			continue;
+		snprintf(buf, sizeof(buf), "%s%s", to, k + n);
+		json_object_set(dst, buf, v);
+	}
+}
+
+/* ------------------------------------------------------------- merge */
+
+struct merge {
+	struct nf_ctx *ctx;
+	struct nf_diags *diags;
+	int failed;
+};
+
+static void merge_err(struct merge *m, const json_t *locs, const char *path,
+		      const char *fmt, const char *a)
+{
+	const char *file;
+	unsigned line, col;
+
+	nf_locs_get(locs, path, &file, &line, &col);
+	nf_diag_add(m->diags, file ? file : "", line, col, NF_SEV_ERROR, fmt, a);
+	m->failed = 1;
+}
+
+/* Identity of a list entry for replacement and removal */
+static int entry_key(const json_t *v, char *buf, size_t sz)
+{
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+
+		snprintf(buf, sz, "%s", s);
+		return 0;
+	}
+	if (json_is_object(v)) {
+		const char *n = json_string_value(json_object_get(v, "name"));
+
+		if (n) {
+			snprintf(buf, sz, "%s", n);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Does a removal marker "!x" match entry e? */
+static int removes(const char *marker, const json_t *e)
+{
+	char key[512];
+
+	if (entry_key(e, key, sizeof(key)))
+		return 0;
+	if (!strcmp(key, marker))
+		return 1;
+	/* "!hugepages" removes "hugepages=64" */
+	if (json_is_string(e) && !strchr(marker, '=')) {
+		size_t n = strlen(marker);
+
+		return !strncmp(key, marker, n) && key[n] == '=';
+	}
+	return 0;
+}
+
+static void merge_value(struct merge *m, json_t *dst, json_t *dlocs,
+			const char *key, json_t *src, const json_t *slocs,
+			const char *path);
+
+static void merge_list(struct merge *m, json_t *dst, json_t *dlocs,
+		       const char *key, json_t *src, const json_t *slocs,
+		       const char *path)
+{
+	json_t *old = json_object_get(dst, key);
+	json_t *out = json_array();
+	json_t *oldlocs = json_deep_copy(dlocs);
+	json_t *origin = json_array(); /* per out entry: [from-path, 0=old|1=src] */
+	size_t i, j;
+	json_t *e, *s;
+
+	/* parent entries, minus the removed and the replaced */
+	json_array_foreach(old, i, e) {
+		int gone = 0;
+		char opath[1024];
+
+		json_array_foreach(src, j, s) {
+			const char *sv = json_string_value(s);
+
+			if (sv && sv[0] == '!' && removes(sv + 1, e))
+				gone = 1;
+		}
+		if (gone)
+			continue;
+		snprintf(opath, sizeof(opath), "%s[%zu]", path, i);
+		json_array_append(out, e);
+		json_array_append_new(origin, json_pack("[si]", opath, 0));
+	}
+	/* child entries: markers must remove something; same-named mappings
+	 * replace in place; duplicates of strings are dropped */
+	json_array_foreach(src, j, s) {
+		const char *sv = json_string_value(s);
+		char spath[1024], k1[512], k2[512];
+		int replaced = 0, removed_any = 0;
+
+		snprintf(spath, sizeof(spath), "%s[%zu]", path, j);
+		if (sv && sv[0] == '!') {
+			json_array_foreach(old, i, e)
+				removed_any |= removes(sv + 1, e);
+			if (!removed_any)
+				merge_err(m, slocs, spath,
+					  "'%s' removes nothing: no inherited entry "
+					  "has that name", sv + 1);
+			continue;
+		}
+		for (i = 0; i < json_array_size(out); i++) {
+			json_t *o = json_array_get(out, i);
+
+			if (entry_key(s, k1, sizeof(k1)) ||
+			    entry_key(o, k2, sizeof(k2)) || strcmp(k1, k2))
+				continue;
+			json_array_set(out, i, s);
+			json_array_set_new(origin, i, json_pack("[si]", spath, 1));
+			replaced = 1;
+			break;
+		}
+		if (!replaced) {
+			json_array_append(out, s);
+			json_array_append_new(origin, json_pack("[si]", spath, 1));
+		}
+	}
+	locs_drop(dlocs, path);
+	/* the list key itself keeps the child's position */
+	{
+		json_t *kl = json_object_get(slocs, path);
+
+		if (kl)
+			json_object_set(dlocs, path, kl);
+		else if ((kl = json_object_get(oldlocs, path)))
+			json_object_set(dlocs, path, kl);
+	}
+	json_array_foreach(origin, i, e) {
+		char npath[1024];
+		const char *from = json_string_value(json_array_get(e, 0));
+		int fromsrc = (int)json_integer_value(json_array_get(e, 1));
+
+		snprintf(npath, sizeof(npath), "%s[%zu]", path, i);
+		locs_copy(dlocs, fromsrc ? slocs : oldlocs, from, npath);
+	}
+	json_object_set_new(dst, key, out);
+	json_decref(origin);
+	json_decref(oldlocs);
+}
+
+static void merge_object(struct merge *m, json_t *dst, json_t *dlocs,
+			 json_t *src, const json_t *slocs, const char *path)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(src, k, v) {
+		char sub[1024];
+
+		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", k);
+		merge_value(m, dst, dlocs, k, v, slocs, sub);
+	}
+}
+
+static void merge_value(struct merge *m, json_t *dst, json_t *dlocs,
+			const char *key, json_t *src, const json_t *slocs,
+			const char *path)
+{
+	json_t *cur = json_object_get(dst, key);
+
+	if (json_is_object(cur) && json_is_object(src)) {
+		json_t *kl = json_object_get(slocs, path);
+
+		if (kl)
+			json_object_set(dlocs, path, kl);
+		merge_object(m, cur, dlocs, src, slocs, path);
+		return;
+	}
+	if (json_is_array(src) && (json_is_array(cur) || !cur)) {
+		if (!cur)
+			json_object_set_new(dst, key, json_array());
+		merge_list(m, dst, dlocs, key, src, slocs, path);
+		return;
+	}
+	json_object_set_new(dst, key, json_deep_copy(src));
+	locs_drop(dlocs, path);
+	locs_copy(dlocs, slocs, path, path);
+}
+
+/* ------------------------------------------------------------- loading */
+
+struct loaded {
+	char name[72];
+	json_t *json;
+	json_t *locs;
+};
+
+static int load_file(struct nf_ctx *ctx, const char *name, json_t **json,
+		     json_t **locs, struct nf_diags *diags)
+{
+	char *path = nf_asprintf("%s/%s.yaml", nf_ctx_profiles_dir(ctx), name);
+	int r;
+
+	if (!path)
+		return -ENOMEM;
+	*locs = json_object();
+	r = nf_yaml_load(ctx, path, json, *locs, diags);
+	if (r == 0 && nf_schema_check(*json, top_schema(), "", *locs, diags)) {
+		json_decref(*json);
+		*json = NULL;
+		r = nf_fail(ctx, NF_E_INVALID, "'%s' has errors", path);
+	}
+	if (r) {
+		json_decref(*locs);
+		*locs = NULL;
+	}
+	free(path);
+	return r;
+}
+
+struct resolver {
+	struct nf_ctx *ctx;
+	struct nf_diags *diags;
+	const char *stack[NF_INHERIT_DEPTH];
+	int depth;
+	json_t *chain; /* names in resolution order */
+};
+
+/* Resolve `name` into (json, locs), recursively through inherits */
+static int resolve(struct resolver *rv, const char *name, const json_t *from_locs,
+		   const char *from_path, json_t **json, json_t **locs)
+{
+	json_t *self = NULL, *slocs = NULL, *out, *olocs, *inh;
+	struct merge m = { rv->ctx, rv->diags, 0 };
+	size_t i;
+	json_t *p;
+	int r;
+
+	for (int d = 0; d < rv->depth; d++)
+		if (!strcmp(rv->stack[d], name)) {
+			const char *file;
+			unsigned line, col;
+			char chain[512] = "";
+
+			for (int e = d; e < rv->depth; e++) {
+				strncat(chain, rv->stack[e], sizeof(chain) - strlen(chain) - 1);
+				strncat(chain, " -> ", sizeof(chain) - strlen(chain) - 1);
+			}
+			strncat(chain, name, sizeof(chain) - strlen(chain) - 1);
+			nf_locs_get(from_locs, from_path, &file, &line, &col);
+			nf_diag_add(rv->diags, file ? file : "", line, col,
+				    NF_SEV_ERROR, "inheritance cycle: %s", chain);
+			return nf_fail(rv->ctx, NF_E_CYCLE, "inheritance cycle: %s",
+				       chain);
+		}
+	if (rv->depth >= NF_INHERIT_DEPTH)
+		return nf_fail(rv->ctx, NF_E_LIMIT, "inheritance deeper than %d",
+			       NF_INHERIT_DEPTH);
+	if (!valid_name(name)) {
+		const char *file;
+		unsigned line, col;
+
+		nf_locs_get(from_locs, from_path, &file, &line, &col);
+		nf_diag_add(rv->diags, file ? file : "", line, col, NF_SEV_ERROR,
+			    "'%s' is not a profile name (a-z, 0-9, '-', '_')", name);
+		return nf_fail(rv->ctx, NF_E_INVALID, "'%s' is not a profile name",
+			       name);
+	}
+	{
+		char *path = nf_asprintf("%s/%s.yaml", nf_ctx_profiles_dir(rv->ctx), name);
+		struct stat st;
+		int missing = path && stat(path, &st) != 0;
+
+		free(path);
+		if (missing && from_locs) {
+			const char *file;
+			unsigned line, col;
+
+			nf_locs_get(from_locs, from_path, &file, &line, &col);
+			nf_diag_add(rv->diags, file ? file : "", line, col,
+				    NF_SEV_ERROR, "inherited profile '%s' not found in '%s'",
+				    name, nf_ctx_profiles_dir(rv->ctx));
+			return nf_fail(rv->ctx, NF_E_NOTFOUND,
+				       "inherited profile '%s' not found", name);
+		}
+		if (missing)
+			return nf_fail(rv->ctx, NF_E_NOTFOUND,
+				       "no profile '%s' in '%s'", name,
+				       nf_ctx_profiles_dir(rv->ctx));
+	}
+	r = load_file(rv->ctx, name, &self, &slocs, rv->diags);
+	if (r)
+		return r;
+	rv->stack[rv->depth++] = name;
+	out = json_object();
+	olocs = json_object();
+	inh = json_object_get(self, "inherits");
+	json_array_foreach(inh, i, p) {
+		json_t *pj = NULL, *pl = NULL;
+		char ipath[64];
+
+		snprintf(ipath, sizeof(ipath), "inherits[%zu]", i);
+		r = resolve(rv, json_string_value(p), slocs, ipath, &pj, &pl);
+		if (r)
+			goto fail;
+		merge_object(&m, out, olocs, pj, pl, "");
+		json_decref(pj);
+		json_decref(pl);
+	}
+	json_object_del(self, "inherits");
+	json_object_del(self, "abstract");
+	merge_object(&m, out, olocs, self, slocs, "");
+	if (m.failed) {
+		r = nf_fail(rv->ctx, NF_E_INVALID, "profile '%s' does not merge",
+			    name);
+		goto fail;
+	}
+	rv->depth--;
+	{
+		int seen = 0;
+
+		json_array_foreach(rv->chain, i, p)
+			seen |= !strcmp(json_string_value(p), name);
+		if (!seen)
+			json_array_append_new(rv->chain, json_string(name));
+	}
+	json_decref(self);
+	json_decref(slocs);
+	*json = out;
+	*locs = olocs;
+	return 0;
+fail:
+	rv->depth--;
+	json_decref(self);
+	json_decref(slocs);
+	json_decref(out);
+	json_decref(olocs);
+	return r;
+}
+
+/* ------------------------------------------------------------- kernel args */
+
+int nf_kargs_key(const char *arg, char *key, size_t keysz)
+{
+	const char *eq = strchr(arg, '=');
+	size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+
+	if (n + 1 > keysz)
+		return NF_E_LIMIT;
+	memcpy(key, arg, n);
+	key[n] = '\0';
+	return eq ? 1 : 0;
+}
+
+/* Keys the kernel takes more than once, each occurrence meaningful */
+static int repeatable(const char *key)
+{
+	return !strcmp(key, "console");
+}
+
+/* Collect every facet's boot arguments; conflicting values are errors */
+static int collect_boot_args(struct nf_ctx *ctx, struct nf_profile *p,
+			     struct nf_diags *diags, json_t **out)
+{
+	json_t *args = json_array(), *res = json_array();
+	json_t *srcs = json_array();
+	int bad = 0;
+	size_t i, j;
+	json_t *a;
+
+	for (size_t f = 0; f < nf_nfacets; f++) {
+		const struct nf_facet *fc = nf_facets[f];
+		json_t *sec = json_object_get(p->json, fc->name);
+		size_t before = json_array_size(args);
+
+		if (!fc->boot_args || !sec)
+			continue;
+		fc->boot_args(sec, args);
+		for (i = before; i < json_array_size(args); i++)
+			json_array_append_new(srcs, json_string(fc->name));
+	}
+	json_array_foreach(args, i, a) {
+		const char *s = json_string_value(a);
+		char k1[128];
+		int has_val = nf_kargs_key(s, k1, sizeof(k1)) == 1;
+		int dup = 0;
+
+		for (j = 0; j < json_array_size(res); j++) {
+			const char *t = json_string_value(json_array_get(res, j));
+			char k2[128];
+
+			if (!strcmp(s, t)) {
+				dup = 1;
+				break;
+			}
+			nf_kargs_key(t, k2, sizeof(k2));
+			if (has_val && !strcmp(k1, k2) && !repeatable(k1)) {
+				const char *file = NULL;
+				unsigned line = 0, col = 0;
+				char path[64];
+
+				snprintf(path, sizeof(path), "kernel.args[%zu]", i);
+				if (nf_profile_where(p, path, &file, &line, &col))
+					nf_profile_where(p, json_string_value(json_array_get(srcs, i)),
+							 &file, &line, &col);
+				{
+					const char *of = NULL;
+					unsigned ol = 0, oc = 0;
+					char opath[64], where[600] = "";
+					size_t nk = json_array_size(json_object_get(
+						json_object_get(p->json, "kernel"), "args"));
+					size_t oi = 0;
+
+					/* position of the earlier argument: find it in args */
+					for (size_t q = 0; q < i; q++)
+						if (!strcmp(json_string_value(json_array_get(args, q)), t))
+							oi = q;
+					snprintf(opath, sizeof(opath), "kernel.args[%zu]", oi);
+					if (oi < nk && !nf_profile_where(p, opath, &of, &ol, &oc) && of)
+						snprintf(where, sizeof(where), " (%s:%u:%u)", of, ol, oc);
+					nf_diag_add(diags, file ? file : p->name, line, col,
+						    NF_SEV_ERROR,
+						    "kernel argument '%s' conflicts with '%s'%s; "
+						    "remove the inherited one with '!%s'",
+						    s, t, where, k1);
+				}
+				bad = 1;
+				dup = 1;
+				break;
+			}
+		}
+		if (!dup)
+			json_array_append(res, a);
+	}
+	json_decref(args);
+	json_decref(srcs);
+	if (bad) {
+		json_decref(res);
+		return nf_fail(ctx, NF_E_CONFLICT, "conflicting kernel arguments");
+	}
+	*out = res;
+	return 0;
+}
+
+int nf_profile_kernel_args(struct nf_ctx *ctx, const struct nf_profile *p,
+			   char **out)
+{
+	json_t *args = json_object_get(p->json, "boot_args");
+	size_t i, len = 1;
+	json_t *a;
+	char *s;
+
+	if (!json_is_array(args))
+		return nf_fail(ctx, NF_E_INVALID, "profile '%s' has no boot_args",
+			       p->name);
+	json_array_foreach(args, i, a)
+		len += strlen(json_string_value(a)) + 1;
+	if (!(s = malloc(len)))
+		return -ENOMEM;
+	*s = '\0';
+	json_array_foreach(args, i, a) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, json_string_value(a));
+	}
+	*out = s;
+	return 0;
+}
+
+/* ------------------------------------------------------------- site */
+
+const json_t *nf_site_public(const struct nf_site *site);
+
+static void apply_site(struct nf_profile *p, const struct nf_site *site)
+{
+	const json_t *pub = nf_site_public(site);
+	json_t *time = json_object_get(p->json, "time");
+
+	json_object_set(p->json, "site", (json_t *)pub);
+	if (time && !json_object_get(time, "servers")) {
+		json_t *ntp = json_object_get(pub, "ntp");
+
+		if (ntp)
+			json_object_set_new(time, "servers", json_deep_copy(ntp));
+	}
+}
+
+/* ------------------------------------------------------------- public */
+
+int nf_profile_resolve(struct nf_ctx *ctx, const char *name,
+		       const struct nf_site *site, struct nf_profile **out,
+		       struct nf_diags *diags)
+{
+	struct resolver rv = { .ctx = ctx, .diags = diags };
+	struct nf_profile *p;
+	json_t *json = NULL, *locs = NULL, *boot = NULL, *res;
+	char *path;
+	json_t *raw = NULL, *rawlocs = NULL;
+	int r;
+
+	if (!valid_name(name))
+		return nf_fail(ctx, NF_E_INVALID,
+			       "'%s' is not a profile name (a-z, 0-9, '-', '_')",
+			       name);
+	rv.chain = json_array();
+	r = resolve(&rv, name, NULL, NULL, &json, &locs);
+	if (r) {
+		json_decref(rv.chain);
+		return r;
+	}
+	/* is the profile itself abstract? */
+	path = nf_asprintf("%s/%s.yaml", nf_ctx_profiles_dir(ctx), name);
+	rawlocs = json_object();
+	if (path && nf_yaml_load(ctx, path, &raw, rawlocs, NULL) == 0 &&
+	    json_is_true(json_object_get(raw, "abstract"))) {
+		free(path);
+		json_decref(raw);
+		json_decref(rawlocs);
+		json_decref(json);
+		json_decref(locs);
+		json_decref(rv.chain);
+		return nf_fail(ctx, NF_E_INVALID,
+			       "'%s' is a partial profile (abstract: true), not a role",
+			       name);
+	}
+	free(path);
+	json_decref(raw);
+	json_decref(rawlocs);
+
+	if (!(p = calloc(1, sizeof(*p)))) {
+		json_decref(json);
+		json_decref(locs);
+		json_decref(rv.chain);
+		return -ENOMEM;
+	}
+	p->name = nf_strdup(name);
+	p->locs = locs;
+	res = json_object();
+	json_object_set_new(res, "nodeforge",
+			    json_pack("{s:s,s:i}", "version", NF_VERSION, "schema", 1));
+	json_object_set_new(res, "role", json_string(name));
+	json_object_set_new(res, "inherits", rv.chain);
+	json_object_update(res, json);
+	json_decref(json);
+	p->json = res;
+	if (site)
+		apply_site(p, site);
+	r = collect_boot_args(ctx, p, diags, &boot);
+	if (r) {
+		nf_profile_free(p);
+		return r;
+	}
+	json_object_set_new(p->json, "boot_args", boot);
+	*out = p;
+	return 0;
+}
+
+void nf_profile_free(struct nf_profile *p)
+{
+	if (!p)
+		return;
+	free(p->name);
+	json_decref(p->json);
+	json_decref(p->locs);
+	free(p);
+}
+
+const json_t *nf_profile_json(const struct nf_profile *p)
+{
+	return p->json;
+}
+
+const char *nf_profile_name(const struct nf_profile *p)
+{
+	return p->name;
+}
+
+int nf_profile_where(const struct nf_profile *p, const char *path,
+		     const char **file, unsigned *line, unsigned *col)
+{
+	return nf_locs_get(p->locs, path, file, line, col);
+}
+
+int nf_profile_load_json(struct nf_ctx *ctx, const char *path,
+			 struct nf_profile **out)
+{
+	struct nf_profile *p;
+	json_error_t err;
+	json_t *j;
+	const char *role;
+
+	j = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+	if (!j)
+		return nf_fail(ctx, NF_E_PARSE, "%s:%d:%d: %s", path, err.line,
+			       err.column, err.text);
+	role = json_string_value(json_object_get(j, "role"));
+	if (!json_is_object(j) || !role || !json_is_array(json_object_get(j, "boot_args"))) {
+		json_decref(j);
+		return nf_fail(ctx, NF_E_INVALID,
+			       "'%s' is not a resolved nodeforge profile", path);
+	}
+	if (!(p = calloc(1, sizeof(*p)))) {
+		json_decref(j);
+		return -ENOMEM;
+	}
+	p->name = nf_strdup(role);
+	p->json = j;
+	p->locs = json_object();
+	*out = p;
+	return 0;
+}
+
+static int cmpstr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int nf_profile_list(struct nf_ctx *ctx, char ***names, size_t *n)
+{
+	const char *dir = nf_ctx_profiles_dir(ctx);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **v = NULL;
+	size_t cnt = 0;
+
+	if (!d)
+		return nf_fail(ctx, -errno, "cannot open profiles directory '%s': %s",
+			       dir, strerror(errno));
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		char **nv;
+
+		if (len < 6 || strcmp(de->d_name + len - 5, ".yaml") ||
+		    !strncmp(de->d_name, "site", 4))
+			continue;
+		if (!(nv = realloc(v, (cnt + 1) * sizeof(*v))))
+			break;
+		v = nv;
+		v[cnt] = strndup(de->d_name, len - 5);
+		if (!valid_name(v[cnt])) {
+			free(v[cnt]);
+			continue;
+		}
+		cnt++;
+	}
+	closedir(d);
+	qsort(v, cnt, sizeof(*v), cmpstr);
+	*names = v;
+	*n = cnt;
+	return 0;
+}
+
+int nf_profile_lint(struct nf_ctx *ctx, const struct nf_profile *p,
+		    struct nf_diags *diags)
+{
+	struct nf_facet_lint l = { ctx, p, diags };
+
+	for (size_t i = 0; i < nf_nfacets; i++) {
+		json_t *sec = json_object_get(p->json, nf_facets[i]->name);
+
+		if (sec && nf_facets[i]->lint)
+			nf_facets[i]->lint(&l, sec);
+	}
+	return 0;
+}

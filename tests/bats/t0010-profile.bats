@@ -1,0 +1,100 @@
+#!/usr/bin/env bats
+# nodeforge profile list / show against the shipped profiles and fixtures.
+load helper
+
+@test "profile list shows roles and partial profiles" {
+	run nf profile list
+	status_is 0
+	[[ "$output" == *"compute      role"* ]]
+	[[ "$output" == *"controller   role"* ]]
+	[[ "$output" == *"login        role"* ]]
+	[[ "$output" == *"base         partial"* ]]
+}
+
+@test "profile show compute --json holds the required kernel args" {
+	run nf profile show compute --json
+	status_is 0
+	echo "$output" | python3 -c '
+import json,sys
+d=json.load(sys.stdin)
+a=d["boot_args"]
+for want in ["cgroup_memory=1","systemd.unified_cgroup_hierarchy=1","transparent_hugepage=never",
+             "hugepagesz=1G","hugepages=160","numa_balancing=disable","iommu=pt"]:
+    assert want in a, (want, a)
+assert d["role"]=="compute" and d["inherits"]==["base","gpu","compute"], d["inherits"]
+assert d["limits"]["memlock"]=="unlimited"
+assert d["pam"]["slurm_adopt"] is True
+assert d["slurm"]["conf"]["SelectType"]=="select/cons_tres"
+assert d["time"]["servers"]==["10.0.0.1"]
+assert "secrets" not in d["site"]'
+}
+
+@test "isolcpus uses the kernel's flags,list syntax" {
+	run nf profile show compute --args
+	status_is 0
+	[[ "$output" == *"isolcpus=nohz,domain,1-63,65-127,129-191,193-255"* ]]
+	[[ "$output" != *"domain:"* ]]
+}
+
+@test "controller is not a GPU node and has no pam_slurm_adopt" {
+	run nf profile show controller --json
+	status_is 0
+	echo "$output" | python3 -c '
+import json,sys
+d=json.load(sys.stdin)
+assert "gpu" not in d and "pam" not in d
+assert d["mariadb"]["lock_wait_timeout"]==900
+assert d["slurm"]["daemons"]==["slurmctld","slurmdbd"]'
+}
+
+@test "text and --json show the same profile" {
+	nf profile show login > text.out
+	nf profile show login --json > json.out
+	python3 -c '
+import json
+a=json.load(open("text.out")); b=json.load(open("json.out"))
+assert a==b'
+}
+
+@test "a site file changes what the profile carries" {
+	sed 's/cluster: test/cluster: blue/' "$FIXTURES/site-good.yaml" > site.yaml
+	run nf --site site.yaml profile show compute --json
+	status_is 0
+	echo "$output" | python3 -c '
+import json,sys
+d=json.load(sys.stdin)
+assert d["site"]["cluster"]=="blue"'
+}
+
+@test "profile show of a partial profile or an unknown role exits 1" {
+	run nf profile show base
+	status_is 1
+	[[ "$output" == *"'base' is a partial profile"* ]]
+	run nf profile show nosuch
+	status_is 1
+	[[ "$output" == *"no profile 'nosuch'"* ]]
+}
+
+@test "profile show with a broken site names the site's file:line" {
+	printf 'cluster: x\ndistro: debian12\ncontrollers: []\nnetworks:\n  provisioning: { cidr: nope }\n' > site.yaml
+	run nf --site site.yaml profile show compute
+	status_is 3
+	[[ "$output" == *"site.yaml:5:"*"'nope' is not a network"* ]]
+}
+
+@test "profile usage errors exit 2" {
+	run nf profile
+	status_is 2
+	run nf profile frob
+	status_is 2
+	run nf profile show
+	status_is 2
+}
+
+@test "-C points at another profiles directory" {
+	mkdir p && cp "$FIXTURES/site-good.yaml" p/site.yaml
+	printf 'description: tiny\nkernel:\n  args: [quiet]\n' > p/tiny.yaml
+	run nf -C p profile show tiny --args
+	status_is 0
+	[ "$output" = "quiet" ]
+}

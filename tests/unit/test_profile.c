@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/* Profile inheritance and merge rules, schema types, site application. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "nodeforge.h"
+
+static char dir[] = "/tmp/nf-test-profile.XXXXXX";
+
+static void put(const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static struct nf_ctx *ctx_for_dir(void)
+{
+	struct nf_ctx *ctx;
+
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	assert_int_equal(nf_ctx_set_profiles_dir(ctx, dir), 0);
+	return ctx;
+}
+
+/* Resolve `role`, return its JSON as a compact string (caller frees) */
+static char *resolve_section(const char *role, const char *section, int *rc)
+{
+	struct nf_ctx *ctx = ctx_for_dir();
+	struct nf_profile *p = NULL;
+	struct nf_diags d;
+	char *s = NULL;
+
+	nf_diags_init(&d);
+	*rc = nf_profile_resolve(ctx, role, NULL, &p, &d);
+	if (*rc == 0)
+		s = json_dumps(json_object_get(nf_profile_json(p), section),
+			       JSON_COMPACT | JSON_ENCODE_ANY);
+	nf_profile_free(p);
+	nf_diags_free(&d);
+	nf_ctx_free(ctx);
+	return s;
+}
+
+static void test_child_scalar_wins(void **state)
+{
+	int rc;
+	char *s;
+
+	(void)state;
+	put("p1.yaml", "abstract: true\nmemory:\n  thp: madvise\n  numa_balancing: true\n");
+	put("c1.yaml", "inherits: [p1]\nmemory:\n  thp: never\n");
+	s = resolve_section("c1", "memory", &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(s, "{\"thp\":\"never\",\"numa_balancing\":true}");
+	free(s);
+}
+
+static void test_lists_merge_in_order_without_duplicates(void **state)
+{
+	int rc;
+	char *s;
+
+	(void)state;
+	put("p2.yaml", "abstract: true\nkernel:\n  args: [a=1, b, c]\n");
+	put("q2.yaml", "abstract: true\nkernel:\n  args: [d, b]\n");
+	put("c2.yaml", "inherits: [p2, q2]\nkernel:\n  args: [e, a=1]\n");
+	s = resolve_section("c2", "kernel", &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(s, "{\"args\":[\"a=1\",\"b\",\"c\",\"d\",\"e\"]}");
+	free(s);
+}
+
+static void test_removal_markers(void **state)
+{
+	int rc;
+	char *s;
+
+	(void)state;
+	put("p3.yaml", "abstract: true\nkernel:\n  args: [hugepages=64, quiet, iommu=pt]\n");
+	put("c3.yaml", "inherits: [p3]\nkernel:\n  args: [\"!hugepages\", \"!quiet\", hugepages=160]\n");
+	s = resolve_section("c3", "kernel", &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(s, "{\"args\":[\"iommu=pt\",\"hugepages=160\"]}");
+	free(s);
+	/* a marker that removes nothing is an error */
+	put("c3b.yaml", "inherits: [p3]\nkernel:\n  args: [\"!splash\"]\n");
+	s = resolve_section("c3b", "kernel", &rc);
+	assert_null(s);
+	assert_int_not_equal(rc, 0);
+}
+
+static void test_object_lists_replace_by_name(void **state)
+{
+	int rc;
+	char *s;
+
+	(void)state;
+	put("p4.yaml", "abstract: true\nslurm:\n  gres:\n"
+	    "    - { name: gpu, type: h100, count: 8 }\n"
+	    "    - { name: nvme, type: local, count: 1 }\n");
+	put("c4.yaml", "inherits: [p4]\nslurm:\n  gres:\n"
+	    "    - { name: gpu, type: h200, count: 8 }\n");
+	s = resolve_section("c4", "slurm", &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(s, "{\"gres\":[{\"name\":\"gpu\",\"type\":\"h200\",\"count\":8},"
+			       "{\"name\":\"nvme\",\"type\":\"local\",\"count\":1}]}");
+	free(s);
+	put("c4b.yaml", "inherits: [p4]\nslurm:\n  gres: [\"!nvme\"]\n");
+	s = resolve_section("c4b", "slurm", &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(s, "{\"gres\":[{\"name\":\"gpu\",\"type\":\"h100\",\"count\":8}]}");
+	free(s);
+}
+
+static void test_conflicting_kernel_args(void **state)
+{
+	int rc;
+	char *s;
+
+	(void)state;
+	put("p5.yaml", "abstract: true\nkernel:\n  args: [hugepages=64]\n");
+	put("c5.yaml", "inherits: [p5]\nmemory:\n  hugepages: { size: 1G, count: 160 }\n");
+	s = resolve_section("c5", "boot_args", &rc);
+	assert_null(s);
+	assert_int_equal(rc, NF_E_CONFLICT);
+	/* the same value twice is not a conflict */
+	put("c5b.yaml", "inherits: [p5]\nkernel:\n  args: [hugepages=64]\n");
+	s = resolve_section("c5b", "boot_args", &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(s, "[\"hugepages=64\"]");
+	free(s);
+}
+
+static void test_isolate_cpus_expands(void **state)
+{
+	int rc;
+	char *s;
+
+	(void)state;
+	put("c6.yaml", "kernel:\n  isolate_cpus: \"1-7,9-15\"\n");
+	s = resolve_section("c6", "boot_args", &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(s, "[\"isolcpus=nohz,domain,1-7,9-15\",\"nohz_full=1-7,9-15\","
+			       "\"rcu_nocbs=1-7,9-15\"]");
+	free(s);
+}
+
+static void test_cycle_and_missing(void **state)
+{
+	int rc;
+	char *s;
+
+	(void)state;
+	put("x7.yaml", "inherits: [y7]\n");
+	put("y7.yaml", "inherits: [x7]\n");
+	s = resolve_section("x7", "kernel", &rc);
+	assert_null(s);
+	assert_int_equal(rc, NF_E_CYCLE);
+	put("z7.yaml", "inherits: [nope]\n");
+	s = resolve_section("z7", "kernel", &rc);
+	assert_null(s);
+	assert_int_equal(rc, NF_E_NOTFOUND);
+	s = resolve_section("p1", "kernel", &rc);
+	assert_null(s);
+	assert_int_equal(rc, NF_E_INVALID); /* abstract */
+}
+
+static void test_positions_follow_the_merge(void **state)
+{
+	struct nf_ctx *ctx = ctx_for_dir();
+	struct nf_profile *p = NULL;
+	const char *file;
+	unsigned line, col;
+
+	(void)state;
+	put("p8.yaml", "abstract: true\nkernel:\n  args:\n    - a\n    - b\n");
+	put("c8.yaml", "inherits: [p8]\nkernel:\n  args:\n    - \"!a\"\n    - c\n");
+	assert_int_equal(nf_profile_resolve(ctx, "c8", NULL, &p, NULL), 0);
+	/* args are now [b, c]: b from p8 line 5, c from c8 line 5 */
+	assert_int_equal(nf_profile_where(p, "kernel.args[0]", &file, &line, &col), 0);
+	assert_non_null(strstr(file, "p8.yaml"));
+	assert_int_equal(line, 5);
+	assert_int_equal(nf_profile_where(p, "kernel.args[1]", &file, &line, &col), 0);
+	assert_non_null(strstr(file, "c8.yaml"));
+	assert_int_equal(line, 5);
+	assert_int_equal(col, 7);
+	nf_profile_free(p);
+	nf_ctx_free(ctx);
+}
+
+static void test_shipped_compute_profile(void **state)
+{
+	const char *src = getenv("NF_SRCDIR");
+	char pdir[1024], site[1100];
+	struct nf_ctx *ctx;
+	struct nf_site *s = NULL;
+	struct nf_profile *p = NULL;
+	char *args = NULL;
+
+	(void)state;
+	snprintf(pdir, sizeof(pdir), "%s/profiles", src ? src : ".");
+	snprintf(site, sizeof(site), "%s/site.yaml", pdir);
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	nf_ctx_set_profiles_dir(ctx, pdir);
+	assert_int_equal(nf_site_load(ctx, site, &s, NULL), 0);
+	assert_int_equal(nf_profile_resolve(ctx, "compute", s, &p, NULL), 0);
+	assert_int_equal(nf_profile_kernel_args(ctx, p, &args), 0);
+	assert_non_null(strstr(args, "cgroup_memory=1"));
+	assert_non_null(strstr(args, "systemd.unified_cgroup_hierarchy=1"));
+	assert_non_null(strstr(args, "hugepages=160"));
+	/* the site never hands a secret's source to a profile */
+	assert_null(json_object_get(json_object_get(nf_profile_json(p), "site"), "secrets"));
+	free(args);
+	nf_profile_free(p);
+	nf_site_free(s);
+	nf_ctx_free(ctx);
+}
+
+static int teardown(void **state)
+{
+	char cmd[256];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_child_scalar_wins),
+		cmocka_unit_test(test_lists_merge_in_order_without_duplicates),
+		cmocka_unit_test(test_removal_markers),
+		cmocka_unit_test(test_object_lists_replace_by_name),
+		cmocka_unit_test(test_conflicting_kernel_args),
+		cmocka_unit_test(test_isolate_cpus_expands),
+		cmocka_unit_test(test_cycle_and_missing),
+		cmocka_unit_test(test_positions_follow_the_merge),
+		cmocka_unit_test(test_shipped_compute_profile),
+	};
+	if (!mkdtemp(dir))
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, teardown);
+}
