@@ -113,7 +113,7 @@ DEPS_BUILD := build-essential clang pkg-config libyaml-dev libjansson-dev libarc
 DEPS_TEST := cpio pigz tar libarchive-tools xz-utils munge slurmd slurmctld slurm-client \
 	mariadb-server chrony dnsmasq nginx-light qemu-system-x86 ipxe-qemu mmdebstrap \
 	systemd python3 squashfs-tools fakeroot attr libcap2-bin util-linux \
-	e2fsprogs dosfstools fdisk curl
+	e2fsprogs dosfstools fdisk curl xfsprogs mtools grub-efi-amd64-bin
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \

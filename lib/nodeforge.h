@@ -476,6 +476,48 @@ int nf_efi_add(struct nf_efi *efi, const char *description, unsigned partnum,
 /* Parse "0003" / "Boot0003" */
 int nf_efi_parse_num(const char *s, unsigned *num);
 
+
+/* Remove BootNext (no-op when absent) */
+int nf_efi_clear_boot_next(struct nf_efi *efi);
+
+/* Stateful install of a signed image onto a disk (lib/install.c):
+ * verify, GPT (ESP + root), mkfs, unpack, fstab by UUID, GRUB for UEFI,
+ * the installed manifest, EFI boot order.  docs/nodeforge-install.md */
+struct nf_install_opts {
+	const char *image;       /* archive; IMAGE.manifest.json (+ .sig) */
+	const char *pubkey;      /* Ed25519 public key (PEM) */
+	const char *disk;        /* a whole block device */
+	int wipe;                /* allow erasing a disk that holds data */
+	unsigned long long esp_size; /* bytes; 0: 512 MiB */
+	const char *efivars;     /* EFI variables directory; NULL: the system's */
+	int no_efi;              /* leave the boot variables alone */
+	const char *label;       /* boot entry description; NULL: "nodeforge" */
+	const char *kernel_args; /* appended to the kernel command line */
+	/* Called at each step (may be NULL) */
+	void (*progress)(void *data, const char *step);
+	void *progress_data;
+};
+
+/* What install calls for the parts other modules own; tests may replace
+ * them */
+struct nf_install_ops {
+	int (*verify)(struct nf_ctx *ctx, const char *manifest,
+		      const char *pubkey);
+	int (*unpack)(struct nf_ctx *ctx, const char *archive,
+		      const char *dir);
+};
+
+extern const struct nf_install_ops nf_install_default_ops;
+
+struct nf_install_result {
+	char esp_dev[64], root_dev[64];
+	char esp_uuid[64], root_uuid[64];
+	int boot_entry;          /* Boot#### created, -1 when EFI was skipped */
+};
+
+int nf_install(struct nf_ctx *ctx, const struct nf_install_opts *o,
+	       const struct nf_install_ops *ops, struct nf_install_result *res);
+
 #ifdef __cplusplus
 }
 #endif
