@@ -782,6 +782,24 @@ int nf_efi_set_boot_next(struct nf_efi *efi, unsigned num)
 			     d, 2);
 }
 
+int nf_efi_next_boot_is_network(struct nf_efi *efi, int *yes, int *num)
+{
+	struct nf_efi_entry *v;
+	size_t n;
+	int r;
+
+	*yes = 0;
+	if ((r = nf_efi_boot_next(efi, num)) < 0 || *num < 0)
+		return r;
+	if ((r = nf_efi_entries(efi, &v, &n)) < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		if ((int)v[i].num == *num)
+			*yes = v[i].network && v[i].active;
+	nf_efi_entries_free(v, n);
+	return 0;
+}
+
 int nf_efi_clear_boot_next(struct nf_efi *efi)
 {
 	int r = efi->ops->del(efi, "BootNext", NF_EFI_GLOBAL);

@@ -477,6 +477,9 @@ int nf_efi_add(struct nf_efi *efi, const char *description, unsigned partnum,
 int nf_efi_parse_num(const char *s, unsigned *num);
 
 
+/* *yes = 1 when BootNext is set and names an active network entry (the
+ * next reboot boots from the network); *num = that entry or -1 */
+int nf_efi_next_boot_is_network(struct nf_efi *efi, int *yes, int *num);
 /* Remove BootNext (no-op when absent) */
 int nf_efi_clear_boot_next(struct nf_efi *efi);
 
