@@ -110,8 +110,11 @@ static int run_tool(struct nf_ctx *ctx, const char *input,
 		size_t left = strlen(input);
 		const char *p = input;
 
+		void (*old)(int);
+
 		close(in[0]);
-		signal(SIGPIPE, SIG_IGN);
+		/* a tool that exits early must not kill the caller */
+		old = signal(SIGPIPE, SIG_IGN);
 		while (left) {
 			ssize_t w = write(in[1], p, left);
 
@@ -124,6 +127,7 @@ static int run_tool(struct nf_ctx *ctx, const char *input,
 			left -= (size_t)w;
 		}
 		close(in[1]);
+		signal(SIGPIPE, old);
 	}
 	for (;;) {
 		char tmp[1024];
