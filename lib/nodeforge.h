@@ -355,6 +355,45 @@ struct nf_pxe_stats {
 int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 		  struct nf_pxe_stats *st);
 
+/* The embedded boot server (lib/http.c) */
+typedef void (*nf_access_log_fn)(void *userdata, const char *line);
+
+struct nf_serve_opts {
+	const char *tree;        /* boot tree rendered by nf_pxe_render() */
+	const char *state_dir;   /* node states (docs/formats.md) */
+	const char *listen;      /* "ADDR:PORT"; port 0 picks a free one */
+	unsigned threads;        /* worker threads; 0: one per CPU */
+	nf_access_log_fn access_log; /* one line per request; may be NULL */
+	void *log_data;
+};
+
+struct nf_server;
+
+/* Start serving in background threads; returns once listening */
+int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
+		    struct nf_server **out);
+/* "http://ADDR:PORT" actually bound */
+const char *nf_server_url(const struct nf_server *s);
+/* Stop, flush pending state writes, free */
+void nf_server_stop(struct nf_server *s);
+
+/* HTTP client (lib/curl.c): bounded transfers to memory, http/https only */
+struct nf_http_req {
+	const char *url;
+	const void *body;          /* NULL: GET; else POST of body_len bytes */
+	size_t body_len;
+	const char *content_type;  /* of body */
+	size_t max_bytes;          /* response cap (NF_E_LIMIT); 0: 1 MiB */
+	long timeout_ms;           /* whole transfer; 0: 30 s */
+};
+
+/* *body is NUL-terminated, caller frees; HTTP status >= 400 fails with
+ * NF_E_NETWORK (status still set when given) */
+int nf_http_request(struct nf_ctx *ctx, const struct nf_http_req *rq,
+		    char **body, size_t *len, long *status);
+int nf_http_get(struct nf_ctx *ctx, const char *url, size_t max,
+		long timeout_ms, char **body, size_t *len);
+
 /* ============================================ end boot section */
 
 /* ================================================ disks, EFI, install
