@@ -110,10 +110,10 @@ bench: $(BUILD)/nodeforge
 DEPS_BUILD := build-essential clang pkg-config libyaml-dev libjansson-dev libarchive-dev \
 	libcurl4-openssl-dev libssl-dev libblkid-dev libefivar-dev libefiboot-dev \
 	libmicrohttpd-dev libcmocka-dev libclang-rt-14-dev bats zstd
-DEPS_TEST := cpio pigz tar libarchive-tools xz-utils munge slurmd slurmctld slurm-client \
+DEPS_TEST := cpio pigz jq tar libarchive-tools xz-utils munge slurmd slurmctld slurm-client \
 	mariadb-server chrony dnsmasq nginx-light qemu-system-x86 ipxe-qemu mmdebstrap \
 	systemd python3 squashfs-tools fakeroot attr libcap2-bin util-linux \
-	e2fsprogs dosfstools fdisk curl xfsprogs mtools grub-efi-amd64-bin
+	e2fsprogs dosfstools fdisk curl openssl time xfsprogs mtools grub-efi-amd64-bin
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \

@@ -63,4 +63,28 @@ int nf_cmd_site_optional(struct nf_global *g, const char *cmd);
 int nf_cmd_inventory_load(struct nf_global *g, const char *cmd,
 			  const char *path, struct nf_inventory **inv);
 
+/* ---- verify and gate (cmd/verify.c) ---- */
+struct nf_verify_cli {
+	const char *role, *profile, *junit, *verdict;
+	struct nf_verify_opts o;
+	bool gate, health;
+};
+/* Parse one option shared by verify and gate: 1 taken, 0 not ours, 2 bad
+ * value (usage error printed) */
+int nf_verify_cli_opt(const char *cmd, struct nf_verify_cli *vc, int o,
+		      const char *arg);
+#define NF_VERIFY_LONGOPTS                                      \
+	{ "role", required_argument, NULL, 'r' },               \
+	{ "profile", required_argument, NULL, 'p' },            \
+	{ "root", required_argument, NULL, 'R' },               \
+	{ "sysroot", required_argument, NULL, 'S' },            \
+	{ "fixture", required_argument, NULL, 'F' },            \
+	{ "budget", required_argument, NULL, 'b' },             \
+	{ "only", required_argument, NULL, 'o' },               \
+	{ "verdict", required_argument, NULL, 'V' }
+/* Load the profile, run the checks, render them, and in gate mode publish
+ * the verdict; returns the exit status (0 pass, 3 findings, 1 error) */
+int nf_verify_cli_run(struct nf_global *g, const char *cmd,
+		      struct nf_verify_cli *vc);
+
 #endif

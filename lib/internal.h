@@ -221,4 +221,98 @@ int nf_efi_loadopt_parse(struct nf_ctx *ctx, const char *name,
 int nf_mountinfo_lookup(struct nf_ctx *ctx, char *buf, const char *want,
 			struct nf_mount_info *out);
 
+/* ---- verifier (lib/verify.c) ---- */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+/* The verifier's checks.
+ * A facet's checks: a table of nf_check_def.  Each check function fills the
+ * running check (expected, seen, remedy) and returns its verdict.  Checks
+ * flagged NF_CHECK_PROBE may block (exec, sockets, NVML): they run in a
+ * worker thread with a deadline and are abandoned, reported `hung`, when
+ * they pass it. */
+enum nf_check_flags {
+	NF_CHECK_STATIC = 1 << 0, /* decidable on an unbooted image root */
+	NF_CHECK_PROBE = 1 << 1,  /* may block: runs with a deadline */
+};
+
+struct nf_vcheck;
+
+struct nf_check_def {
+	const char *id;       /* "munge.key.mode" */
+	const char *summary;
+	const char *deps;     /* space-separated ids of checks it needs */
+	unsigned flags;
+	unsigned budget_ms;   /* 0: the default (2000 ms) */
+	int (*fn)(struct nf_vcheck *c, const json_t *section);
+};
+
+struct nf_checkset {
+	const struct nf_check_def *v;
+	size_t n;
+};
+
+#define NF_CHECKSET(tbl) { (tbl), NF_ARRAY_SIZE(tbl) }
+
+/* Where a path is read from: the node's files (--root) or /proc and /sys
+ * (--sysroot) */
+enum nf_vwhere { NF_VROOT = 0, NF_VSYS = 1 };
+
+/* Result helpers; each returns the verdict so checks can `return` them */
+void nf_v_expect(struct nf_vcheck *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void nf_v_seen(struct nf_vcheck *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void nf_v_remedy(struct nf_vcheck *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int nf_v_skip(struct nf_vcheck *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The resolved profile (whole document) and the check's mode */
+const json_t *nf_v_profile(const struct nf_vcheck *c);
+bool nf_v_static(const struct nf_vcheck *c);
+/* The running check's id */
+const char *nf_v_id(const struct nf_vcheck *c);
+/* Names in a directory of the node (NF_VROOT) or sysroot, sorted; at most
+ * `max`; returns the count or -errno */
+int nf_v_list(struct nf_vcheck *c, int where, const char *dir, char ***names,
+	      size_t max);
+
+/* Read a file of the node (NF_VROOT) or of /proc, /sys (NF_VSYS); at most
+ * `max` bytes; returns 0 or -errno.  Paths never escape their root. */
+int nf_v_read(struct nf_vcheck *c, int where, const char *path, size_t max,
+	      char **buf, size_t *len);
+int nf_v_stat(struct nf_vcheck *c, int where, const char *path,
+	      struct stat *st);
+/* Full host path of `path` under the root or sysroot */
+const char *nf_v_path(struct nf_vcheck *c, int where, const char *path,
+		      char *buf, size_t sz);
+/* Run a program with the check's deadline; stdout+stderr captured (64 KiB
+ * cap).  Returns 0 (exit status in *status), NF_E_TIMEOUT, or -errno */
+int nf_v_exec(struct nf_vcheck *c, const char *const *argv, const char *in,
+	      char **out, int *status);
+/* Shared answers between checks of one run (borrowed on get; put steals) */
+const json_t *nf_v_cache_get(struct nf_vcheck *c, const char *key);
+void nf_v_cache_put(struct nf_vcheck *c, const char *key, json_t *val);
+
+/* Hardware answers (the ops table; tests replace it with a fixture) */
+struct nf_timex {
+	bool synced;
+	double offset_ms;
+	double maxerror_ms;
+};
+int nf_v_nvml(struct nf_vcheck *c, json_t **snapshot);
+int nf_v_adjtimex(struct nf_vcheck *c, struct nf_timex *t);
+int nf_v_cgroup2(struct nf_vcheck *c, const char *path);
+/* `systemctl is-active UNIT`: 1 active, 0 not, <0 error */
+int nf_v_service_active(struct nf_vcheck *c, const char *unit, char *state,
+			size_t statesz);
+
+/* Small parsing helpers shared by the facets */
+/* Value of `key` in a "key = value" / "Key=Value" / "key value" text, last
+ * one wins; case-insensitive key; NULL when absent.  Caller frees. */
+char *nf_v_conf_get(const char *text, const char *key, const char *seps);
+/* The profile value as a string for comparing with a config file */
+int nf_v_json_str(const json_t *v, char *buf, size_t sz);
+
 #endif

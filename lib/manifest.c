@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define CHECK_DEPTH 256
@@ -265,6 +266,48 @@ static const char *jstr(const json_t *o, const char *k)
 	return s ? s : "";
 }
 
+static int cmp_cstr(const void *a, const void *b);
+
+/* Sorted names of the extended attributes of an open file */
+static json_t *live_xattrs(int fd)
+{
+	static char list[64 * 1024];
+	const char *names[NF_XATTR_MAX];
+	ssize_t len = flistxattr(fd, list, sizeof(list));
+	size_t n = 0;
+	json_t *a = json_array();
+
+	if (!a || len <= 0)
+		return a;
+	for (char *p = list; p < list + len && n < NF_XATTR_MAX;
+	     p += strlen(p) + 1)
+		names[n++] = p;
+	qsort(names, n, sizeof(*names), cmp_cstr);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_string(names[i]));
+	return a;
+}
+
+static void compare_xattrs(struct check *c, int dfd, const char *name,
+			   const char *path, const json_t *e, int dir)
+{
+	json_t *want = json_object_get(e, "xattrs"), *seen, *empty = NULL;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+			O_NONBLOCK | (dir ? O_DIRECTORY : 0));
+
+	if (fd < 0)
+		return;
+	seen = live_xattrs(fd);
+	close(fd);
+	if (!want)
+		want = empty = json_array();
+	if (seen && want && !json_equal(want, seen))
+		add_change(c->drift, path, "xattrs", json_incref(want),
+			   json_incref(seen));
+	json_decref(seen);
+	json_decref(empty);
+}
+
 static int compare_live(struct check *c, int dfd, const char *name,
 			const char *path, const struct stat *st,
 			const json_t *e)
@@ -313,6 +356,8 @@ static int compare_live(struct check *c, int dfd, const char *name,
 		add_change(c->drift, path, "owner",
 			   json_sprintf("%lld:%lld", uid, gid),
 			   json_sprintf("%u:%u", st->st_uid, st->st_gid));
+	if (!strcmp(type, "file") || !strcmp(type, "dir"))
+		compare_xattrs(c, dfd, name, path, e, !strcmp(type, "dir"));
 	if (!strcmp(type, "symlink")) {
 		char t[PATH_MAX];
 		ssize_t n = readlinkat(dfd, name, t, sizeof(t) - 1);

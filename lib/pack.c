@@ -4,7 +4,8 @@
  * manifest, in one pass over the content.
  *
  * Pass 1 walks the tree with openat() (never following a symlink) and
- * collects the relative paths; they are sorted bytewise.  Pass 2 opens each
+ * collects the relative paths; they are sorted bytewise, component by
+ * component.  Pass 2 opens each
  * entry again through O_NOFOLLOW directory fds and writes it: numeric owners,
  * mtimes clamped to the epoch, no atime/ctime, inode numbers synthesized
  * from the sorted position, device number 0, hard links as links to the
@@ -245,9 +246,27 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 	return r;
 }
 
+/*
+ * Bytewise order with '/' below every other byte: a directory's entries
+ * follow it directly ("a", "a/b", "a-c"), the order GNU tar --sort=name
+ * gives, which keeps related files together for the compressor.
+ */
 static int cmp_path(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const unsigned char *x = *(const unsigned char *const *)a;
+	const unsigned char *y = *(const unsigned char *const *)b;
+
+	while (*x && *x == *y) {
+		x++;
+		y++;
+	}
+	if (*x == *y)
+		return 0;
+	if (*x == '/')
+		return *y ? -1 : 1;
+	if (*y == '/')
+		return *x ? 1 : -1;
+	return *x < *y ? -1 : 1;
 }
 
 /* --------------------------------------------------------- pass 2 helpers */
@@ -574,7 +593,6 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 	if (e.size > 0) {
 		long long left = e.size;
 
-		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 		while (left > 0) {
 			size_t want = left > PACK_BUF ? PACK_BUF : (size_t)left;
 			ssize_t n = read(fd, p->buf, want);

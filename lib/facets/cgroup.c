@@ -37,6 +37,135 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
+static int check_v2(struct nf_vcheck *c, const json_t *sec)
+{
+	int r = nf_v_cgroup2(c, "/sys/fs/cgroup");
+
+	(void)sec;
+	nf_v_expect(c, "/sys/fs/cgroup is a cgroup2 file system");
+	if (r == 1) {
+		nf_v_seen(c, "cgroup2");
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, r < 0 ? "cannot inspect /sys/fs/cgroup" : "not cgroup2 (legacy or hybrid hierarchy)");
+	nf_v_remedy(c, "add systemd.unified_cgroup_hierarchy=1 to the kernel command line and reboot");
+	return NF_V_FAIL;
+}
+
+/* Controllers of the profile missing from a cgroup.* list file */
+static int missing_in(struct nf_vcheck *c, const json_t *sec, const char *file,
+		      char *miss, size_t sz)
+{
+	char *buf = NULL;
+	size_t i;
+	json_t *x;
+	int n = 0;
+
+	*miss = '\0';
+	if (nf_v_read(c, NF_VSYS, file, 4096, &buf, NULL))
+		return -1;
+	json_array_foreach(json_object_get(sec, "controllers"), i, x) {
+		const char *name = json_string_value(x);
+		size_t len = name ? strlen(name) : 0;
+		int found = 0;
+
+		for (const char *p = buf; name && *p;) {
+			p += strspn(p, " \n");
+			if (!strncmp(p, name, len) && (!p[len] || strchr(" \n", p[len])))
+				found = 1;
+			p += strcspn(p, " \n");
+		}
+		if (name && !found) {
+			snprintf(miss + strlen(miss), sz - strlen(miss), "%s%s",
+				 *miss ? " " : "", name);
+			n++;
+		}
+	}
+	free(buf);
+	return n;
+}
+
+static int check_enabled(struct nf_vcheck *c, const json_t *sec)
+{
+	char miss[256];
+	int n = missing_in(c, sec, "/sys/fs/cgroup/cgroup.controllers", miss, sizeof(miss));
+
+	nf_v_expect(c, "controllers available at the root");
+	if (n == 0) {
+		nf_v_seen(c, "all available");
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, n < 0 ? "no cgroup.controllers" : "missing: %s", miss);
+	nf_v_remedy(c, "check the kernel command line for cgroup_disable= and the kernel "
+		    "config for the controllers");
+	return NF_V_FAIL;
+}
+
+static int check_delegated(struct nf_vcheck *c, const json_t *sec)
+{
+	char miss[256];
+	int n = missing_in(c, sec, "/sys/fs/cgroup/cgroup.subtree_control", miss, sizeof(miss));
+
+	nf_v_expect(c, "controllers delegated below the root (cgroup.subtree_control)");
+	if (n == 0) {
+		nf_v_seen(c, "all delegated");
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, n < 0 ? "no cgroup.subtree_control" : "not delegated: %s", miss);
+	nf_v_remedy(c, "set Delegate=yes in slurmd.service and systemctl daemon-reload && "
+		    "systemctl restart slurmd");
+	return NF_V_FAIL;
+}
+
+static int check_conf(struct nf_vcheck *c, const json_t *sec)
+{
+	const json_t *conf = json_object_get(sec, "conf");
+	char *buf = NULL, want[256], bad[512] = "";
+	const char *k;
+	json_t *x;
+	int n = 0;
+
+	if (!json_object_size(conf))
+		return nf_v_skip(c, "the profile sets no cgroup.conf");
+	nf_v_expect(c, "/etc/slurm/cgroup.conf as the profile says");
+	if (nf_v_read(c, NF_VROOT, "/etc/slurm/cgroup.conf", 256 * 1024, &buf, NULL)) {
+		nf_v_seen(c, "no /etc/slurm/cgroup.conf");
+		nf_v_remedy(c, "rebuild the image: nodeforge build ROLE");
+		return NF_V_FAIL;
+	}
+	json_object_foreach((json_t *)conf, k, x) {
+		char *have = nf_v_conf_get(buf, k, "= \t");
+
+		nf_v_json_str(x, want, sizeof(want));
+		if (!have || strcasecmp(have, want)) {
+			if (n++ < 4)
+				snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
+					 "%s%s=%s", *bad ? ", " : "", k, have ? have : "(unset)");
+		}
+		free(have);
+	}
+	free(buf);
+	if (!n) {
+		nf_v_seen(c, "%zu settings match", json_object_size(conf));
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, "%s", bad);
+	nf_v_remedy(c, "nodeforge profile show ROLE --json | jq .cgroup.conf   # fix "
+		    "/etc/slurm/cgroup.conf, then scontrol reconfigure");
+	return NF_V_FAIL;
+}
+
+static const struct nf_check_def defs[] = {
+	{ "cgroup.v2", "the unified cgroup hierarchy", NULL, 0, 0, check_v2 },
+	{ "cgroup.controllers.enabled", "the profile's controllers exist", "cgroup.v2", 0, 0,
+	  check_enabled },
+	{ "cgroup.controllers.delegated", "the controllers are delegated", "cgroup.controllers.enabled",
+	  0, 0, check_delegated },
+	{ "cgroup.conf", "cgroup.conf as the profile says", NULL, NF_CHECK_STATIC, 0, check_conf },
+};
+
+static const struct nf_checkset checks = NF_CHECKSET(defs);
+
 /* ---- end of check ---- */
 
 const struct nf_facet nf_facet_cgroup = {
@@ -46,5 +175,5 @@ const struct nf_facet nf_facet_cgroup = {
 	.schema = fields,
 	.lint = lint,
 	.boot_args = boot_args,
-	.checks = NULL,
+	.checks = &checks,
 };

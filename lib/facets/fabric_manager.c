@@ -28,6 +28,72 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
+static int check_active(struct nf_vcheck *c, const json_t *sec)
+{
+	char state[64] = "";
+	int r;
+
+	if (json_is_false(json_object_get(sec, "enabled")))
+		return nf_v_skip(c, "fabric manager disabled in the profile");
+	nf_v_expect(c, "nvidia-fabricmanager active");
+	r = nf_v_service_active(c, "nvidia-fabricmanager", state, sizeof(state));
+	if (r == NF_E_TIMEOUT)
+		return NF_V_HUNG;
+	if (r == 1) {
+		nf_v_seen(c, "active");
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, r < 0 ? "cannot ask systemctl" : "%s", state);
+	nf_v_remedy(c, "systemctl enable --now nvidia-fabricmanager; journalctl -u "
+		    "nvidia-fabricmanager -n 30");
+	return NF_V_FAIL;
+}
+
+static int check_version(struct nf_vcheck *c, const json_t *sec)
+{
+	const char *argv[] = { "nv-fabricmanager", "--version", NULL };
+	const char *drv = json_string_value(json_object_get(nf_v_cache_get(c, "gpu.nvml"),
+							    "driver_version"));
+	char *out = NULL, *v;
+	int st = 0, r;
+
+	if (!json_is_true(json_object_get(sec, "match_driver")))
+		return nf_v_skip(c, "the profile does not pin the version");
+	if (!drv)
+		return nf_v_skip(c, "driver version unknown");
+	nf_v_expect(c, "fabric manager %s (the driver's version)", drv);
+	r = nf_v_exec(c, argv, NULL, &out, &st);
+	if (r == NF_E_TIMEOUT)
+		return NF_V_HUNG;
+	if (r) {
+		nf_v_seen(c, "cannot run nv-fabricmanager: %s", r < 0 ? strerror(-r) : nf_strerror(r));
+		nf_v_remedy(c, "apt-get install nvidia-fabricmanager-%.*s=%s*",
+			    (int)strcspn(drv, "."), drv, drv);
+		return NF_V_FAIL;
+	}
+	/* "Fabric Manager version is : 550.90.07" */
+	v = strpbrk(out, "0123456789");
+	if (v)
+		v[strspn(v, "0123456789.")] = '\0';
+	nf_v_seen(c, "fabric manager %s", v ? v : "?");
+	r = v && !strcmp(v, drv);
+	free(out);
+	if (r)
+		return NF_V_PASS;
+	nf_v_remedy(c, "apt-get install nvidia-fabricmanager-%.*s=%s*   # must equal the driver",
+		    (int)strcspn(drv, "."), drv, drv);
+	return NF_V_FAIL;
+}
+
+static const struct nf_check_def defs[] = {
+	{ "fabric_manager.active", "nvidia-fabricmanager runs", NULL, NF_CHECK_PROBE, 2000,
+	  check_active },
+	{ "fabric_manager.version", "fabric manager version equals the driver's",
+	  "gpu.driver", NF_CHECK_PROBE, 2000, check_version },
+};
+
+static const struct nf_checkset checks = NF_CHECKSET(defs);
+
 /* ---- end of check ---- */
 
 const struct nf_facet nf_facet_fabric_manager = {
@@ -36,5 +102,5 @@ const struct nf_facet nf_facet_fabric_manager = {
 	.apply = NULL,
 	.schema = fields,
 	.lint = lint,
-	.checks = NULL,
+	.checks = &checks,
 };

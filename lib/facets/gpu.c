@@ -51,6 +51,182 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
+/* The NVML snapshot fetched by gpu.driver */
+static const json_t *gpus(struct nf_vcheck *c)
+{
+	return json_object_get(nf_v_cache_get(c, "gpu.nvml"), "gpus");
+}
+
+static int check_driver(struct nf_vcheck *c, const json_t *sec)
+{
+	json_t *snap = NULL;
+	int r = nf_v_nvml(c, &snap);
+
+	(void)sec;
+	nf_v_expect(c, "the NVIDIA driver answers through NVML (libnvidia-ml.so.1)");
+	if (r == NF_E_NOHW) {
+		nf_v_seen(c, "no NVIDIA driver: libnvidia-ml.so.1 missing or nvmlInit failed");
+		nf_v_remedy(c, "apt-get install nvidia-driver   # or dnf install nvidia-driver; "
+			    "then modprobe nvidia && nvidia-smi");
+		return NF_V_FAIL;
+	}
+	if (r) {
+		nf_v_seen(c, "NVML: %s", r < 0 ? strerror(-r) : nf_strerror(r));
+		return NF_V_FAIL;
+	}
+	nf_v_seen(c, "driver %s",
+		  json_string_value(json_object_get(snap, "driver_version")) ?: "?");
+	nf_v_cache_put(c, "gpu.nvml", snap);
+	return NF_V_PASS;
+}
+
+static int check_count(struct nf_vcheck *c, const json_t *sec)
+{
+	json_int_t want = json_integer_value(json_object_get(sec, "count"));
+	const char *type = json_string_value(json_object_get(sec, "type"));
+	size_t n = json_array_size(gpus(c)), i;
+	json_t *g;
+
+	nf_v_expect(c, "%lld GPUs (%s)", (long long)want, type ? type : "any");
+	nf_v_seen(c, "%zu GPUs", n);
+	if ((json_int_t)n != want) {
+		nf_v_remedy(c, "nvidia-smi -L; dmesg | grep -i -e NVRM -e Xid   # a lost GPU "
+			    "needs a reset or an RMA");
+		return NF_V_FAIL;
+	}
+	json_array_foreach(gpus(c), i, g) {
+		const char *name = json_string_value(json_object_get(g, "name"));
+
+		if (type && name && !strcasestr(name, type)) {
+			nf_v_seen(c, "GPU %zu is '%s'", i, name);
+			nf_v_remedy(c, "this node has other GPUs than its role: fix the inventory");
+			return NF_V_FAIL;
+		}
+	}
+	return NF_V_PASS;
+}
+
+/* Every GPU whose `field` differs from `want`: "0,3" */
+static int gpus_not(struct nf_vcheck *c, const char *field, int want, char *out, size_t sz)
+{
+	size_t i;
+	json_t *g;
+	int n = 0;
+
+	*out = '\0';
+	json_array_foreach(gpus(c), i, g) {
+		const json_t *v = json_object_get(g, field);
+
+		if (v && json_is_true(v) != want) {
+			snprintf(out + strlen(out), sz - strlen(out), "%s%zu", n ? "," : "", i);
+			n++;
+		}
+	}
+	return n;
+}
+
+static int check_ecc(struct nf_vcheck *c, const json_t *sec)
+{
+	char cur[256], pend[256];
+	int a, b;
+
+	if (!json_is_true(json_object_get(sec, "ecc")))
+		return nf_v_skip(c, "the profile does not require ECC");
+	a = gpus_not(c, "ecc_current", 1, cur, sizeof(cur));
+	b = gpus_not(c, "ecc_pending", 1, pend, sizeof(pend));
+	nf_v_expect(c, "ECC on, current = pending, on every GPU");
+	if (!a && !b) {
+		nf_v_seen(c, "on");
+		return NF_V_PASS;
+	}
+	if (a && !b) {
+		nf_v_seen(c, "ECC off now but on after a reset: GPUs %s", cur);
+		nf_v_remedy(c, "nvidia-smi -r   # or reboot: the pending ECC mode applies at reset");
+	} else {
+		nf_v_seen(c, "ECC off%s on GPUs %s", a ? "" : " after the next reset", a ? cur : pend);
+		nf_v_remedy(c, "nvidia-smi -e 1 && nvidia-smi -r");
+	}
+	return NF_V_FAIL;
+}
+
+static int check_remap(struct nf_vcheck *c, const json_t *sec)
+{
+	char pend[256], fail[256];
+	int a, b;
+
+	(void)sec;
+	a = gpus_not(c, "remap_pending", 0, pend, sizeof(pend));
+	b = gpus_not(c, "remap_failure", 0, fail, sizeof(fail));
+	nf_v_expect(c, "no pending row remap, no remap failure");
+	if (!a && !b) {
+		nf_v_seen(c, "none");
+		return NF_V_PASS;
+	}
+	if (b) {
+		nf_v_seen(c, "row remap failure on GPUs %s", fail);
+		nf_v_remedy(c, "drain the node and RMA the GPU (nvidia-smi -q -d ROW_REMAPPER)");
+	} else {
+		nf_v_seen(c, "row remap pending on GPUs %s", pend);
+		nf_v_remedy(c, "nvidia-smi -r -i GPU   # a GPU reset applies the pending remap");
+	}
+	return NF_V_FAIL;
+}
+
+static int check_persistence(struct nf_vcheck *c, const json_t *sec)
+{
+	char off[256];
+
+	if (!json_is_true(json_object_get(sec, "persistence")))
+		return nf_v_skip(c, "the profile does not require persistence mode");
+	nf_v_expect(c, "persistence mode on every GPU");
+	if (!gpus_not(c, "persistence", 1, off, sizeof(off))) {
+		nf_v_seen(c, "on");
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, "off on GPUs %s", off);
+	nf_v_remedy(c, "systemctl enable --now nvidia-persistenced");
+	return NF_V_FAIL;
+}
+
+static int check_fabric(struct nf_vcheck *c, const json_t *sec)
+{
+	char bad[256] = "";
+	size_t i;
+	json_t *g;
+	int n = 0;
+
+	if (!json_is_true(json_object_get(sec, "nvswitch")))
+		return nf_v_skip(c, "no NVSwitch in this role");
+	nf_v_expect(c, "fabric state completed on every GPU");
+	json_array_foreach(gpus(c), i, g) {
+		const char *st = json_string_value(json_object_get(g, "fabric_state"));
+
+		if (!st || strcmp(st, "completed"))
+			if (n++ < 8)
+				snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%s%zu:%s",
+					 *bad ? " " : "", i, st ? st : "unknown");
+	}
+	if (!n) {
+		nf_v_seen(c, "completed");
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, "%s", bad);
+	nf_v_remedy(c, "systemctl restart nvidia-fabricmanager; journalctl -u nvidia-fabricmanager");
+	return NF_V_FAIL;
+}
+
+static const struct nf_check_def defs[] = {
+	{ "gpu.driver", "the NVIDIA driver is loaded (NVML)", NULL, NF_CHECK_PROBE, 5000,
+	  check_driver },
+	{ "gpu.count", "GPU count and type", "gpu.driver", 0, 0, check_count },
+	{ "gpu.ecc", "ECC on, current equal to pending", "gpu.driver", 0, 0, check_ecc },
+	{ "gpu.remap", "no pending row remap or remap failure", "gpu.driver", 0, 0, check_remap },
+	{ "gpu.persistence", "persistence mode", "gpu.driver", 0, 0, check_persistence },
+	{ "gpu.fabric", "NVSwitch fabric state", "gpu.driver", 0, 0, check_fabric },
+};
+
+static const struct nf_checkset checks = NF_CHECKSET(defs);
+
 /* ---- end of check ---- */
 
 const struct nf_facet nf_facet_gpu = {
@@ -59,5 +235,5 @@ const struct nf_facet nf_facet_gpu = {
 	.apply = NULL,
 	.schema = fields,
 	.lint = lint,
-	.checks = NULL,
+	.checks = &checks,
 };

@@ -87,6 +87,161 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
+/* Is `arg` ("key=value" or "flag") one of the words of `cmdline`? */
+static int cmdline_has(const char *cmdline, const char *arg)
+{
+	size_t n = strlen(arg);
+
+	for (const char *p = cmdline; p && *p;) {
+		p += strspn(p, " \t\n\"");
+		if (!strncmp(p, arg, n) && (!p[n] || strchr(" \t\n\"", p[n])))
+			return 1;
+		p += strcspn(p, " \t\n\"");
+	}
+	return 0;
+}
+
+/* The command line the boot loader will use next: /etc/kernel/cmdline
+ * (kernel-install, UKI), else GRUB_CMDLINE_LINUX(_DEFAULT) */
+static char *next_cmdline(struct nf_vcheck *c, const char **from)
+{
+	char *buf = NULL, *a, *b;
+
+	if (!nf_v_read(c, NF_VROOT, "/etc/kernel/cmdline", 64 * 1024, &buf, NULL)) {
+		*from = "/etc/kernel/cmdline";
+		return buf;
+	}
+	if (nf_v_read(c, NF_VROOT, "/etc/default/grub", 256 * 1024, &buf, NULL))
+		return NULL;
+	*from = "/etc/default/grub";
+	a = nf_v_conf_get(buf, "GRUB_CMDLINE_LINUX", "=");
+	b = nf_v_conf_get(buf, "GRUB_CMDLINE_LINUX_DEFAULT", "=");
+	free(buf);
+	buf = nf_asprintf("%s %s", a ? a : "", b ? b : "");
+	free(a);
+	free(b);
+	return buf;
+}
+
+static int check_next(struct nf_vcheck *c, const json_t *sec)
+{
+	const json_t *args = json_object_get(nf_v_profile(c), "boot_args");
+	const char *from = NULL;
+	char *line = next_cmdline(c, &from), missing[768] = "";
+	size_t i, n = 0;
+	json_t *a;
+
+	(void)sec;
+	nf_v_expect(c, "every profile kernel argument in the boot loader config");
+	if (!line) {
+		nf_v_seen(c, "neither /etc/kernel/cmdline nor /etc/default/grub");
+		nf_v_remedy(c, "nodeforge profile show $(jq -r .role /etc/nodeforge/profile.json) --args");
+		return NF_V_FAIL;
+	}
+	json_array_foreach(args, i, a) {
+		const char *s = json_string_value(a);
+
+		if (s && !cmdline_has(line, s) && n++ < 6)
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
+				 "%s%s", *missing ? " " : "", s);
+	}
+	free(line);
+	if (!n) {
+		nf_v_seen(c, "all %zu in %s", json_array_size(args), from);
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, "%s lacks %s%s", from, missing, n > 6 ? " ..." : "");
+	nf_v_remedy(c, "add the arguments to GRUB_CMDLINE_LINUX in /etc/default/grub, "
+		    "then update-grub && systemctl reboot");
+	return NF_V_FAIL;
+}
+
+static int check_running(struct nf_vcheck *c, const json_t *sec)
+{
+	const json_t *args = json_object_get(nf_v_profile(c), "boot_args");
+	char *run = NULL, *next, missing[768] = "";
+	const char *from = NULL;
+	size_t i, n = 0, pending = 0;
+	json_t *a;
+	int r;
+
+	(void)sec;
+	nf_v_expect(c, "every profile kernel argument in /proc/cmdline");
+	if ((r = nf_v_read(c, NF_VSYS, "/proc/cmdline", 64 * 1024, &run, NULL))) {
+		nf_v_seen(c, "cannot read /proc/cmdline: %s", strerror(-r));
+		return NF_V_FAIL;
+	}
+	next = next_cmdline(c, &from);
+	json_array_foreach(args, i, a) {
+		const char *s = json_string_value(a);
+
+		if (!s || cmdline_has(run, s))
+			continue;
+		pending += next && cmdline_has(next, s);
+		if (n++ < 6)
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
+				 "%s%s", *missing ? " " : "", s);
+	}
+	free(run);
+	free(next);
+	if (!n) {
+		nf_v_seen(c, "all %zu present", json_array_size(args));
+		return NF_V_PASS;
+	}
+	if (pending == n) {
+		nf_v_seen(c, "reboot needed: %s configured but not running: %s%s",
+			  from, missing, n > 6 ? " ..." : "");
+		nf_v_remedy(c, "systemctl reboot");
+	} else {
+		nf_v_seen(c, "missing %s%s", missing, n > 6 ? " ..." : "");
+		nf_v_remedy(c, "add the arguments to GRUB_CMDLINE_LINUX in /etc/default/grub, "
+			    "then update-grub && systemctl reboot");
+	}
+	return NF_V_FAIL;
+}
+
+/* A configured argument the running kernel did not boot with */
+static int check_pending(struct nf_vcheck *c, const json_t *sec)
+{
+	const char *from = NULL;
+	char *run = NULL, *next = next_cmdline(c, &from), *save = NULL, *w;
+	char diff[512] = "";
+	int n = 0;
+
+	(void)sec;
+	if (!next)
+		return nf_v_skip(c, "no boot loader configuration");
+	if (nf_v_read(c, NF_VSYS, "/proc/cmdline", 64 * 1024, &run, NULL)) {
+		free(next);
+		return nf_v_skip(c, "no /proc/cmdline");
+	}
+	nf_v_expect(c, "the running command line has every argument of %s", from);
+	for (w = strtok_r(next, " \t\n\"", &save); w; w = strtok_r(NULL, " \t\n\"", &save))
+		if (!strchr(w, '$') && !cmdline_has(run, w) && n++ < 6)
+			snprintf(diff + strlen(diff), sizeof(diff) - strlen(diff), "%s%s",
+				 *diff ? " " : "", w);
+	free(run);
+	free(next);
+	if (!n) {
+		nf_v_seen(c, "no pending change");
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, "reboot needed: %s adds %s", from, diff);
+	nf_v_remedy(c, "systemctl reboot");
+	return NF_V_FAIL;
+}
+
+static const struct nf_check_def defs[] = {
+	{ "kernel.cmdline.config", "the boot loader carries the profile's kernel arguments",
+	  NULL, NF_CHECK_STATIC, 0, check_next },
+	{ "kernel.cmdline.running", "the running kernel has the profile's arguments",
+	  NULL, 0, 0, check_running },
+	{ "kernel.cmdline.pending", "no boot loader change waits for a reboot",
+	  NULL, 0, 0, check_pending },
+};
+
+static const struct nf_checkset checks = NF_CHECKSET(defs);
+
 /* ---- end of check ---- */
 
 const struct nf_facet nf_facet_kernel = {
@@ -96,5 +251,5 @@ const struct nf_facet nf_facet_kernel = {
 	.schema = fields,
 	.lint = lint,
 	.boot_args = boot_args,
-	.checks = NULL,
+	.checks = &checks,
 };

@@ -38,6 +38,214 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
+static const struct {
+	const char *name, *unit_key, *proc_name;
+} limit_names[] = {
+	{ "nofile", "LimitNOFILE", "Max open files" },
+	{ "memlock", "LimitMEMLOCK", "Max locked memory" },
+	{ "stack", "LimitSTACK", "Max stack size" },
+	{ "nproc", "LimitNPROC", "Max processes" },
+	{ "core", "LimitCORE", "Max core file size" },
+};
+
+/* "infinity", "unlimited", "64M", "1048576" -> canonical text */
+static void norm_limit(const char *in, char *out, size_t sz)
+{
+	unsigned long long v;
+	char s[64];
+
+	snprintf(s, sizeof(s), "%s", in);
+	for (char *p = s; *p == ' ';)
+		memmove(p, p + 1, strlen(p));
+	if (!strncasecmp(s, "infinity", 8) || !strncasecmp(s, "unlimited", 9))
+		snprintf(out, sz, "unlimited");
+	else if (nf_parse_size(s, &v) == 0)
+		snprintf(out, sz, "%llu", v);
+	else
+		snprintf(out, sz, "%.*s", (int)strcspn(s, " \n"), s);
+}
+
+static int limit_index(const char *id)
+{
+	const char *last = strrchr(id, '.');
+
+	for (size_t i = 0; last && i < NF_ARRAY_SIZE(limit_names); i++)
+		if (!strcmp(last + 1, limit_names[i].name))
+			return (int)i;
+	return -1;
+}
+
+/* slurmd.service and its drop-ins as systemd reads them: the unit file of
+ * the first directory that has one, then every drop-in by name (/etc
+ * overrides /run overrides /usr/lib for the same name); last value wins */
+static char *unit_value(struct nf_vcheck *c, const char *key, char *from, size_t fromsz)
+{
+	static const char *const dirs[] = { "/etc/systemd/system", "/run/systemd/system",
+					    "/usr/lib/systemd/system", "/lib/systemd/system" };
+	char path[512], *buf = NULL, *val = NULL;
+	char *seen[64];
+	size_t nseen = 0;
+
+	*from = '\0';
+	for (size_t i = 0; i < NF_ARRAY_SIZE(dirs); i++) {
+		snprintf(path, sizeof(path), "%s/slurmd.service", dirs[i]);
+		if (!nf_v_read(c, NF_VROOT, path, 256 * 1024, &buf, NULL)) {
+			val = nf_v_conf_get(buf, key, "= \t");
+			if (val)
+				snprintf(from, fromsz, "%s", path);
+			free(buf);
+			break;
+		}
+	}
+	/* drop-ins: collect names, each from its highest-priority dir */
+	for (size_t i = 0; i < NF_ARRAY_SIZE(dirs); i++) {
+		char **names;
+		int n;
+
+		snprintf(path, sizeof(path), "%s/slurmd.service.d", dirs[i]);
+		n = nf_v_list(c, NF_VROOT, path, &names, 64);
+		for (int j = 0; j < n; j++) {
+			int dup = 0;
+
+			for (size_t k = 0; k < nseen; k++)
+				dup |= !strcmp(strchr(seen[k], '\t') + 1, names[j]);
+			if (dup || nseen >= NF_ARRAY_SIZE(seen) ||
+			    strlen(names[j]) < 6 || strcmp(names[j] + strlen(names[j]) - 5, ".conf"))
+				continue;
+			seen[nseen++] = nf_asprintf("%s\t%s", path, names[j]);
+		}
+		if (n > 0)
+			nf_strv_free(names, (size_t)n);
+	}
+	/* sort by drop-in name */
+	for (size_t i = 1; i < nseen; i++)
+		for (size_t j = i; j > 0 && strcmp(strchr(seen[j - 1], '\t') + 1,
+						   strchr(seen[j], '\t') + 1) > 0; j--) {
+			char *t = seen[j];
+
+			seen[j] = seen[j - 1];
+			seen[j - 1] = t;
+		}
+	for (size_t i = 0; i < nseen; i++) {
+		char *tab = strchr(seen[i], '\t');
+
+		*tab = '/';
+		if (!nf_v_read(c, NF_VROOT, seen[i], 64 * 1024, &buf, NULL)) {
+			char *v = nf_v_conf_get(buf, key, "= \t");
+
+			if (v) {
+				free(val);
+				val = v;
+				snprintf(from, fromsz, "%s", seen[i]);
+			}
+			free(buf);
+		}
+		free(seen[i]);
+	}
+	return val;
+}
+
+static int check_unit(struct nf_vcheck *c, const json_t *sec)
+{
+	int i = limit_index(nf_v_id(c));
+	const json_t *w = i >= 0 ? json_object_get(sec, limit_names[i].name) : NULL;
+	char want[64], have[64], from[512], *v;
+
+	if (!w)
+		return nf_v_skip(c, "the profile does not set it");
+	nf_v_json_str(w, want, sizeof(want));
+	norm_limit(want, want, sizeof(want));
+	nf_v_expect(c, "%s=%s", limit_names[i].unit_key, want);
+	v = unit_value(c, limit_names[i].unit_key, from, sizeof(from));
+	if (!v) {
+		nf_v_seen(c, "not set in slurmd.service or its drop-ins");
+		nf_v_remedy(c, "printf '[Service]\\n%s=%s\\n' > /etc/systemd/system/slurmd.service.d/"
+			    "nodeforge-limits.conf && systemctl daemon-reload",
+			    limit_names[i].unit_key, !strcmp(want, "unlimited") ? "infinity" : want);
+		return NF_V_FAIL;
+	}
+	norm_limit(v, have, sizeof(have));
+	free(v);
+	nf_v_seen(c, "%s=%s (%s)", limit_names[i].unit_key, have, from);
+	if (!strcmp(have, want))
+		return NF_V_PASS;
+	nf_v_remedy(c, "set %s=%s in %s && systemctl daemon-reload && systemctl restart slurmd",
+		    limit_names[i].unit_key, !strcmp(want, "unlimited") ? "infinity" : want, from);
+	return NF_V_FAIL;
+}
+
+/* The pid of a running slurmd in the (sys)root's /proc, or 0 */
+static long slurmd_pid(struct nf_vcheck *c)
+{
+	char **names, path[64], *comm;
+	long pid = 0;
+	int n = nf_v_list(c, NF_VSYS, "/proc", &names, 1 << 20);
+
+	for (int i = 0; i < n && !pid; i++) {
+		if (!strchr("123456789", names[i][0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/comm", names[i]);
+		if (nf_v_read(c, NF_VSYS, path, 64, &comm, NULL))
+			continue;
+		if (!strcmp(comm, "slurmd\n") || !strcmp(comm, "slurmd"))
+			pid = strtol(names[i], NULL, 10);
+		free(comm);
+	}
+	if (n > 0)
+		nf_strv_free(names, (size_t)n);
+	return pid;
+}
+
+static int check_process(struct nf_vcheck *c, const json_t *sec)
+{
+	char path[64], *buf = NULL, bad[512] = "";
+	long pid = slurmd_pid(c);
+	int nbad = 0;
+
+	if (!pid)
+		return nf_v_skip(c, "slurmd is not running");
+	snprintf(path, sizeof(path), "/proc/%ld/limits", pid);
+	if (nf_v_read(c, NF_VSYS, path, 16 * 1024, &buf, NULL))
+		return nf_v_skip(c, "slurmd exited");
+	nf_v_expect(c, "slurmd (pid %ld) runs with the profile's limits", pid);
+	for (size_t i = 0; i < NF_ARRAY_SIZE(limit_names); i++) {
+		const json_t *w = json_object_get(sec, limit_names[i].name);
+		const char *l = strstr(buf, limit_names[i].proc_name);
+		char want[64], soft[64];
+
+		if (!w || !l)
+			continue;
+		nf_v_json_str(w, want, sizeof(want));
+		norm_limit(want, want, sizeof(want));
+		l += strlen(limit_names[i].proc_name);
+		norm_limit(l, soft, sizeof(soft));
+		if (strcmp(soft, want) && nbad++ < 5)
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%s%s=%s",
+				 *bad ? ", " : "", limit_names[i].name, soft);
+	}
+	free(buf);
+	if (!nbad) {
+		nf_v_seen(c, "all limits match");
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, "%s", bad);
+	nf_v_remedy(c, "systemctl restart slurmd   # picks up the unit's Limit* values");
+	return NF_V_FAIL;
+}
+
+static const struct nf_check_def defs[] = {
+	{ "limits.unit.nofile", "slurmd.service LimitNOFILE", NULL, NF_CHECK_STATIC, 0, check_unit },
+	{ "limits.unit.memlock", "slurmd.service LimitMEMLOCK", NULL, NF_CHECK_STATIC, 0, check_unit },
+	{ "limits.unit.stack", "slurmd.service LimitSTACK", NULL, NF_CHECK_STATIC, 0, check_unit },
+	{ "limits.unit.nproc", "slurmd.service LimitNPROC", NULL, NF_CHECK_STATIC, 0, check_unit },
+	{ "limits.unit.core", "slurmd.service LimitCORE", NULL, NF_CHECK_STATIC, 0, check_unit },
+	{ "limits.process", "the running slurmd has the limits",
+	  "limits.unit.nofile limits.unit.memlock limits.unit.stack limits.unit.nproc",
+	  0, 0, check_process },
+};
+
+static const struct nf_checkset checks = NF_CHECKSET(defs);
+
 /* ---- end of check ---- */
 
 const struct nf_facet nf_facet_limits = {
@@ -46,5 +254,5 @@ const struct nf_facet nf_facet_limits = {
 	.apply = NULL,
 	.schema = fields,
 	.lint = lint,
-	.checks = NULL,
+	.checks = &checks,
 };

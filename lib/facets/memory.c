@@ -74,6 +74,101 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
+static int check_hugepages(struct nf_vcheck *c, const json_t *sec)
+{
+	const json_t *hp = json_object_get(sec, "hugepages");
+	const char *size = json_string_value(json_object_get(hp, "size"));
+	json_int_t want = json_integer_value(json_object_get(hp, "count"));
+	char path[128], *buf = NULL;
+	int r;
+
+	if (!hp)
+		return nf_v_skip(c, "the profile sets no hugepages");
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%skB/nr_hugepages",
+		 size && !strcmp(size, "2M") ? "2048" : "1048576");
+	nf_v_expect(c, "%lld pages of %s", (long long)want, size ? size : "1G");
+	if ((r = nf_v_read(c, NF_VSYS, path, 64, &buf, NULL))) {
+		nf_v_seen(c, "no %s hugepage pool (%s)", size ? size : "1G", strerror(-r));
+		nf_v_remedy(c, "add default_hugepagesz=%s hugepagesz=%s hugepages=%lld to the "
+			    "kernel command line and reboot", size ? size : "1G",
+			    size ? size : "1G", (long long)want);
+		return NF_V_FAIL;
+	}
+	nf_v_seen(c, "%lld pages", strtoll(buf, NULL, 10));
+	r = strtoll(buf, NULL, 10) == want;
+	free(buf);
+	if (r)
+		return NF_V_PASS;
+	nf_v_remedy(c, "echo %lld > %s   # then make it permanent with hugepages= on the "
+		    "kernel command line", (long long)want, path);
+	return NF_V_FAIL;
+}
+
+/* The bracketed choice of a sysfs "always madvise [never]" file */
+static void bracketed(const char *s, char *out, size_t sz)
+{
+	const char *a = strchr(s, '['), *b = a ? strchr(a, ']') : NULL;
+
+	if (a && b)
+		snprintf(out, sz, "%.*s", (int)(b - a - 1), a + 1);
+	else
+		snprintf(out, sz, "%.*s", (int)strcspn(s, "\n"), s);
+}
+
+static int check_thp(struct nf_vcheck *c, const json_t *sec)
+{
+	const char *want = json_string_value(json_object_get(sec, "thp"));
+	char *buf = NULL, cur[32];
+	int r;
+
+	if (!want)
+		return nf_v_skip(c, "the profile sets no thp");
+	nf_v_expect(c, "%s", want);
+	if ((r = nf_v_read(c, NF_VSYS, "/sys/kernel/mm/transparent_hugepage/enabled",
+			   256, &buf, NULL))) {
+		nf_v_seen(c, "cannot read the THP setting: %s", strerror(-r));
+		return NF_V_FAIL;
+	}
+	bracketed(buf, cur, sizeof(cur));
+	free(buf);
+	nf_v_seen(c, "%s", cur);
+	if (!strcmp(cur, want))
+		return NF_V_PASS;
+	nf_v_remedy(c, "echo %s > /sys/kernel/mm/transparent_hugepage/enabled   # and "
+		    "transparent_hugepage=%s on the kernel command line", want, want);
+	return NF_V_FAIL;
+}
+
+static int check_numa_balancing(struct nf_vcheck *c, const json_t *sec)
+{
+	const json_t *w = json_object_get(sec, "numa_balancing");
+	char *buf = NULL;
+	long cur;
+
+	if (!json_is_boolean(w))
+		return nf_v_skip(c, "the profile does not set numa_balancing");
+	nf_v_expect(c, "%d", json_is_true(w));
+	if (nf_v_read(c, NF_VSYS, "/proc/sys/kernel/numa_balancing", 64, &buf, NULL))
+		return nf_v_skip(c, "the kernel has no automatic NUMA balancing");
+	cur = strtol(buf, NULL, 10);
+	free(buf);
+	nf_v_seen(c, "%ld", cur);
+	if ((cur != 0) == json_is_true(w))
+		return NF_V_PASS;
+	nf_v_remedy(c, "sysctl -w kernel.numa_balancing=%d", json_is_true(w));
+	return NF_V_FAIL;
+}
+
+static const struct nf_check_def defs[] = {
+	{ "memory.hugepages", "the hugepage pool holds the profile's count", NULL, 0, 0,
+	  check_hugepages },
+	{ "memory.thp", "transparent hugepages as the profile says", NULL, 0, 0, check_thp },
+	{ "memory.numa_balancing", "automatic NUMA balancing as the profile says", NULL, 0, 0,
+	  check_numa_balancing },
+};
+
+static const struct nf_checkset checks = NF_CHECKSET(defs);
+
 /* ---- end of check ---- */
 
 const struct nf_facet nf_facet_memory = {
@@ -83,5 +178,5 @@ const struct nf_facet nf_facet_memory = {
 	.schema = fields,
 	.lint = lint,
 	.boot_args = boot_args,
-	.checks = NULL,
+	.checks = &checks,
 };

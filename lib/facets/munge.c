@@ -37,6 +37,184 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
+static const char *key_path(const json_t *sec)
+{
+	const char *p = json_string_value(json_object_get(sec, "key_path"));
+
+	return p ? p : "/etc/munge/munge.key";
+}
+
+/* User name of `uid` in the node's own /etc/passwd */
+static void uid_name(struct nf_vcheck *c, unsigned uid, char *out, size_t sz)
+{
+	char *pw = NULL;
+
+	snprintf(out, sz, "%u", uid);
+	if (nf_v_read(c, NF_VROOT, "/etc/passwd", 1 << 20, &pw, NULL))
+		return;
+	for (char *l = strtok(pw, "\n"); l; l = strtok(NULL, "\n")) {
+		char *f1 = strchr(l, ':'), *f2 = f1 ? strchr(f1 + 1, ':') : NULL;
+
+		if (f2 && strtoul(f2 + 1, NULL, 10) == uid) {
+			*f1 = '\0';
+			snprintf(out, sz, "%s", l);
+			break;
+		}
+	}
+	free(pw);
+}
+
+static int check_present(struct nf_vcheck *c, const json_t *sec)
+{
+	struct stat st;
+	int r = nf_v_stat(c, NF_VROOT, key_path(sec), &st);
+
+	nf_v_expect(c, "a regular file '%s'", key_path(sec));
+	if (r == 0 && S_ISREG(st.st_mode)) {
+		nf_v_seen(c, "present");
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, "%s", r ? strerror(-r) : "not a regular file");
+	nf_v_remedy(c, "nodeforge enroll   # fetches the munge key from the boot server");
+	return NF_V_FAIL;
+}
+
+static int check_mode(struct nf_vcheck *c, const json_t *sec)
+{
+	const char *want = json_string_value(json_object_get(sec, "mode"));
+	unsigned w = want ? (unsigned)strtoul(want, NULL, 8) : 0400;
+	struct stat st;
+
+	if (nf_v_stat(c, NF_VROOT, key_path(sec), &st))
+		return NF_V_FAIL;
+	nf_v_expect(c, "mode %04o", w);
+	nf_v_seen(c, "mode %04o", (unsigned)st.st_mode & 07777);
+	if ((st.st_mode & 07777) == w)
+		return NF_V_PASS;
+	nf_v_remedy(c, "chmod %04o %s && systemctl restart munge", w, key_path(sec));
+	return NF_V_FAIL;
+}
+
+static int check_owner(struct nf_vcheck *c, const json_t *sec)
+{
+	const char *want = json_string_value(json_object_get(sec, "owner"));
+	char name[64];
+	struct stat st;
+
+	if (!want)
+		want = "munge";
+	if (nf_v_stat(c, NF_VROOT, key_path(sec), &st))
+		return NF_V_FAIL;
+	uid_name(c, st.st_uid, name, sizeof(name));
+	nf_v_expect(c, "owner %s", want);
+	nf_v_seen(c, "owner %s", name);
+	if (!strcmp(name, want))
+		return NF_V_PASS;
+	nf_v_remedy(c, "chown %s:%s %s && systemctl restart munge", want, want,
+		    key_path(sec));
+	return NF_V_FAIL;
+}
+
+static int check_size(struct nf_vcheck *c, const json_t *sec)
+{
+	json_int_t want = json_integer_value(json_object_get(sec, "key_size"));
+	struct stat st;
+
+	if (!want)
+		return nf_v_skip(c, "the profile sets no munge.key_size");
+	if (nf_v_stat(c, NF_VROOT, key_path(sec), &st))
+		return NF_V_FAIL;
+	nf_v_expect(c, "%lld bytes", (long long)want);
+	nf_v_seen(c, "%lld bytes", (long long)st.st_size);
+	if (st.st_size == want)
+		return NF_V_PASS;
+	nf_v_remedy(c, "nodeforge enroll   # the key on this node is not the cluster's");
+	return NF_V_FAIL;
+}
+
+static int check_fingerprint(struct nf_vcheck *c, const json_t *sec)
+{
+	const char *want = json_string_value(json_object_get(json_object_get(
+		json_object_get(nf_v_profile(c), "site"), "fingerprints"), "munge_key"));
+	char hex[NF_SHA256_HEX];
+	char *key = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!want)
+		return nf_v_skip(c, "the site records no munge_key fingerprint");
+	if ((r = nf_v_read(c, NF_VROOT, key_path(sec), 1 << 16, &key, &len))) {
+		nf_v_seen(c, "cannot read the key: %s", r < 0 ? strerror(-r) : nf_strerror(r));
+		return NF_V_FAIL;
+	}
+	nf_sha256_hex(key, len, hex);
+	explicit_bzero(key, len);
+	free(key);
+	if (!strncmp(want, "sha256:", 7))
+		want += 7;
+	nf_v_expect(c, "sha256 %.16s...", want);
+	nf_v_seen(c, "sha256 %.16s...", hex);
+	if (!strcasecmp(hex, want))
+		return NF_V_PASS;
+	nf_v_remedy(c, "nodeforge enroll && systemctl restart munge   # wrong cluster key");
+	return NF_V_FAIL;
+}
+
+static int check_roundtrip(struct nf_vcheck *c, const json_t *sec)
+{
+	const char *sock = json_string_value(json_object_get(sec, "socket"));
+	const char *enc[] = { "munge", "-n", "-S", sock ? sock : "/run/munge/munge.socket.2", NULL };
+	const char *dec[] = { "unmunge", "-S", enc[3], NULL };
+	char *cred = NULL, *out = NULL;
+	int st = 0, r;
+
+	nf_v_expect(c, "munge | unmunge through %s: STATUS: Success", enc[3]);
+	nf_v_remedy(c, "systemctl restart munge && journalctl -u munge -n 20");
+	if ((r = nf_v_exec(c, enc, NULL, &cred, &st)))
+		goto err;
+	if (st) {
+		cred[strcspn(cred, "\n")] = '\0';
+		nf_v_seen(c, "munge exited %d: %.200s", st, cred);
+		free(cred);
+		return NF_V_FAIL;
+	}
+	r = nf_v_exec(c, dec, cred, &out, &st);
+	free(cred);
+	if (r)
+		goto err;
+	{
+		char *status = strstr(out, "STATUS:");
+		int ok = !st && status && strstr(status, "Success");
+
+		if (status)
+			status[strcspn(status, "\n")] = '\0';
+		else
+			out[strcspn(out, "\n")] = '\0';
+		nf_v_seen(c, "%.200s", status ? status : out);
+		free(out);
+		return ok ? NF_V_PASS : NF_V_FAIL;
+	}
+err:
+	if (r == NF_E_TIMEOUT)
+		return NF_V_HUNG;
+	nf_v_seen(c, "cannot run munge: %s", r < 0 ? strerror(-r) : nf_strerror(r));
+	return NF_V_FAIL;
+}
+
+static const struct nf_check_def defs[] = {
+	{ "munge.key.present", "the munge key is installed", NULL, 0, 0, check_present },
+	{ "munge.key.mode", "the key's mode", "munge.key.present", 0, 0, check_mode },
+	{ "munge.key.owner", "the key's owner", "munge.key.present", 0, 0, check_owner },
+	{ "munge.key.size", "the key's size", "munge.key.present", 0, 0, check_size },
+	{ "munge.key.fingerprint", "the key is the cluster's (site fingerprint)",
+	  "munge.key.present", 0, 0, check_fingerprint },
+	{ "munge.roundtrip", "a credential round trip through munged",
+	  "munge.key.mode munge.key.owner munge.key.fingerprint", NF_CHECK_PROBE, 3000,
+	  check_roundtrip },
+};
+
+static const struct nf_checkset checks = NF_CHECKSET(defs);
+
 /* ---- end of check ---- */
 
 const struct nf_facet nf_facet_munge = {
@@ -45,5 +223,5 @@ const struct nf_facet nf_facet_munge = {
 	.apply = NULL,
 	.schema = fields,
 	.lint = lint,
-	.checks = NULL,
+	.checks = &checks,
 };

@@ -54,6 +54,49 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
+static int check_mount(struct nf_vcheck *c, const json_t *sec)
+{
+	const json_t *ec = json_object_get(sec, "enroot_cache");
+	const char *mnt = json_string_value(json_object_get(ec, "mount"));
+	const char *fs = json_string_value(json_object_get(ec, "fs"));
+	char *buf = NULL, *save = NULL, seen_fs[64] = "";
+	int found = 0;
+
+	if (!mnt)
+		return nf_v_skip(c, "the profile sets no enroot cache mount");
+	nf_v_expect(c, "%s mounted%s%s", mnt, fs ? " as " : "", fs ? fs : "");
+	if (nf_v_read(c, NF_VSYS, "/proc/mounts", 1 << 20, &buf, NULL)) {
+		nf_v_seen(c, "no /proc/mounts");
+		return NF_V_FAIL;
+	}
+	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char dev[256], mp[512], type[64];
+
+		if (sscanf(l, "%255s %511s %63s", dev, mp, type) == 3 && !strcmp(mp, mnt)) {
+			found = 1;
+			snprintf(seen_fs, sizeof(seen_fs), "%s", type);
+		}
+	}
+	free(buf);
+	if (!found) {
+		nf_v_seen(c, "not mounted");
+		nf_v_remedy(c, "lsblk -o NAME,TRAN,SIZE,MOUNTPOINT; mount the local NVMe on %s", mnt);
+		return NF_V_FAIL;
+	}
+	nf_v_seen(c, "mounted as %s", seen_fs);
+	if (!fs || !strcmp(fs, seen_fs))
+		return NF_V_PASS;
+	nf_v_remedy(c, "reformat the cache device as %s (its contents are a cache)", fs);
+	return NF_V_FAIL;
+}
+
+static const struct nf_check_def defs[] = {
+	{ "storage.enroot_cache.mount", "the enroot cache file system is mounted", NULL, 0, 0,
+	  check_mount },
+};
+
+static const struct nf_checkset checks = NF_CHECKSET(defs);
+
 /* ---- end of check ---- */
 
 const struct nf_facet nf_facet_storage = {
@@ -62,5 +105,5 @@ const struct nf_facet nf_facet_storage = {
 	.apply = NULL,
 	.schema = fields,
 	.lint = lint,
-	.checks = NULL,
+	.checks = &checks,
 };

@@ -74,6 +74,47 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
+/* Services the profile enables that must run before slurmd starts (slurmd
+ * itself waits for the verdict) */
+static int check_services(struct nf_vcheck *c, const json_t *sec)
+{
+	char bad[512] = "", state[64];
+	size_t i;
+	json_t *s;
+	int n = 0, total = 0;
+
+	nf_v_expect(c, "every enabled service active");
+	json_array_foreach(json_object_get(json_object_get(sec, "services"), "enable"), i, s) {
+		const char *name = json_string_value(s);
+		int r;
+
+		if (!name || !strncmp(name, "slurm", 5) || !strcmp(name, "nvidia-fabricmanager") ||
+		    !strncmp(name, "chrony", 6))
+			continue; /* slurm* are gated; the others have their own checks */
+		total++;
+		r = nf_v_service_active(c, name, state, sizeof(state));
+		if (r == NF_E_TIMEOUT)
+			return NF_V_HUNG;
+		if (r != 1 && n++ < 6)
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%s%s %s",
+				 *bad ? ", " : "", name, r < 0 ? "unknown" : state);
+	}
+	if (!n) {
+		nf_v_seen(c, "%d active", total);
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, "%s", bad);
+	nf_v_remedy(c, "systemctl --failed; systemctl start UNIT; journalctl -u UNIT -n 30");
+	return NF_V_FAIL;
+}
+
+static const struct nf_check_def defs[] = {
+	{ "system.services", "the profile's services are active", NULL, NF_CHECK_PROBE, 3000,
+	  check_services },
+};
+
+static const struct nf_checkset checks = NF_CHECKSET(defs);
+
 /* ---- end of check ---- */
 
 const struct nf_facet nf_facet_system = {
@@ -82,5 +123,5 @@ const struct nf_facet nf_facet_system = {
 	.apply = NULL,
 	.schema = fields,
 	.lint = lint,
-	.checks = NULL,
+	.checks = &checks,
 };

@@ -39,6 +39,126 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
+static int check_conf(struct nf_vcheck *c, const json_t *sec)
+{
+	static const char *const paths[] = { "/etc/chrony/chrony.conf", "/etc/chrony.conf" };
+	const char *path = NULL;
+	char *buf = NULL, bad[512] = "";
+	size_t i;
+	json_t *s;
+	int n = 0;
+
+	for (i = 0; i < NF_ARRAY_SIZE(paths) && !path; i++)
+		if (!nf_v_read(c, NF_VROOT, paths[i], 256 * 1024, &buf, NULL))
+			path = paths[i];
+	nf_v_expect(c, "chrony.conf names the profile's servers");
+	if (!path) {
+		nf_v_seen(c, "no chrony.conf");
+		nf_v_remedy(c, "apt-get install chrony   # or dnf install chrony; then rebuild the image");
+		return NF_V_FAIL;
+	}
+	json_array_foreach(json_object_get(sec, "servers"), i, s) {
+		const char *name = json_string_value(s);
+		int found = 0;
+
+		for (const char *l = buf; name && l && *l && !found;) {
+			const char *e = strchr(l, '\n');
+			char line[512];
+
+			snprintf(line, sizeof(line), "%.*s", (int)(e ? e - l : (long)strlen(l)), l);
+			if ((!strncmp(line, "server ", 7) || !strncmp(line, "pool ", 5)) &&
+			    strstr(line, name)) {
+				const char *w = strstr(line, name) + strlen(name);
+
+				found = !*w || *w == ' ';
+			}
+			l = e ? e + 1 : NULL;
+		}
+		if (name && !found && n++ < 4)
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%sserver %s missing",
+				 *bad ? ", " : "", name);
+	}
+	free(buf);
+	if (!n) {
+		nf_v_seen(c, "%s names every server", path);
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, "%s: %s", path, bad);
+	nf_v_remedy(c, "add 'server NAME iburst' lines to %s and systemctl restart chrony", path);
+	return NF_V_FAIL;
+}
+
+static int check_chronyd(struct nf_vcheck *c, const json_t *sec)
+{
+	char state[64] = "";
+	int r;
+
+	(void)sec;
+	nf_v_expect(c, "chrony active");
+	r = nf_v_service_active(c, "chrony", state, sizeof(state));
+	if (r == 0)
+		r = nf_v_service_active(c, "chronyd", state, sizeof(state));
+	if (r == NF_E_TIMEOUT)
+		return NF_V_HUNG;
+	if (r == 1) {
+		nf_v_seen(c, "active");
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, r < 0 ? "cannot ask systemctl" : "chrony %s", state);
+	nf_v_remedy(c, "systemctl enable --now chrony");
+	return NF_V_FAIL;
+}
+
+static int check_sync(struct nf_vcheck *c, const json_t *sec)
+{
+	struct nf_timex t;
+	int r = nf_v_adjtimex(c, &t);
+
+	(void)sec;
+	nf_v_expect(c, "the kernel clock is synchronised");
+	if (r) {
+		nf_v_seen(c, "adjtimex: %s", r < 0 ? strerror(-r) : nf_strerror(r));
+		return NF_V_FAIL;
+	}
+	nf_v_seen(c, t.synced ? "synchronised" : "unsynchronised");
+	if (t.synced)
+		return NF_V_PASS;
+	nf_v_remedy(c, "chronyc sources -v; chronyc makestep");
+	return NF_V_FAIL;
+}
+
+static int check_offset(struct nf_vcheck *c, const json_t *sec)
+{
+	double max = json_number_value(json_object_get(sec, "max_offset_ms"));
+	double dist = json_number_value(json_object_get(sec, "maxdistance"));
+	struct nf_timex t;
+
+	if (nf_v_adjtimex(c, &t))
+		return NF_V_FAIL;
+	if (max <= 0)
+		max = 100;
+	if (dist <= 0)
+		dist = 3;
+	nf_v_expect(c, "|offset| <= %g ms, max error <= %g ms", max, dist * 1000);
+	nf_v_seen(c, "offset %.3f ms, max error %.3f ms", t.offset_ms, t.maxerror_ms);
+	if ((t.offset_ms < 0 ? -t.offset_ms : t.offset_ms) <= max &&
+	    t.maxerror_ms <= dist * 1000)
+		return NF_V_PASS;
+	nf_v_remedy(c, "chronyc tracking; chronyc makestep");
+	return NF_V_FAIL;
+}
+
+static const struct nf_check_def defs[] = {
+	{ "time.chrony.conf", "chrony.conf names the profile's servers", NULL, NF_CHECK_STATIC, 0,
+	  check_conf },
+	{ "time.chronyd", "chronyd runs", NULL, NF_CHECK_PROBE, 2000, check_chronyd },
+	{ "time.sync", "the clock is synchronised", "time.chronyd", 0, 0, check_sync },
+	{ "time.offset", "offset and error within the profile's bound", "time.sync", 0, 0,
+	  check_offset },
+};
+
+static const struct nf_checkset checks = NF_CHECKSET(defs);
+
 /* ---- end of check ---- */
 
 const struct nf_facet nf_facet_time = {
@@ -47,5 +167,5 @@ const struct nf_facet nf_facet_time = {
 	.apply = NULL,
 	.schema = fields,
 	.lint = lint,
-	.checks = NULL,
+	.checks = &checks,
 };

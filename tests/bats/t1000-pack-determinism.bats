@@ -105,3 +105,14 @@ load pack_helper
 	[ ! -e o.tar.zst.manifest.json ]
 	[ -z "$(ls -A . | grep -v -e '^root$' -e '^home$')" ]
 }
+
+@test "entries are sorted bytewise per component: a directory's content follows it" {
+	mkdir -p root/a/b root/a-c
+	touch root/a.b root/a/b/f root/B
+	nf pack root -o o.tar -q
+	run tar -tf o.tar
+	[ "$output" = "$(printf '%s\n' ./ B a/ a/b/ a/b/f a-c/ a.b)" ]
+	nf pack root -o o.cpio -q
+	run cpio -it --quiet <o.cpio
+	[ "$output" = "$(printf '%s\n' . B a a/b a/b/f a-c a.b)" ]
+}

@@ -84,3 +84,17 @@ assert d["changes"][1] == {"change": "added", "path": "etc/version", "seen": "fi
 	status_is 1
 	[[ "$output" == *"cannot read manifest 'worse.json'"* ]]
 }
+
+@test "drift: extended attributes added or removed" {
+	mkdir root
+	echo a >root/f
+	setfattr -n user.x -v 1 root/f 2>/dev/null || skip "no user xattrs here"
+	nf pack root -o a.tar -q
+	run nf manifest check a.tar.manifest.json --root root
+	status_is 0
+	setfattr -x user.x root/f
+	setfattr -n user.y -v 1 root/f
+	run nf manifest check a.tar.manifest.json --root root
+	status_is 3
+	[[ "$output" == *'xattrs   f: ["user.x"] -> ["user.y"]'* ]]
+}

@@ -158,6 +158,10 @@ static int mem_write(void *data, const void *buf, size_t len)
 {
 	struct membuf *m = data;
 
+	/* Keep the first MiB: a huge declared entry is padded by the writer,
+	 * and the reader must refuse it from its header alone */
+	if (m->n >= (1 << 20))
+		return 0;
 	m->p = realloc(m->p, m->n + len);
 	memcpy(m->p + m->n, buf, len);
 	m->n += len;
@@ -214,7 +218,7 @@ static void test_unpack_refusals(void **state)
 	assert_int_equal(unpack_one("sda", S_IFBLK | 0600, NULL, NULL, 0),
 			 NF_E_UNSAFE);
 	assert_int_equal(unpack_one("big", S_IFREG | 0644, NULL, NULL,
-				    1LL << 30), NF_E_LIMIT);
+				    64LL << 20), NF_E_LIMIT);
 	assert_int_equal(unpack_one("l", S_IFLNK | 0777, "/etc", NULL, 0), 0);
 }
 

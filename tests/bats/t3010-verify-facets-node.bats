@@ -1,0 +1,64 @@
+#!/usr/bin/env bats
+# Failing fixtures, one per facet (kernel, memory, cgroup, limits, time,
+# munge): each fails with its own id, root cause first.
+load verify_helper
+
+@test "kernel: argument configured in GRUB but not running says reboot needed" {
+	expect_root fail-kernel kernel.cmdline.running "reboot needed"
+	[[ "$(verdict_of kernel.cmdline.pending)" == "fail reboot needed: /etc/default/grub adds"* ]]
+}
+
+@test "memory: THP not never" {
+	expect_root fail-memory memory.thp "always"
+}
+
+@test "cgroup: not cgroup2" {
+	expect_root fail-cgroup cgroup.v2 "not cgroup2"
+}
+
+@test "cgroup: controllers not delegated" {
+	expect_root fail-cgroup-delegation cgroup.controllers.delegated "not delegated: cpuset pids"
+}
+
+@test "limits: a later drop-in lowers slurmd's LimitNOFILE" {
+	expect_root fail-limits limits.unit.nofile "LimitNOFILE=65536"
+	[[ "$(verdict_of limits.process)" == "skip because limits.unit.nofile failed" ]]
+}
+
+@test "limits: the running slurmd's /proc limits" {
+	vfx pass
+	sed -i 's/^Max open files .*/Max open files            1024                 4096                 files/' \
+		"$SYS/proc/4242/limits"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of limits.process)" == "fail nofile=1024" ]]
+}
+
+@test "time: clock not synchronised" {
+	expect_root fail-time time.sync "unsynchronised"
+	[[ "$(verdict_of time.offset)" == "skip because time.sync failed" ]]
+}
+
+@test "munge: wrong key fails the fingerprint" {
+	expect_root fail-munge munge.key.fingerprint "sha256"
+	[[ "$(verdict_of munge.roundtrip)" == "skip because munge.key.fingerprint failed" ]]
+}
+
+@test "munge: wrong mode and wrong owner fail with their own ids" {
+	vfx pass
+	chmod 0644 "$SYS/etc/munge/munge.key"
+	sed -i '/^munge:/d' "$SYS/etc/passwd"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of munge.key.mode)" == "fail mode 0644" ]]
+	[[ "$(verdict_of munge.key.owner)" == "fail owner $(id -u)" ]]
+}
+
+@test "munge: missing key" {
+	vfx pass
+	rm -f "$SYS/etc/munge/munge.key"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of munge.key.present)" == fail* ]]
+	[[ "$(verdict_of munge.key.mode)" == "skip because munge.key.present failed" ]]
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bats
+# Failing fixtures for slurm, containers, pam and GPU checks.
+load verify_helper
+
+@test "slurm: gres.conf Cores= does not match the GPUs' NUMA node" {
+	expect_root fail-slurm slurm.gres.cores "/dev/nvidia4 (0000:9a:00.0): Cores=0-63 but its NUMA-local cores are 64-127"
+}
+
+@test "slurm: a GPU missing from the PCI bus" {
+	vfx pass
+	rm -rf "$SYS/sys/bus/pci/devices/0000:db:00.0"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of slurm.gres.hardware)" == "fail 7" ]]
+	[[ "$(verdict_of slurm.gres.cores)" == "skip because slurm.gres.hardware failed" ]]
+}
+
+@test "slurm: slurm.conf value differs from the profile" {
+	vfx pass
+	sed -i 's/^SelectType=.*/SelectType=select\/linear/' "$SYS/etc/slurm/slurm.conf"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of slurm.conf.values)" == "fail SelectType=select/linear" ]]
+}
+
+@test "containers: pyxis not in plugstack.conf" {
+	expect_root fail-containers containers.pyxis.plugstack "not listed"
+}
+
+@test "pam: a drop-in turns UsePAM off" {
+	expect_root fail-pam pam.sshd.usepam "UsePAM no"
+}
+
+@test "gpu: ECC off and a pending row remap" {
+	expect_root fail-gpu gpu.ecc "ECC off now but on after a reset: GPUs 5"
+	[[ "$(verdict_of gpu.remap)" == "fail row remap pending on GPUs 3" ]]
+}
+
+@test "gpu: no driver is one clear failure, the rest skipped because of it" {
+	expect_root fail-gpu-nodriver gpu.driver "no NVIDIA driver"
+	[[ "$(verdict_of gpu.count)" == "skip because gpu.driver failed" ]]
+	[[ "$(verdict_of fabric_manager.version)" == "skip because gpu.driver failed" ]]
+	[ "$(echo "$output" | jq -c '[.root_causes[].id]')" = '["gpu.driver"]' ]
+}
+
+@test "gpu: fewer GPUs than the role" {
+	vfx pass
+	jq '.nvml.gpus |= .[:7]' "$SYS/fixture.json" > "$SCRATCH/f.json"
+	mv "$SCRATCH/f.json" "$SYS/fixture.json"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of gpu.count)" == "fail 7 GPUs" ]]
+}
+
+@test "gpu: no NVML library on a real host is a failure, not a crash" {
+	vfx pass
+	grep -q libnvidia-ml /etc/ld.so.cache 2>/dev/null && skip "this host has NVML"
+	run nf verify --sysroot "$SYS" --only gpu --json
+	status_is 3
+	[[ "$(verdict_of gpu.driver)" == "fail no NVIDIA driver"* ]]
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bats
+# Failing fixtures for fabric manager, InfiniBand, storage, services and
+# MariaDB.
+load verify_helper
+
+@test "fabric manager: version differs from the driver" {
+	expect_root fail-fabric_manager fabric_manager.version "fabric manager 550.54.15"
+}
+
+@test "ib: a port down" {
+	expect_root fail-ib ib.port.state "mlx5_2/1: 1: DOWN"
+}
+
+@test "ib: a port at the wrong rate" {
+	vfx pass
+	echo "200 Gb/sec (4X HDR)" > "$SYS/sys/class/infiniband/mlx5_1/ports/1/rate"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of ib.port.rate)" == "fail mlx5_1/1: 200 Gb/sec (4X HDR)" ]]
+}
+
+@test "storage: the enroot cache file system is not mounted" {
+	expect_root fail-storage containers.enroot.cache "on / (ext4)"
+	[[ "$(verdict_of storage.enroot_cache.mount)" == "fail not mounted" ]]
+}
+
+@test "system: a service the profile enables is not running" {
+	expect_root fail-system system.services "munge failed"
+}
+
+@test "mariadb: the controller's server settings (fixture answers)" {
+	vfx pass
+	echo "MemTotal:       16384000 kB" > "$SYS/proc/meminfo"
+	jq '.commands.mariadb = {rc: 0, out: ("innodb_buffer_pool_size\t12884901888\n" +
+		"innodb_lock_wait_timeout\t900\ninnodb_log_file_size\t1073741824\n" +
+		"innodb_log_buffer_size\t67108864\nmax_allowed_packet\t67108864\n" +
+		"innodb_flush_log_at_trx_commit\t2\n")}' "$SYS/fixture.json" > "$SCRATCH/f.json"
+	mv "$SCRATCH/f.json" "$SYS/fixture.json"
+	vrun --role controller --only mariadb --json
+	status_is 0
+	[[ "$(verdict_of mariadb.buffer_pool)" == "pass "*"76.8 % of 16000 MiB" ]]
+	sed -i 's/innodb_lock_wait_timeout\\t900/innodb_lock_wait_timeout\\t50/' "$SYS/fixture.json"
+	vrun --role controller --only mariadb --json
+	status_is 3
+	[[ "$(verdict_of mariadb.lock_wait_timeout)" == "fail innodb_lock_wait_timeout = 50" ]]
+}
+
+@test "mariadb: server down" {
+	vfx pass
+	vrun --role controller --only mariadb --json
+	status_is 3
+	[[ "$(verdict_of mariadb.server)" == "fail exit 1"* ]]
+	[[ "$(verdict_of mariadb.lock_wait_timeout)" == "skip because mariadb.server failed" ]]
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bats
+# A probe that never answers is reported `hung` by name and the run still
+# ends within its budget.
+load verify_helper
+
+now_ms() { date +%s%3N; }
+
+@test "hung: an exec'd probe (enroot) past the budget is hung, killed, and the run ends in time" {
+	vfx hang-enroot
+	t0=$(now_ms)
+	vrun --budget 0.5 --json
+	t1=$(now_ms)
+	status_is 3
+	[ $((t1 - t0)) -lt 1500 ] || { echo "took $((t1 - t0)) ms"; false; }
+	[[ "$(verdict_of containers.enroot.runs)" == "hung no answer within"* ]]
+	[ "$(echo "$output" | jq -r '.root_causes[0].id')" = containers.enroot.runs ]
+	# checks after the budget are skipped, saying why
+	[[ "$(verdict_of system.services)" == "skip run budget of 500 ms spent" ]]
+	# the probe's process group was killed
+	! pgrep -f '^sleep 3600$' -P 1 >/dev/null || { pgrep -af 'sleep 3600'; false; }
+}
+
+@test "hung: a blocked in-process probe (NVML) is abandoned and named" {
+	vfx hang-nvml
+	t0=$(now_ms)
+	vrun --budget 0.4 --only gpu --json
+	t1=$(now_ms)
+	status_is 3
+	[ $((t1 - t0)) -lt 1500 ] || { echo "took $((t1 - t0)) ms"; false; }
+	[[ "$(verdict_of gpu.driver)" == "hung no answer within"* ]]
+	[[ "$(verdict_of gpu.count)" == "skip because gpu.driver hung" ]]
+}
+
+@test "hung: the human table names the hung probe" {
+	vfx hang-nvml
+	vrun --budget 0.3 --only gpu
+	status_is 3
+	[[ "${lines[1]}" == "hung  gpu.driver"*"no answer within"* ]]
+	[[ "$output" == *"1 hung"* ]]
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/* The verifier's engine: config parsing helpers, dependency ordering,
+ * root causes first, the run budget. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+
+static char srcdir[1024];
+
+static void test_conf_get(void **state)
+{
+	const char *text = "# comment\nSelectType=select/linear\n  selecttype = select/cons_tres  \n"
+			   "SelectTypeParameters=CR_Core\nUsePAM yes\n";
+	char *v;
+
+	(void)state;
+	v = nf_v_conf_get(text, "SelectType", "= \t");
+	assert_string_equal(v, "select/cons_tres"); /* last wins, any case */
+	free(v);
+	v = nf_v_conf_get(text, "SelectTypeParameters", "=");
+	assert_string_equal(v, "CR_Core");
+	free(v);
+	v = nf_v_conf_get(text, "UsePAM", " \t");
+	assert_string_equal(v, "yes");
+	free(v);
+	assert_null(nf_v_conf_get(text, "Select", "="));
+	assert_null(nf_v_conf_get("", "x", "="));
+}
+
+static void test_json_str(void **state)
+{
+	char b[32];
+	json_t *v;
+
+	(void)state;
+	v = json_true();
+	assert_int_equal(nf_v_json_str(v, b, sizeof(b)), 0);
+	assert_string_equal(b, "yes");
+	json_decref(v);
+	v = json_integer(1048576);
+	nf_v_json_str(v, b, sizeof(b));
+	assert_string_equal(b, "1048576");
+	json_decref(v);
+	v = json_array();
+	assert_int_equal(nf_v_json_str(v, b, sizeof(b)), -EINVAL);
+	json_decref(v);
+}
+
+/* The passing fixture's profile with `edit` applied, loaded back */
+static struct nf_profile *fixture_profile(struct nf_ctx *ctx, const char *hca)
+{
+	char in[1200], out[] = "/tmp/nf-test-verify-XXXXXX";
+	struct nf_profile *p = NULL;
+	json_t *j;
+	int fd;
+
+	snprintf(in, sizeof(in), "%s/tests/fixtures/sysroot/pass/etc/nodeforge/profile.json",
+		 srcdir);
+	j = json_load_file(in, 0, NULL);
+	assert_non_null(j);
+	if (hca)
+		json_array_append_new(json_object_get(json_object_get(j, "ib"), "hcas"),
+				      json_string(hca));
+	fd = mkstemp(out);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(json_dump_file(j, out, 0), 0);
+	json_decref(j);
+	assert_int_equal(nf_profile_load_json(ctx, out, &p), 0);
+	unlink(out);
+	return p;
+}
+
+static void test_root_cause_first(void **state)
+{
+	char sys[1100], fx[1200];
+	struct nf_verify_opts o = { 0 };
+	struct nf_verify *v = NULL;
+	struct nf_ctx *ctx;
+	struct nf_profile *p;
+	const struct nf_check_result *r;
+
+	(void)state;
+	snprintf(sys, sizeof(sys), "%s/tests/fixtures/sysroot/pass", srcdir);
+	snprintf(fx, sizeof(fx), "%s/fixture.json", sys);
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	p = fixture_profile(ctx, "mlx5_9");
+	o.sysroot = sys;
+	o.fixture = fx;
+	o.only = "ib";
+	assert_int_equal(nf_verify_run(ctx, p, &o, &v), 0);
+	assert_false(nf_verify_passed(v));
+	r = nf_verify_result(v, 0);
+	assert_string_equal(r->id, "ib.hca.present");
+	assert_int_equal(r->verdict, NF_V_FAIL);
+	assert_string_equal(r->seen, "missing: mlx5_9");
+	r = nf_verify_result(v, 1);
+	assert_int_equal(r->verdict, NF_V_SKIP);
+	assert_string_equal(r->cause, "ib.hca.present");
+	assert_string_equal(r->reason, "because ib.hca.present failed");
+	assert_int_equal(nf_verify_tally(v, NF_V_FAIL), 1);
+	nf_verify_free(v);
+
+	/* the same hardware with the profile's HCAs passes */
+	nf_profile_free(p);
+	p = fixture_profile(ctx, NULL);
+	assert_int_equal(nf_verify_run(ctx, p, &o, &v), 0);
+	assert_true(nf_verify_passed(v));
+	assert_int_equal(nf_verify_tally(v, NF_V_PASS), 4);
+	nf_verify_free(v);
+	nf_profile_free(p);
+	nf_ctx_free(ctx);
+}
+
+static void test_bad_fixture(void **state)
+{
+	struct nf_verify_opts o = { .fixture = "/nonexistent/fixture.json" };
+	struct nf_verify *v = NULL;
+	struct nf_ctx *ctx;
+	struct nf_profile *p;
+
+	(void)state;
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	p = fixture_profile(ctx, NULL);
+	assert_int_equal(nf_verify_run(ctx, p, &o, &v), -ENOENT);
+	assert_non_null(strstr(nf_errmsg(ctx), "/nonexistent/fixture.json"));
+	nf_profile_free(p);
+	nf_ctx_free(ctx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_conf_get),
+		cmocka_unit_test(test_json_str),
+		cmocka_unit_test(test_root_cause_first),
+		cmocka_unit_test(test_bad_fixture),
+	};
+	const char *s = getenv("NF_SRCDIR");
+
+	snprintf(srcdir, sizeof(srcdir), "%s", s ? s : ".");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
