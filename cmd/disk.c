@@ -15,6 +15,7 @@ const struct nf_cmd nf_cmd_disk = {
 	.summary = "list disks, pick the install or cache disk by rule",
 	.help = "usage: nodeforge disk list [--json] [--sysroot DIR] [DEVICE|IMAGE...]\n"
 		"       nodeforge disk pick [--json] [--sysroot DIR] RULE [DEVICE|IMAGE...]\n"
+		"       nodeforge disk where [--json] [--sysroot DIR] PATH\n"
 		"\n"
 		"list: block devices (from /sys/block) or the given devices and disk\n"
 		"image files, with size, model, transport, rotational, removable,\n"
@@ -27,6 +28,9 @@ const struct nf_cmd nf_cmd_disk = {
 		"fstype label; operators = != ~ !~ (glob) >= <= > < (size); flags\n"
 		"empty, !empty; tie-breakers smallest, largest, first.  Fails when no\n"
 		"disk or more than one disk matches.\n"
+		"\n"
+		"where: the mount, filesystem, block device and whole disk holding\n"
+		"PATH (from /proc/self/mountinfo), e.g. the enroot cache.\n"
 		"\n"
 		"Options:\n"
 		"      --sysroot DIR  read /sys and /dev under DIR\n"
@@ -162,10 +166,8 @@ static int disk_pick(struct nf_global *g, int argc, char **argv)
 
 	if (argc < 1)
 		return nf_usage_error("disk", "'pick' needs a RULE");
-	if ((r = nf_diskrule_parse(g->ctx, argv[0], &rule)) < 0) {
-		fprintf(stderr, "nodeforge disk: %s\n", nf_errmsg(g->ctx));
-		return NF_EXIT_USAGE;
-	}
+	if ((r = nf_diskrule_parse(g->ctx, argv[0], &rule)) < 0)
+		return nf_usage_error("disk", "%s", nf_errmsg(g->ctx));
 	if ((r = gather(g, argc - 1, argv + 1, &d)) < 0) {
 		nf_diskrule_free(rule);
 		return nf_cmd_fail(g, "disk", r);
@@ -190,6 +192,35 @@ static int disk_pick(struct nf_global *g, int argc, char **argv)
 	r = nf_emit_end(e);
 	nf_emit_free(e);
 	nf_disks_free(&d);
+	return r ? NF_EXIT_FAILURE : NF_EXIT_OK;
+}
+
+static int disk_where(struct nf_global *g, int argc, char **argv)
+{
+	struct nf_mount_info m;
+	struct nf_emit *e;
+	char devno[32];
+	int r;
+
+	if (argc != 1)
+		return nf_usage_error("disk", "'where' needs exactly one PATH");
+	if ((r = nf_mount_find(g->ctx, argv[0], &m)) < 0)
+		return nf_cmd_fail(g, "disk", r);
+	if (nf_emit_new(&e, stdout, g->json)) {
+		nf_mount_info_clear(&m);
+		return NF_EXIT_FAILURE;
+	}
+	snprintf(devno, sizeof(devno), "%u:%u", m.major, m.minor);
+	nf_emit_str(e, "path", "%s: ", argv[0]);
+	nf_emit_str(e, "mountpoint", "mounted on %s", m.mountpoint);
+	nf_emit_str(e, "root", NULL, m.root);
+	nf_emit_str(e, "fstype", " (%s", m.fstype);
+	nf_emit_str(e, "source", " from %s", m.source);
+	nf_emit_str(e, "devno", " %s)", devno);
+	nf_emit_str(e, "disk", ", disk %s\n", m.disk);
+	r = nf_emit_end(e);
+	nf_emit_free(e);
+	nf_mount_info_clear(&m);
 	return r ? NF_EXIT_FAILURE : NF_EXIT_OK;
 }
 
@@ -224,7 +255,7 @@ static int cmd_disk(struct nf_global *g, int argc, char **argv)
 			return NF_EXIT_FAILURE;
 	}
 	if (npos == 0)
-		return nf_usage_error("disk", "missing subcommand (list or pick)");
+		return nf_usage_error("disk", "missing subcommand (list, pick or where)");
 	sub = pos[0];
 	argc = (int)npos - 1;
 	argv = pos + 1;
@@ -232,5 +263,7 @@ static int cmd_disk(struct nf_global *g, int argc, char **argv)
 		return disk_list(g, argc, argv);
 	if (!strcmp(sub, "pick"))
 		return disk_pick(g, argc, argv);
+	if (!strcmp(sub, "where"))
+		return disk_where(g, argc, argv);
 	return nf_usage_error("disk", "unknown subcommand '%s'", sub);
 }

@@ -262,7 +262,7 @@ out:
  * link) */
 static char *transport_of(const struct nf_ctx *ctx, const char *name)
 {
-	char *p = nf_sr_path(ctx, "/sys/block/%s", name), link[PATH_MAX];
+	char *p, link[PATH_MAX];
 	ssize_t n;
 
 	if (!strncmp(name, "nvme", 4))
@@ -271,6 +271,7 @@ static char *transport_of(const struct nf_ctx *ctx, const char *name)
 		return nf_strdup("virtio");
 	if (!strncmp(name, "mmcblk", 6))
 		return nf_strdup("mmc");
+	p = nf_sr_path(ctx, "/sys/block/%s", name);
 	if (!p)
 		return NULL;
 	n = readlink(p, link, sizeof(link) - 1);

@@ -46,6 +46,8 @@ struct nf_efivar_ops {
 		   uint32_t *attrs, uint8_t **data, size_t *len);
 	int (*set)(struct nf_efi *efi, const char *name, const char *guid,
 		   uint32_t attrs, const uint8_t *data, size_t len);
+	/* -ENOENT when absent */
+	int (*del)(struct nf_efi *efi, const char *name, const char *guid);
 	/* calls fn for every variable name of `guid` */
 	int (*list)(struct nf_efi *efi, const char *guid,
 		    int (*fn)(void *arg, const char *name), void *arg);
@@ -187,6 +189,28 @@ static int dir_set(struct nf_efi *efi, const char *name, const char *guid,
 	return r;
 }
 
+static int dir_del(struct nf_efi *efi, const char *name, const char *guid)
+{
+	char *p = var_path(efi, name, guid);
+	int fd, r = 0;
+
+	if (!p)
+		return -ENOMEM;
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		make_mutable(fd);
+		close(fd);
+	}
+	if (unlink(p) < 0) {
+		r = -errno;
+		if (r != -ENOENT)
+			nf_fail(efi->ctx, r, "cannot remove '%s': %s", p,
+				strerror(errno));
+	}
+	free(p);
+	return r;
+}
+
 static int dir_list(struct nf_efi *efi, const char *guid,
 		    int (*fn)(void *arg, const char *name), void *arg)
 {
@@ -218,6 +242,7 @@ static int dir_list(struct nf_efi *efi, const char *guid,
 static const struct nf_efivar_ops dir_ops = {
 	.get = dir_get,
 	.set = dir_set,
+	.del = dir_del,
 	.list = dir_list,
 };
 
@@ -755,6 +780,31 @@ int nf_efi_set_boot_next(struct nf_efi *efi, unsigned num)
 		return r;
 	return efi->ops->set(efi, "BootNext", NF_EFI_GLOBAL, EFI_ATTR_DEFAULT,
 			     d, 2);
+}
+
+int nf_efi_next_boot_is_network(struct nf_efi *efi, int *yes, int *num)
+{
+	struct nf_efi_entry *v;
+	size_t n;
+	int r;
+
+	*yes = 0;
+	if ((r = nf_efi_boot_next(efi, num)) < 0 || *num < 0)
+		return r;
+	if ((r = nf_efi_entries(efi, &v, &n)) < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		if ((int)v[i].num == *num)
+			*yes = v[i].network && v[i].active;
+	nf_efi_entries_free(v, n);
+	return 0;
+}
+
+int nf_efi_clear_boot_next(struct nf_efi *efi)
+{
+	int r = efi->ops->del(efi, "BootNext", NF_EFI_GLOBAL);
+
+	return r == -ENOENT ? 0 : r;
 }
 
 int nf_efi_set_boot_order(struct nf_efi *efi, const unsigned *v, size_t n)

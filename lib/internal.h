@@ -288,6 +288,7 @@ int nf_rm_tree_at(int dirfd, const char *name);
 
 /* ---- end of pack, manifests, signatures ---- */
 
+
 /* ---- disks, EFI, install (lib/blkid.c, lib/efi.c, lib/install.c) ---- */
 
 /* <sysroot> + the formatted path; caller frees */

@@ -397,6 +397,7 @@ int nf_http_get(struct nf_ctx *ctx, const char *url, size_t max,
 		long timeout_ms, char **body, size_t *len);
 
 /* ============================================ end boot section */
+
 /* ================================================ disks, EFI, install
  * (lib/blkid.c, lib/diskrule.c, lib/efi.c, lib/install.c, lib/mounts.c) */
 
@@ -633,6 +634,49 @@ int nf_build(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 void nf_build_result_free(struct nf_build_result *res);
 
 /* --------------------------------------------------- end of image build */
+/* *yes = 1 when BootNext is set and names an active network entry (the
+ * next reboot boots from the network); *num = that entry or -1 */
+int nf_efi_next_boot_is_network(struct nf_efi *efi, int *yes, int *num);
+/* Remove BootNext (no-op when absent) */
+int nf_efi_clear_boot_next(struct nf_efi *efi);
+
+/* Stateful install of a signed image onto a disk (lib/install.c):
+ * verify, GPT (ESP + root), mkfs, unpack, fstab by UUID, GRUB for UEFI,
+ * the installed manifest, EFI boot order.  docs/nodeforge-install.md */
+struct nf_install_opts {
+	const char *image;       /* archive; IMAGE.manifest.json (+ .sig) */
+	const char *pubkey;      /* Ed25519 public key (PEM) */
+	const char *disk;        /* a whole block device */
+	int wipe;                /* allow erasing a disk that holds data */
+	unsigned long long esp_size; /* bytes; 0: 512 MiB */
+	const char *efivars;     /* EFI variables directory; NULL: the system's */
+	int no_efi;              /* leave the boot variables alone */
+	const char *label;       /* boot entry description; NULL: "nodeforge" */
+	const char *kernel_args; /* appended to the kernel command line */
+	/* Called at each step (may be NULL) */
+	void (*progress)(void *data, const char *step);
+	void *progress_data;
+};
+
+/* What install calls for the parts other modules own; tests may replace
+ * them */
+struct nf_install_ops {
+	int (*verify)(struct nf_ctx *ctx, const char *manifest,
+		      const char *pubkey);
+	int (*unpack)(struct nf_ctx *ctx, const char *archive,
+		      const char *dir);
+};
+
+extern const struct nf_install_ops nf_install_default_ops;
+
+struct nf_install_result {
+	char esp_dev[64], root_dev[64];
+	char esp_uuid[64], root_uuid[64];
+	int boot_entry;          /* Boot#### created, -1 when EFI was skipped */
+};
+
+int nf_install(struct nf_ctx *ctx, const struct nf_install_opts *o,
+	       const struct nf_install_ops *ops, struct nf_install_result *res);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,20 @@ static const struct nf_field fields[] = {
 	{ 0 }
 };
 
+/* A disk rule in the profile must parse (nodeforge disk pick grammar) */
+static void lint_rule(struct nf_facet_lint *l, const char *path,
+		      const char *text)
+{
+	struct nf_diskrule *r;
+
+	if (!text)
+		return;
+	if (nf_diskrule_parse(l->ctx, text, &r) < 0)
+		nf_lint_at(l, path, NF_SEV_ERROR, "%s", nf_errmsg(l->ctx));
+	else
+		nf_diskrule_free(r);
+}
+
 static int lint(struct nf_facet_lint *l, const json_t *sec)
 {
 	const json_t *ec = json_object_get(sec, "enroot_cache");
@@ -23,6 +37,10 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 		json_object_get(nf_profile_json(l->profile), "containers"),
 		"enroot"), "cache_path"));
 
+	lint_rule(l, "storage.enroot_cache.rule",
+		  json_string_value(json_object_get(ec, "rule")));
+	lint_rule(l, "storage.install_disk",
+		  json_string_value(json_object_get(sec, "install_disk")));
 	if (mount && cache && strncmp(cache, mount, strlen(mount)))
 		nf_lint_at(l, "storage.enroot_cache.mount", NF_SEV_ERROR,
 			   "enroot cache_path '%s' is not under the cache mount '%s'",
