@@ -597,8 +597,10 @@ int nf_b64_decode(const char *s, size_t max, uint8_t **out, size_t *len)
 	uint8_t *b;
 	int got;
 
-	if (n % 4 || n / 4 * 3 > max + 2)
+	if (n % 4)
 		return NF_E_PARSE;
+	if (n / 4 * 3 > max + 2)
+		return NF_E_LIMIT;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
 

@@ -81,10 +81,13 @@ int nf_enroll_new(struct nf_ctx *ctx, const struct nf_enroll_opts *o,
 {
 	struct nf_enroll *e;
 	struct stat st;
+	int created = 0;
 
 	if (!o->state_dir || !*o->state_dir)
 		return nf_fail(ctx, NF_E_USAGE, "no enrollment state directory");
-	if (mkdir(o->state_dir, 0700) < 0 && errno != EEXIST)
+	if (mkdir(o->state_dir, 0700) == 0)
+		created = 1;
+	else if (errno != EEXIST)
 		return nf_fail(ctx, -errno, "cannot create '%s': %s",
 			       o->state_dir, strerror(errno));
 	if (lstat(o->state_dir, &st) < 0)
@@ -103,11 +106,14 @@ int nf_enroll_new(struct nf_ctx *ctx, const struct nf_enroll_opts *o,
 		return nf_fail(ctx, NF_E_UNSAFE,
 			       "state directory '%s' belongs to uid %u, not to "
 			       "this user", o->state_dir, (unsigned)st.st_uid);
-	if (o->served_tree && path_inside(o->state_dir, o->served_tree))
+	if (o->served_tree && path_inside(o->state_dir, o->served_tree)) {
+		if (created)
+			rmdir(o->state_dir);
 		return nf_fail(ctx, NF_E_UNSAFE,
 			       "state directory '%s' is inside the served tree "
 			       "'%s': secrets would be published", o->state_dir,
 			       o->served_tree);
+	}
 	if (o->served_tree && o->munge_key &&
 	    path_inside(o->munge_key, o->served_tree))
 		return nf_fail(ctx, NF_E_UNSAFE,
@@ -654,7 +660,7 @@ int nf_enroll_claim(struct nf_enroll *e, const char *peer_addr,
 	if (!json_is_object(req) || !name || !name_ok(name) ||
 	    field_bytes(req, "pubkey", pub, 32) ||
 	    field_bytes(req, "nonce", nonce, 16) ||
-	    (macs && mac_norm(macs, mac))) {
+	    (macs && *macs && mac_norm(macs, mac))) {
 		refuse(e, st, name && name_ok(name) ? name : NULL, peer_addr,
 		       400, "malformed", response, http_status,
 		       "malformed claim: needs name, pubkey (32 bytes) and "

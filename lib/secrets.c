@@ -63,7 +63,13 @@ static int open_parent_at(struct nf_ctx *ctx, int rootfd, const char *rel,
 			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (nfd < 0) {
 			int e = errno;
+			struct stat st;
 
+			/* O_DIRECTORY|O_NOFOLLOW on a symlink: ENOTDIR */
+			if (e == ENOTDIR &&
+			    !fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) &&
+			    S_ISLNK(st.st_mode))
+				e = ELOOP;
 			close(fd);
 			return nf_fail(ctx, e == ELOOP ? NF_E_UNSAFE : -e,
 				       "cannot open directory '%s' of '%s': %s",
