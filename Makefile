@@ -36,7 +36,7 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
 
-.PHONY: test all check check-unit check-bats check-e2e asan fuzz fuzz-run deps install \
+.PHONY: fuzz-lib test all check check-unit check-bats check-e2e asan fuzz fuzz-run deps install \
         clean bench ci-image
 all: $(BUILD)/nodeforge
 
@@ -84,14 +84,19 @@ asan:
 		EXTRA_LDLIBS="-fsanitize=address,undefined" \
 		CFLAGS="-O1 -g" check-unit check-bats
 
-build-fuzz/%: fuzz/%.c $(LIB_SRC) lib/nodeforge.h lib/internal.h
-	@mkdir -p build-fuzz
-	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
-		-DNF_VERSION='"$(VERSION)"' -DNF_DATADIR='"$(PREFIX)/share/nodeforge"' \
-		-Ilib $(PKG_CFLAGS) -o $@ $< $(LIB_SRC) $(LDLIBS)
+# One fuzz-instrumented library, linked into every target
+FUZZ_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+fuzz-lib:
+	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="-O1 -g" \
+		EXTRA_CFLAGS="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" build-fuzz/libnodeforge.a
+
+build-fuzz/%: fuzz/%.c fuzz-lib
+	clang -std=gnu11 -g -O1 $(FUZZ_FLAGS) -fsanitize=fuzzer -D_GNU_SOURCE \
+		-DNF_VERSION='"$(VERSION)"' -Ilib $(PKG_CFLAGS) -o $@ $< \
+		build-fuzz/libnodeforge.a $(LDLIBS)
 
 FUZZ_SECONDS ?= 0
-fuzz: $(FUZZ_BIN)
+fuzz: fuzz-lib $(FUZZ_BIN)
 	@set -e; if [ "$(FUZZ_SECONDS)" -gt 0 ]; then for f in $(FUZZ_BIN); do \
 		n=$$(basename $$f); mkdir -p build-fuzz/corpus-$$n; \
 		echo "== $$n ($(FUZZ_SECONDS)s)"; \
@@ -107,7 +112,7 @@ DEPS_BUILD := build-essential clang pkg-config libyaml-dev libjansson-dev libarc
 	libmicrohttpd-dev libcmocka-dev libclang-rt-14-dev bats zstd
 DEPS_TEST := cpio pigz tar libarchive-tools xz-utils munge slurmd slurmctld slurm-client \
 	mariadb-server chrony dnsmasq nginx-light qemu-system-x86 ipxe-qemu mmdebstrap \
-	systemd python3 pykickstart squashfs-tools fakeroot attr libcap2-bin util-linux \
+	systemd python3 squashfs-tools fakeroot attr libcap2-bin util-linux \
 	e2fsprogs dosfstools fdisk curl
 deps:
 	apt-get update -qq

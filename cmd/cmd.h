@@ -54,4 +54,13 @@ void nf_print_diags(struct nf_global *g, const struct nf_diags *d);
 /* Render diagnostics through an emitter (text or JSON) */
 void nf_emit_diags(struct nf_emit *e, const struct nf_diags *d);
 
+/* ---- boot commands (inventory, pxe, serve, status) ---- */
+struct nf_inventory;
+/* Load the site when its file exists (inventory and pxe work without one);
+ * returns 0 or an exit status after printing the error */
+int nf_cmd_site_optional(struct nf_global *g, const char *cmd);
+/* Load and validate an inventory, printing diagnostics; 0 or exit status */
+int nf_cmd_inventory_load(struct nf_global *g, const char *cmd,
+			  const char *path, struct nf_inventory **inv);
+
 #endif

@@ -31,10 +31,6 @@ const struct nf_cmd nf_cmd_lint = {
 	.run = cmd_lint,
 };
 
-/* Inventory linting is provided by the inventory module when present */
-int nf_lint_inventory(struct nf_global *g, const char *path,
-		      struct nf_diags *d) __attribute__((weak));
-
 static int lint_profile_files(struct nf_global *g, struct nf_diags *d,
 			      int *io_error)
 {
@@ -136,14 +132,15 @@ static int cmd_lint(struct nf_global *g, int argc, char **argv)
 		lint_profile_files(g, &d, &io_error);
 	}
 	if (inventory) {
-		if (nf_lint_inventory) {
-			if (nf_lint_inventory(g, inventory, &d) < 0 && !d.n)
-				io_error = 1;
-		} else {
-			fprintf(stderr, "nodeforge lint: inventories are not supported "
-				"by this build\n");
+		struct nf_inventory *inv = NULL;
+		size_t before = d.n;
+
+		r = nf_inventory_load(g->ctx, inventory, g->site, &inv, &d);
+		if (r && d.n == before) {
+			fprintf(stderr, "nodeforge lint: %s\n", nf_errmsg(g->ctx));
 			io_error = 1;
 		}
+		nf_inventory_free(inv);
 	}
 	dedup(&d);
 	nf_diags_sort(&d);

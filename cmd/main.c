@@ -171,13 +171,21 @@ static void default_profiles_dir(char *out, size_t outsz)
 		slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
-			snprintf(cand, sizeof(cand), "%s/../profiles", exe);
-			if (file_exists(cand)) {
-				char *real = realpath(cand, NULL);
+			/* a checkout (build/nodeforge), then a relocated install
+			 * (PREFIX/bin/nodeforge) */
+			static const char *const rel[] = {
+				"../profiles", "../share/nodeforge/profiles",
+			};
 
-				snprintf(out, outsz, "%s", real ? real : cand);
-				free(real);
-				return;
+			for (size_t i = 0; i < 2; i++) {
+				snprintf(cand, sizeof(cand), "%s/%s", exe, rel[i]);
+				if (file_exists(cand)) {
+					char *real = realpath(cand, NULL);
+
+					snprintf(out, outsz, "%s", real ? real : cand);
+					free(real);
+					return;
+				}
 			}
 		}
 	}

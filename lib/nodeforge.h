@@ -277,6 +277,85 @@ int nf_unpack_mem(struct nf_ctx *ctx, const void *buf, size_t len, int dirfd,
 		  const struct nf_unpack_opts *opts);
 
 /* -------------------------------------- end of pack, manifests, signatures */
+/* ============================================ boot: inventory, pxe, serve */
+
+/* MAC addresses: "52:54:00:ab:cd:ef" (':' or '-' separated, any case);
+ * multicast and all-zero addresses are refused */
+int nf_mac_parse(const char *s, uint8_t mac[6]);
+/* Lower-case hex with `sep` between bytes; out holds 18 bytes */
+void nf_mac_format(const uint8_t mac[6], char sep, char out[18]);
+/* IPv4 dotted quad, strict: four decimal parts 0-255, no leading zeros;
+ * host byte order */
+int nf_ipv4_parse(const char *s, uint32_t *ip);
+void nf_ipv4_format(uint32_t ip, char out[16]);
+/* "10.0.0.0/16"; host bits must be zero */
+int nf_cidr_parse(const char *s, uint32_t *net, unsigned *prefix);
+int nf_cidr_contains(uint32_t net, unsigned prefix, uint32_t ip);
+
+/* One machine of the inventory (racks.yaml), after range expansion */
+struct nf_node {
+	char *name;
+	char *role;
+	char *rack;         /* "" when not given */
+	uint8_t mac[6];
+	uint32_t ip;        /* host byte order */
+	uint32_t bmc;       /* BMC address; 0 when not given */
+	const char *file;   /* where the node was declared (borrowed) */
+	unsigned line, col;
+};
+
+struct nf_inventory;
+
+#define NF_INVENTORY_MAX_NODES 100000
+
+/*
+ * Load and validate racks.yaml.  Every problem is appended to diags with
+ * file:line:col; the call fails (NF_E_PARSE / NF_E_INVALID) when any error
+ * was found.  Roles are checked against the profiles directory of ctx;
+ * addresses against the site's provisioning network when site is given.
+ */
+int nf_inventory_load(struct nf_ctx *ctx, const char *path,
+		      const struct nf_site *site, struct nf_inventory **out,
+		      struct nf_diags *diags);
+void nf_inventory_free(struct nf_inventory *inv);
+const char *nf_inventory_path(const struct nf_inventory *inv);
+size_t nf_inventory_count(const struct nf_inventory *inv);
+const struct nf_node *nf_inventory_node(const struct nf_inventory *inv,
+					size_t i);
+const struct nf_node *nf_inventory_find(const struct nf_inventory *inv,
+					const char *name);
+/* Check every node's IP against a CIDR (diags at the node's `ip`) */
+int nf_inventory_check_network(struct nf_ctx *ctx,
+			       const struct nf_inventory *inv,
+			       const char *cidr, struct nf_diags *diags);
+
+/* The boot tree (lib/pxe.c; layout in docs/formats.md) */
+struct nf_pxe_opts {
+	const struct nf_inventory *inv;
+	const struct nf_site *site;    /* may be NULL */
+	const char *out_dir;           /* the tree, created when missing */
+	const char *out_abs;           /* its absolute path (dnsmasq, nginx) */
+	const char *server_url;        /* http://HOST[:PORT], no trailing / */
+	const char *images_dir;        /* build output: DIR/ROLE/ROLE.current */
+	const char *kickstart_dir;     /* ROLE.ks.tmpl / default.ks.tmpl;
+					* NULL: no kickstarts */
+	const char *network;           /* provisioning CIDR; NULL: the site's */
+	const char *api_upstream;      /* nginx proxy_pass for /api/; or NULL */
+	const json_t *role_args;       /* role -> kernel arguments string */
+};
+
+struct nf_pxe_stats {
+	size_t files;      /* files the tree holds for this inventory */
+	size_t written;    /* of which new or changed */
+	size_t unchanged;
+	size_t removed;    /* stale per-MAC and per-role files */
+	size_t images;     /* image files placed into images/ */
+};
+
+int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
+		  struct nf_pxe_stats *st);
+
+/* ============================================ end boot section */
 
 /* ============================================ secrets: munge keys, enrollment
  * Secrets reach a node at first boot through a sealed channel of the boot

@@ -79,3 +79,30 @@ assert x["file"].endswith("role.yaml"), x'
 	run nf -C p lint bad
 	status_is 3
 }
+
+@test "lint --inventory: the example rack is clean" {
+	run nf lint --inventory "$NF_SRCDIR/examples/racks.yaml"
+	status_is 0
+}
+
+@test "lint --inventory: a duplicate MAC names both nodes and the line" {
+	cat > racks.yaml <<'YAML'
+nodes:
+  - { name: gpu-01, mac: "52:54:00:00:00:01", ip: 10.0.1.1, role: compute, rack: r1 }
+  - { name: gpu-02, mac: "52:54:00:00:00:01", ip: 10.0.1.2, role: compute, rack: r1 }
+YAML
+	run nf lint --inventory racks.yaml
+	status_is 3
+	[[ "$output" == *"racks.yaml:3:21: error: duplicate MAC 52:54:00:00:00:01"*"gpu-01"* ]]
+}
+
+@test "lint --inventory: an address outside the site's provisioning network" {
+	cat > racks.yaml <<'YAML'
+nodes:
+  - { name: gpu-01, mac: "52:54:00:00:00:01", ip: 10.0.1.1, role: compute, rack: r1 }
+  - { name: gpu-02, mac: "52:54:00:00:00:02", ip: 192.168.1.2, role: compute, rack: r1 }
+YAML
+	run nf lint --inventory racks.yaml
+	status_is 3
+	[[ "$output" == *"racks.yaml:3:"*"192.168.1.2"* ]]
+}

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cmd.h"
+
+static int cmd_pxe(struct nf_global *g, int argc, char **argv);
+
+const struct nf_cmd nf_cmd_pxe = {
+	.name = "pxe",
+	.summary = "render the network boot tree from the inventory",
+	.help = "usage: nodeforge pxe --out DIR [--inventory FILE] [--server-url URL]\n"
+		"                     [--images DIR] [--kickstart DIR] [--network CIDR]\n"
+		"                     [--kernel-args ROLE=ARGS]... [--api-upstream URL]\n"
+		"\n"
+		"Render a static, content-addressed boot tree that any HTTP server can\n"
+		"serve: iPXE and GRUB scripts per MAC, a kickstart per role,\n"
+		"dnsmasq.conf and nginx.conf.  Unchanged files are not rewritten;\n"
+		"changed ones are replaced atomically.\n"
+		"\n"
+		"  -i, --inventory FILE   inventory (default: racks.yaml)\n"
+		"  -o, --out DIR          the boot tree to render\n"
+		"  -u, --server-url URL   where nodes reach the tree (default: the\n"
+		"                         site's server.url)\n"
+		"      --images DIR       build output with ROLE/ROLE.current\n"
+		"                         (default: out)\n"
+		"      --kickstart DIR    kickstart templates (default: kickstart/\n"
+		"                         next to the profiles directory, if present)\n"
+		"      --network CIDR     provisioning network (default: the site's\n"
+		"                         networks.provisioning.cidr)\n"
+		"      --kernel-args ROLE=ARGS\n"
+		"                         use ARGS for ROLE instead of the resolved\n"
+		"                         profile's kernel arguments\n"
+		"      --api-upstream URL nginx forwards /api/ to this nodeforge serve\n"
+		"\n"
+		"Exit status: 0 ok, 1 failure, 2 usage, 3 invalid inventory.\n",
+	.run = cmd_pxe,
+};
+
+/* Kernel arguments of every role of the inventory: --kernel-args first,
+ * else the resolved profile's */
+static int role_args(struct nf_global *g, const struct nf_inventory *inv,
+		     json_t *args)
+{
+	for (size_t i = 0; i < nf_inventory_count(inv); i++) {
+		const struct nf_node *nd = nf_inventory_node(inv, i);
+		struct nf_profile *p = NULL;
+		struct nf_diags d;
+		char *s = NULL;
+		int r;
+
+		if (json_object_get(args, nd->role))
+			continue;
+		nf_diags_init(&d);
+		r = nf_profile_resolve(g->ctx, nd->role, g->site, &p, &d);
+		if (!r)
+			r = nf_profile_kernel_args(g->ctx, p, &s);
+		if (r) {
+			if (d.n)
+				nf_print_diags(g, &d);
+			nf_diags_free(&d);
+			nf_profile_free(p);
+			return r;
+		}
+		nf_diags_free(&d);
+		nf_profile_free(p);
+		json_object_set_new(args, nd->role, json_string(s));
+		free(s);
+	}
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int cmd_pxe(struct nf_global *g, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "inventory", required_argument, NULL, 'i' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "server-url", required_argument, NULL, 'u' },
+		{ "images", required_argument, NULL, 'I' },
+		{ "kickstart", required_argument, NULL, 'K' },
+		{ "network", required_argument, NULL, 'N' },
+		{ "kernel-args", required_argument, NULL, 'A' },
+		{ "api-upstream", required_argument, NULL, 'U' },
+		{ 0 }
+	};
+	struct nf_pxe_opts po = { .images_dir = "out" };
+	struct nf_pxe_stats st;
+	const char *inv_path = "racks.yaml";
+	struct nf_inventory *inv = NULL;
+	json_t *args = json_object();
+	char ksdef[PATH_MAX], *abs = NULL;
+	struct nf_emit *e;
+	struct stat sb;
+	double t0;
+	int o, r;
+
+	if (!args)
+		return NF_EXIT_FAILURE;
+	while ((o = nf_getopt(&nf_cmd_pxe, argc, argv, "i:o:u:", opts)) != -1) {
+		switch (o) {
+		case -2:
+			json_decref(args);
+			return 0;
+		case -3:
+			json_decref(args);
+			return NF_EXIT_USAGE;
+		case 'i': inv_path = optarg; break;
+		case 'o': po.out_dir = optarg; break;
+		case 'u': po.server_url = optarg; break;
+		case 'I': po.images_dir = optarg; break;
+		case 'K': po.kickstart_dir = optarg; break;
+		case 'N': po.network = optarg; break;
+		case 'U': po.api_upstream = optarg; break;
+		case 'A': {
+			char *eq = strchr(optarg, '=');
+
+			if (!eq || eq == optarg) {
+				json_decref(args);
+				return nf_usage_error("pxe", "'--kernel-args %s': "
+						      "expected ROLE=ARGS", optarg);
+			}
+			*eq = '\0';
+			json_object_set_new(args, optarg, json_string(eq + 1));
+			break;
+		}
+		}
+	}
+	if (optind < argc) {
+		json_decref(args);
+		return nf_usage_error("pxe", "unexpected argument '%s'",
+				      argv[optind]);
+	}
+	if (!po.out_dir) {
+		json_decref(args);
+		return nf_usage_error("pxe", "missing '--out DIR'");
+	}
+	if ((r = nf_cmd_site_optional(g, "pxe")))
+		goto done;
+	if (!po.server_url && g->site) {
+		const json_t *srv = json_object_get(nf_site_json(g->site), "server");
+
+		po.server_url = json_string_value(json_object_get(srv, "url"));
+	}
+	if (!po.server_url) {
+		json_decref(args);
+		return nf_usage_error("pxe", "missing '--server-url URL' (no "
+				      "server.url in the site)");
+	}
+	if (!po.kickstart_dir) {
+		snprintf(ksdef, sizeof(ksdef), "%s/../kickstart",
+			 nf_ctx_profiles_dir(g->ctx));
+		if (stat(ksdef, &sb) == 0 && S_ISDIR(sb.st_mode))
+			po.kickstart_dir = ksdef;
+	}
+	t0 = now();
+	if ((r = nf_cmd_inventory_load(g, "pxe", inv_path, &inv)))
+		goto done;
+	if ((r = role_args(g, inv, args))) {
+		r = nf_cmd_fail(g, "pxe", r);
+		goto done;
+	}
+	if (mkdir(po.out_dir, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr, "nodeforge pxe: cannot create '%s': %s\n",
+			po.out_dir, strerror(errno));
+		r = NF_EXIT_FAILURE;
+		goto done;
+	}
+	abs = realpath(po.out_dir, NULL);
+	po.out_abs = abs;
+	po.inv = inv;
+	po.site = g->site;
+	po.role_args = args;
+	r = nf_pxe_render(g->ctx, &po, &st);
+	if (r) {
+		r = nf_cmd_fail(g, "pxe", r);
+		goto done;
+	}
+	if ((r = nf_emit_new(&e, stdout, g->json))) {
+		r = NF_EXIT_FAILURE;
+		goto done;
+	}
+	if (!g->quiet || g->json) {
+		nf_emit_str(e, "tree", "%s: ", po.out_dir);
+		nf_emit_int(e, "nodes", "%lld nodes, ",
+			    (long long)nf_inventory_count(inv));
+		nf_emit_int(e, "files", "%lld files (", (long long)st.files);
+		nf_emit_int(e, "written", "%lld written, ", (long long)st.written);
+		nf_emit_int(e, "unchanged", "%lld unchanged, ",
+			    (long long)st.unchanged);
+		nf_emit_int(e, "removed", "%lld removed), ", (long long)st.removed);
+		nf_emit_int(e, "images", "%lld image files placed", (long long)st.images);
+		nf_emit_real(e, "seconds", " in %.3f s\n", now() - t0);
+	}
+	r = nf_emit_end(e) ? NF_EXIT_FAILURE : 0;
+	nf_emit_free(e);
+done:
+	free(abs);
+	nf_inventory_free(inv);
+	json_decref(args);
+	return r;
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bats
+# nodeforge inventory show: racks.yaml parsing, ranges and validation.
+load helper
+
+PROFILES=$FIXTURES/boot/profiles
+
+@test "example inventory expands ranges and address runs" {
+	run nf -C "$PROFILES" inventory show -i "$NF_SRCDIR/examples/racks.yaml"
+	status_is 0
+	[[ "${lines[0]}" == NAME* ]]
+	[[ "$output" == *"gpu-04               52:54:00:00:01:04 10.0.1.14       compute      r01      10.1.1.14"* ]]
+	[[ "$output" == *"6 nodes"* ]]
+}
+
+@test "inventory show --json is the same data" {
+	run nf -C "$PROFILES" --json inventory show --inventory "$NF_SRCDIR/examples/racks.yaml"
+	status_is 0
+	echo "$output" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["count"] == 6, d
+n = {x["name"]: x for x in d["nodes"]}
+assert n["gpu-03"]["mac"] == "52:54:00:00:01:03"
+assert n["gpu-03"]["ip"] == "10.0.1.13"
+assert n["gpu-03"]["bmc"] == "10.1.1.13"
+assert n["ctl-01"]["role"] == "controller"
+'
+}
+
+@test "default inventory file is racks.yaml in the current directory" {
+	cp "$NF_SRCDIR/examples/racks.yaml" .
+	run nf -C "$PROFILES" inventory show
+	status_is 0
+	[[ "$output" == *"login-01"* ]]
+}
+
+@test "unreadable inventory exits 1 naming the file" {
+	run nf -C "$PROFILES" inventory show -i nope.yaml
+	status_is 1
+	[[ "$output" == *"nodeforge inventory: cannot read 'nope.yaml'"* ]]
+}
+
+@test "missing subcommand is a usage error" {
+	run nf inventory
+	status_is 2
+	[[ "$output" == *"try 'nodeforge inventory --help'"* ]]
+}
+
+@test "every bad inventory fixture exits 3 with its exact file:line:col" {
+	n=0
+	for f in "$FIXTURES"/inventory/*.yaml; do
+		b=$(basename "$f")
+		cp "$f" "$b"
+		want=$(sed -n '1s/^# expect: //p' "$b")
+		[ -n "$want" ] || { echo "$b: no expect line"; false; }
+		run nf -C "$PROFILES" inventory show -i "$b"
+		[ "$status" -eq 3 ] || { echo "$b: exit $status: $output"; false; }
+		[[ "$output" == *"$b:${want%%: *}: error: ${want#*: }"* ]] ||
+			{ echo "$b: want '$want', got: $output"; false; }
+		n=$((n + 1))
+	done
+	[ "$n" -ge 20 ]
+}

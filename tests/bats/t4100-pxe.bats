@@ -1,0 +1,120 @@
+#!/usr/bin/env bats
+# nodeforge pxe: the static boot tree.
+load helper
+
+pxe() {
+	nf -C "$FIXTURES/boot/profiles" pxe -i racks.yaml -o tree \
+		-u http://10.0.0.1:8080 --images "$FIXTURES/boot/out" \
+		--kickstart "$NF_SRCDIR/kickstart" --network 10.0.0.0/16 \
+		--kernel-args "compute=quiet hugepages=64" \
+		--kernel-args controller=quiet --kernel-args login=quiet "$@"
+}
+
+setup() {
+	nf_setup
+	cp "$NF_SRCDIR/examples/racks.yaml" .
+}
+
+@test "renders per-MAC iPXE and GRUB, kickstarts, dnsmasq and nginx configs" {
+	run pxe
+	status_is 0
+	[[ "$output" == "tree: 6 nodes, 21 files (21 written, 0 unchanged, 0 removed), 9 image files placed"* ]]
+	for f in ipxe/boot.ipxe ipxe/unknown.ipxe ipxe/mac/52-54-00-00-01-04.ipxe \
+		grub/grub.cfg grub/grub.cfg-01-52-54-00-00-00-01 kickstart/compute.ks \
+		dnsmasq.conf nginx.conf nodes.json; do
+		[ -f "tree/$f" ] || { echo "missing $f"; false; }
+	done
+	k=$(python3 -c 'import json;print(json.load(open("'"$FIXTURES"'/boot/out/compute/compute.current"))["kernel"])')
+	grep -qx "kernel http://10.0.0.1:8080/images/compute/$k initrd=compute-[0-9a-f]*.initramfs.cpio.zst quiet hugepages=64 nodeforge.server=http://10.0.0.1:8080 nodeforge.node=gpu-04" tree/ipxe/mac/52-54-00-00-01-04.ipxe
+	cmp tree/images/compute/$k "$FIXTURES/boot/out/compute/$k"
+	grep -q 'chain --autofree http://10.0.0.1:8080/ipxe/mac/${netX/mac:hexhyp}.ipxe' tree/ipxe/boot.ipxe
+	grep -q '/api/v1/unknown/${netX/mac:hexhyp}' tree/ipxe/unknown.ipxe
+	grep -q "linux /images/controller/controller-.*.vmlinuz quiet nodeforge.server=http://10.0.0.1:8080 nodeforge.node=ctl-01" tree/grub/grub.cfg-01-52-54-00-00-00-01
+	grep -qx "dhcp-host=52:54:00:00:01:03,10.0.1.13,gpu-03,infinite" tree/dnsmasq.conf
+	grep -q "liveimg --url=http://10.0.0.1:8080/images/compute/compute-.*.rootfs.tar.zst --checksum=[0-9a-f]\{64\}$" tree/kickstart/compute.ks
+	grep -q 'bootloader --location=mbr --append="quiet hugepages=64 nodeforge.server=http://10.0.0.1:8080"' tree/kickstart/compute.ks
+	grep -q "systemctl enable nodeforge-verify.service" tree/kickstart/compute.ks
+	python3 -c 'import json; d=json.load(open("tree/nodes.json")); assert len(d["nodes"]) == 6 and d["roles"]["compute"]["kernel_args"] == "quiet hugepages=64"'
+	! find tree -name '.*tmp*' | grep -q .
+}
+
+@test "re-render rewrites only what changed and prunes removed nodes" {
+	pxe
+	run pxe --json
+	status_is 0
+	echo "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["written"] == 0 and d["unchanged"] == 21, d'
+	touch -d @1000000000 tree/ipxe/mac/*.ipxe tree/grub/*
+	sed -i 's/ip: 10.0.0.3$/ip: 10.0.0.9/' racks.yaml
+	run pxe --json
+	status_is 0
+	# login-01's iPXE script names its IP; dnsmasq.conf and nodes.json too
+	echo "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["written"] == 3, d'
+	[ "$(stat -c %Y tree/ipxe/mac/52-54-00-00-00-02.ipxe)" != 1000000000 ]
+	[ "$(stat -c %Y tree/ipxe/mac/52-54-00-00-00-01.ipxe)" = 1000000000 ]
+	[ "$(stat -c %Y tree/grub/grub.cfg-01-52-54-00-00-00-02)" = 1000000000 ]
+	grep -q "10.0.0.9,login-01" tree/dnsmasq.conf
+	# drop gpu-04: its files go
+	sed -i 's/gpu-\[01-04\]/gpu-[01-03]/; s/10.1.1.13, 10.1.1.14/10.1.1.13/' racks.yaml
+	run pxe --json
+	status_is 0
+	echo "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["removed"] == 2, d'
+	[ ! -e tree/ipxe/mac/52-54-00-00-01-04.ipxe ]
+	[ ! -e tree/grub/grub.cfg-01-52-54-00-00-01-04 ]
+}
+
+@test "dnsmasq --test accepts dnsmasq.conf" {
+	command -v dnsmasq >/dev/null || skip "dnsmasq not installed"
+	pxe
+	run dnsmasq --test -C tree/dnsmasq.conf
+	status_is 0
+	[[ "$output" == *"syntax check OK"* ]]
+}
+
+@test "nginx -t accepts nginx.conf" {
+	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || skip "nginx not installed"
+	pxe --api-upstream http://127.0.0.1:8081
+	grep -q "proxy_pass http://127.0.0.1:8081;" tree/nginx.conf
+	run /usr/sbin/nginx -t -c "$PWD/tree/nginx.conf"
+	status_is 0
+	[[ "$output" == *"test is successful"* ]]
+}
+
+@test "kickstarts pass ksvalidator for RHEL 9" {
+	command -v ksvalidator >/dev/null || skip "ksvalidator (pykickstart) not installed"
+	pxe
+	for ks in tree/kickstart/*.ks; do
+		run ksvalidator -v RHEL9 "$ks"
+		status_is 0
+	done
+}
+
+@test "a role without a built image fails naming the pointer file" {
+	mkdir -p out/compute
+	run nf -C "$FIXTURES/boot/profiles" pxe -i racks.yaml -o tree -u http://10.0.0.1:8080 \
+		--images out --network 10.0.0.0/16 --kernel-args controller=quiet \
+		--kernel-args login=quiet --kernel-args compute=quiet
+	status_is 1
+	[[ "$output" == *"no image for role 'controller': cannot read 'out/controller/controller.current'"* ]]
+	[ ! -e tree/ipxe/boot.ipxe ]
+}
+
+@test "unsafe kernel arguments, URLs and networks are refused" {
+	run pxe --kernel-args 'compute=quiet $(reboot)'
+	status_is 1
+	[[ "$output" == *"kernel arguments of role 'compute' contain"* ]]
+	run nf -C "$FIXTURES/boot/profiles" pxe -i racks.yaml -o tree -u 'http://x/;chain' \
+		--images "$FIXTURES/boot/out" --network 10.0.0.0/16 --kernel-args compute=q \
+		--kernel-args controller=q --kernel-args login=q
+	status_is 1
+	[[ "$output" == *"invalid server URL 'http://x/;chain'"* ]]
+	run pxe --network 10.0.1.0/24
+	status_is 1
+	[[ "$output" == *"IP 10.0.0.2 of node 'ctl-01' is outside the provisioning network 10.0.1.0/24"* ]]
+	[ ! -e tree/dnsmasq.conf ]
+}
+
+@test "missing --out is a usage error" {
+	run nf pxe -u http://x
+	status_is 2
+	[[ "$output" == *"missing '--out DIR'"* ]]
+}
