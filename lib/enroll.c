@@ -1052,3 +1052,54 @@ int nf_enroll_client(struct nf_ctx *ctx, const struct nf_enroll_client_opts *o,
 	free(resp);
 	return r;
 }
+
+/* ------------------------------------------------ from site and inventory */
+
+int nf_enroll_from_site(struct nf_ctx *ctx, const struct nf_site *site,
+			const struct nf_inventory *inv, const char *state_dir,
+			const char *served_tree, struct nf_enroll **out)
+{
+	const json_t *sj = site ? nf_site_json(site) : NULL;
+	const json_t *sec = json_object_get(sj, "secrets");
+	const json_t *mk = json_object_get(sec, "munge_key");
+	const json_t *pw = json_object_get(sec, "slurmdbd_password");
+	struct nf_enroll_opts o = {
+		.state_dir = state_dir,
+		.served_tree = served_tree,
+		.munge_key = json_string_value(json_object_get(mk, "path")),
+		.slurmdbd_password = json_string_value(json_object_get(pw, "path")),
+		.slurmdbd_password_command =
+			json_string_value(json_object_get(pw, "command")),
+	};
+	struct nf_enroll *e;
+	int r;
+
+	if (!o.state_dir)
+		o.state_dir = json_string_value(json_object_get(
+			json_object_get(sj, "server"), "state_dir"));
+	if (!o.state_dir)
+		o.state_dir = NF_ENROLL_STATE_DEFAULT;
+	if ((r = nf_enroll_new(ctx, &o, &e)))
+		return r;
+	for (size_t i = 0; inv && i < nf_inventory_count(inv); i++) {
+		const struct nf_node *n = nf_inventory_node(inv, i);
+		char mac[18];
+		struct nf_enroll_node en = {
+			.name = n->name, .role = n->role, .rack = n->rack,
+			.mac = mac, .ip = n->ip,
+		};
+
+		nf_mac_format(n->mac, ':', mac);
+		if ((r = nf_enroll_add_node(e, &en))) {
+			nf_enroll_free(e);
+			return r;
+		}
+	}
+	*out = e;
+	return 0;
+}
+
+const char *nf_enroll_state_dir(const struct nf_enroll *e)
+{
+	return e->dir;
+}

@@ -451,6 +451,15 @@ int nf_enroll_claim(struct nf_enroll *e, const char *peer_addr,
  * caller decrefs */
 int nf_enroll_state(struct nf_enroll *e, json_t **out);
 
+#define NF_ENROLL_STATE_DEFAULT "/var/lib/nodeforge"
+/* An enrollment server for the site's secrets (secrets.munge_key.path,
+ * secrets.slurmdbd_password.path|command) and the inventory's nodes;
+ * state_dir NULL: the site's server.state_dir, else the default */
+int nf_enroll_from_site(struct nf_ctx *ctx, const struct nf_site *site,
+			const struct nf_inventory *inv, const char *state_dir,
+			const char *served_tree, struct nf_enroll **out);
+const char *nf_enroll_state_dir(const struct nf_enroll *e);
+
 /* Enrollment, node side */
 struct nf_enroll_client_opts {
 	const char *server;     /* http://HOST[:PORT] */
