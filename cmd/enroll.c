@@ -31,7 +31,10 @@ const struct nf_cmd nf_cmd_enroll = {
 		"  --mac MAC        this node's MAC (default: BOOTIF=, or the first NIC)\n"
 		"  --root DIR       write below DIR; owners from DIR/etc/passwd\n"
 		"  --bind ADDR      send from this local address\n"
-		"  --timeout SECS   give up after SECS (default 30)\n"
+		"  --sysroot DIR    read /proc/cmdline and /sys below DIR\n"
+		"  --timeout SECS   give up on one attempt after SECS (default 30)\n"
+		"  --retry SECS     retry an unreachable server for SECS (default 0);\n"
+		"                   an answer, even a refusal, is never retried\n"
 		"\n"
 		"On the boot server:\n"
 		"  open HOSTLIST    let these inventory nodes claim once within DURATION\n"
@@ -52,7 +55,7 @@ struct enroll_opts {
 	const char *server, *node, *mac, *root, *bind;
 	const char *state, *tree, *inventory, *peer;
 	long long seconds;
-	long timeout;
+	long timeout, retry;
 	int reenroll;
 };
 
@@ -299,6 +302,7 @@ static int enroll_node(struct nf_global *g, struct enroll_opts *o)
 	co.root = o->root;
 	co.bind = o->bind;
 	co.timeout_s = o->timeout;
+	co.retry_s = o->retry;
 	r = nf_enroll_client(g->ctx, &co, &res);
 	if (r) {
 		r = nf_cmd_fail(g, "enroll", r);
@@ -332,12 +336,14 @@ static int cmd_enroll(struct nf_global *g, int argc, char **argv)
 		{ "root", required_argument, NULL, 'r' },
 		{ "bind", required_argument, NULL, 'b' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "retry", required_argument, NULL, 'Y' },
 		{ "state", required_argument, NULL, 'd' },
 		{ "tree", required_argument, NULL, 't' },
 		{ "inventory", required_argument, NULL, 'i' },
 		{ "peer", required_argument, NULL, 'p' },
 		{ "for", required_argument, NULL, 'f' },
 		{ "reenroll", no_argument, NULL, 'R' },
+		{ "sysroot", required_argument, NULL, 'y' },
 		{ 0 }
 	};
 	struct enroll_opts o = { .timeout = 30 };
@@ -370,12 +376,19 @@ static int cmd_enroll(struct nf_global *g, int argc, char **argv)
 				return nf_usage_error("enroll",
 						      "bad --timeout '%s'", optarg);
 			break;
+		case 'Y':
+			o.retry = atol(optarg);
+			if (o.retry < 0 || o.retry > 86400)
+				return nf_usage_error("enroll",
+						      "bad --retry '%s'", optarg);
+			break;
 		case 'd': o.state = optarg; break;
 		case 't': o.tree = optarg; break;
 		case 'i': o.inventory = optarg; break;
 		case 'p': o.peer = optarg; break;
 		case 'f': forval = optarg; break;
 		case 'R': o.reenroll = 1; break;
+		case 'y': nf_ctx_set_sysroot(g->ctx, optarg); break;
 		default: return NF_EXIT_USAGE;
 		}
 	}

@@ -1031,10 +1031,18 @@ int nf_enroll_client(struct nf_ctx *ctx, const struct nf_enroll_client_opts *o,
 		free(body);
 		return -ENOMEM;
 	}
-	r = nf_http_post(ctx, url, o->bind, body, strlen(body),
-			 NF_ENROLL_RESPONSE_MAX,
-			 o->timeout_s > 0 ? o->timeout_s : 30, &resp, &rlen,
-			 &status);
+	/* Only transport failures are retried: an answer, even a refusal,
+	 * is final */
+	for (time_t t0 = time(NULL);;) {
+		r = nf_http_post(ctx, url, o->bind, body, strlen(body),
+				 NF_ENROLL_RESPONSE_MAX,
+				 o->timeout_s > 0 ? o->timeout_s : 30, &resp,
+				 &rlen, &status);
+		if (r != NF_E_NETWORK || time(NULL) - t0 + 3 > o->retry_s)
+			break;
+		nf_log(ctx, NF_LOG_WARN, "enroll: %s; retrying", nf_errmsg(ctx));
+		sleep(3);
+	}
 	free(body);
 	free(url);
 	if (!r && status != 200) {

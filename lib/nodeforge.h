@@ -467,7 +467,8 @@ struct nf_enroll_client_opts {
 	const char *mac;        /* NULL: from the kernel cmdline or /sys */
 	const char *root;       /* target root; NULL or "/": this system */
 	const char *bind;       /* local address to send from; or NULL */
-	long timeout_s;
+	long timeout_s;         /* per attempt */
+	long retry_s;           /* keep retrying transport failures this long */
 };
 
 struct nf_enroll_result {
