@@ -18,7 +18,9 @@ const struct nf_cmd nf_cmd_enroll = {
 	.help = "usage: nodeforge enroll [--server URL] [--node NAME] [--mac MAC] [--root DIR]\n"
 		"       nodeforge enroll open HOSTLIST --for DURATION [--reenroll]\n"
 		"       nodeforge enroll list\n"
-		"       nodeforge enroll answer --peer ADDR < CLAIM\n"
+		"       nodeforge enroll answer [--rotate] --peer ADDR < CLAIM\n"
+		"       nodeforge enroll rotate [--server URL] [--node NAME] [--root DIR]\n"
+		"                 [--restart CMD] [--wait SECS] [--poll SECS]\n"
 		"\n"
 		"On a node (first boot, before munged): make a fresh X25519 key pair,\n"
 		"claim this node's secrets from the boot server, open the sealed\n"
@@ -36,13 +38,20 @@ const struct nf_cmd nf_cmd_enroll = {
 		"  --retry SECS     retry an unreachable server for SECS (default 0);\n"
 		"                   an answer, even a refusal, is never retried\n"
 		"\n"
+		"  rotate           poll the server during a munge key rotation: keep\n"
+		"                   the staged key in /etc/munge/munge.key.next, switch\n"
+		"                   when this node's group may, run --restart CMD\n"
+		"                   (default: systemctl restart munge.service), until\n"
+		"                   the switch is recorded or --wait SECS (default 600)\n"
+		"\n"
 		"On the boot server:\n"
 		"  open HOSTLIST    let these inventory nodes claim once within DURATION\n"
 		"                   (30s, 15m, 2h, 1d); --reenroll drops an earlier claim\n"
 		"  list             windows, claims and refusals\n"
 		"  answer           answer one claim read from stdin as if it came from\n"
 		"                   ADDR (for an HTTP front other than 'nodeforge serve');\n"
-		"                   prints the JSON answer, exit 0 only when accepted\n"
+		"                   prints the JSON answer, exit 0 only when accepted;\n"
+		"                   --rotate: a rotation poll (POST /api/v1/rotate)\n"
 		"\n"
 		"  --state DIR      state directory, mode 0700 (default: the site's\n"
 		"                   server.state_dir, else /var/lib/nodeforge)\n"
@@ -55,9 +64,13 @@ struct enroll_opts {
 	const char *server, *node, *mac, *root, *bind;
 	const char *state, *tree, *inventory, *peer;
 	long long seconds;
-	long timeout, retry;
-	int reenroll;
+	long timeout, retry, wait, poll_ms;
+	const char *restart;
+	int reenroll, rotate;
 };
+
+static int defaults_from_cmdline(struct nf_global *g, struct enroll_opts *o,
+				 char **server, char **node);
 
 /* "90", "30s", "15m", "2h", "1d" */
 static int parse_duration(const char *s, long long *out)
@@ -260,7 +273,8 @@ static int enroll_answer(struct nf_global *g, const struct enroll_opts *o)
 	}
 	if ((r = load_server(g, o, &inv, &e)))
 		return r;
-	r = nf_enroll_claim(e, o->peer, buf, n, &resp, &status);
+	r = o->rotate ? nf_rotate_poll(e, o->peer, buf, n, &resp, &status)
+		      : nf_enroll_claim(e, o->peer, buf, n, &resp, &status);
 	nf_enroll_free(e);
 	nf_inventory_free(inv);
 	if (r)
@@ -283,18 +297,10 @@ static int enroll_node(struct nf_global *g, struct enroll_opts *o)
 	struct nf_emit *em;
 	int r;
 
-	if (!o->server && !nf_cmdline_get(g->ctx, "nodeforge.server", &server))
-		o->server = server;
-	if (!o->node && !nf_cmdline_get(g->ctx, "nodeforge.node", &node))
-		o->node = node;
-	if (!o->server || !o->node) {
+	if ((r = defaults_from_cmdline(g, o, &server, &node))) {
 		free(server);
 		free(node);
-		return nf_usage_error("enroll",
-				      "missing --%s (and no nodeforge.%s= on the "
-				      "kernel command line)",
-				      o->server ? "node" : "server",
-				      o->server ? "node" : "server");
+		return r;
 	}
 	co.server = o->server;
 	co.node = o->node;
@@ -326,6 +332,62 @@ out:
 	return r;
 }
 
+static int defaults_from_cmdline(struct nf_global *g, struct enroll_opts *o,
+				 char **server, char **node)
+{
+	if (!o->server && !nf_cmdline_get(g->ctx, "nodeforge.server", server))
+		o->server = *server;
+	if (!o->node && !nf_cmdline_get(g->ctx, "nodeforge.node", node))
+		o->node = *node;
+	if (!o->server || !o->node)
+		return nf_usage_error("enroll",
+				      "missing --%s (and no nodeforge.%s= on the "
+				      "kernel command line)",
+				      o->server ? "node" : "server",
+				      o->server ? "node" : "server");
+	return 0;
+}
+
+static int enroll_rotate(struct nf_global *g, struct enroll_opts *o)
+{
+	struct nf_rotate_client_opts co = { 0 };
+	struct nf_rotate_result res;
+	char *server = NULL, *node = NULL;
+	struct nf_emit *em;
+	int r;
+
+	if ((r = defaults_from_cmdline(g, o, &server, &node)))
+		goto out;
+	co.server = o->server;
+	co.node = o->node;
+	co.root = o->root;
+	co.bind = o->bind;
+	co.restart_cmd = o->restart ? o->restart : "systemctl restart munge.service";
+	co.timeout_s = o->timeout;
+	co.wait_s = o->wait;
+	co.poll_ms = o->poll_ms;
+	r = nf_rotate_client(g->ctx, &co, &res);
+	if (r) {
+		r = nf_cmd_fail(g, "enroll", r);
+		goto out;
+	}
+	if (nf_emit_new(&em, stdout, g->json)) {
+		r = NF_EXIT_FAILURE;
+		goto out;
+	}
+	nf_emit_str(em, "node", "%s", o->node);
+	nf_emit_bool(em, "switched", res.switched ? " switched" : " no rotation",
+		     res.switched);
+	nf_emit_str(em, "munge_fingerprint", ": munge key %s\n",
+		    res.munge_fingerprint);
+	nf_emit_end(em);
+	nf_emit_free(em);
+out:
+	free(server);
+	free(node);
+	return r;
+}
+
 static int cmd_enroll(struct nf_global *g, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -344,9 +406,13 @@ static int cmd_enroll(struct nf_global *g, int argc, char **argv)
 		{ "for", required_argument, NULL, 'f' },
 		{ "reenroll", no_argument, NULL, 'R' },
 		{ "sysroot", required_argument, NULL, 'y' },
+		{ "rotate", no_argument, NULL, 'o' },
+		{ "restart", required_argument, NULL, 'x' },
+		{ "wait", required_argument, NULL, 'w' },
+		{ "poll", required_argument, NULL, 'P' },
 		{ 0 }
 	};
-	struct enroll_opts o = { .timeout = 30 };
+	struct enroll_opts o = { .timeout = 30, .wait = 600, .poll_ms = 5000 };
 	const char *args[3] = { 0 };
 	const char *forval = NULL;
 	int nargs = 0, o_;
@@ -389,6 +455,23 @@ static int cmd_enroll(struct nf_global *g, int argc, char **argv)
 		case 'f': forval = optarg; break;
 		case 'R': o.reenroll = 1; break;
 		case 'y': nf_ctx_set_sysroot(g->ctx, optarg); break;
+		case 'o': o.rotate = 1; break;
+		case 'x': o.restart = optarg; break;
+		case 'w':
+			o.wait = atol(optarg);
+			if (o.wait <= 0)
+				return nf_usage_error("enroll", "bad --wait '%s'",
+						      optarg);
+			break;
+		case 'P': {
+			double p = atof(optarg);
+
+			if (p <= 0 || p > 3600)
+				return nf_usage_error("enroll", "bad --poll '%s'",
+						      optarg);
+			o.poll_ms = (long)(p * 1000);
+			break;
+		}
 		default: return NF_EXIT_USAGE;
 		}
 	}
@@ -412,5 +495,7 @@ static int cmd_enroll(struct nf_global *g, int argc, char **argv)
 		return enroll_list(g, &o);
 	if (!strcmp(args[0], "answer"))
 		return enroll_answer(g, &o);
+	if (!strcmp(args[0], "rotate"))
+		return enroll_rotate(g, &o);
 	return nf_usage_error("enroll", "unknown subcommand '%s'", args[0]);
 }

@@ -4,13 +4,16 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "keys.h"
 
 static int cmd_keys(struct nf_global *g, int argc, char **argv);
 
 const struct nf_cmd nf_cmd_keys = {
 	.name = "keys",
-	.summary = "generate keys (signing, munge)",
+	.summary = "generate keys (signing, munge), rotate the munge key",
 	.help = "usage: nodeforge keys KIND -o DIR|FILE [--owner USER]\n"
+		"       nodeforge keys rotate munge [-i racks.yaml] [--state DIR]\n"
+		"                 [--stage-timeout SECS] [--group-timeout SECS] [--status]\n"
 		"\n"
 		"Generate a key of the given kind.  An existing key is never replaced.\n"
 		"\n"
@@ -20,6 +23,11 @@ const struct nf_cmd nf_cmd_keys = {
 		"  munge     1024 random bytes (OpenSSL) into FILE, mode 0400; prints\n"
 		"            its sha256:<hex> fingerprint for the site file\n"
 		"            (secrets.munge_key.fingerprint)\n"
+		"\n"
+		"  rotate    stage a new munge key on every enrolled node, switch\n"
+		"            controllers then compute rack by rack, report nodes that\n"
+		"            did not switch (docs/nodeforge-keys.md); --status shows the\n"
+		"            last rotation\n"
 		"\n"
 		"  -o, --output DIR|FILE   where to write the key\n"
 		"      --owner USER        owner of the munge key (default: the caller)\n",
@@ -73,6 +81,11 @@ static int keys_munge(struct nf_global *g, const struct keys_opts *o)
 	return 0;
 }
 
+static int keys_rotate(struct nf_global *g, const struct keys_opts *o)
+{
+	return nf_keys_rotate(g, o->argc, o->argv);
+}
+
 static const struct {
 	const char *name;
 	int (*run)(struct nf_global *g, const struct keys_opts *o);
@@ -80,6 +93,7 @@ static const struct {
 } kinds[] = {
 	{ "signing", keys_signing, 1 },
 	{ "munge", keys_munge, 1 },
+	{ "rotate", keys_rotate, 0 },
 };
 
 static int cmd_keys(struct nf_global *g, int argc, char **argv)
@@ -94,6 +108,12 @@ static int cmd_keys(struct nf_global *g, int argc, char **argv)
 	const char *kind = NULL;
 	int o;
 
+	/* `keys rotate ...` has options of its own */
+	if (argc > 1 && !strcmp(argv[1], "rotate")) {
+		ko.argc = argc - 1;
+		ko.argv = argv + 1;
+		return keys_rotate(g, &ko);
+	}
 	for (;;) {
 		o = nf_getopt(&nf_cmd_keys, argc, argv, "o:", opts);
 		if (o == -1) {
@@ -116,7 +136,7 @@ static int cmd_keys(struct nf_global *g, int argc, char **argv)
 			return NF_EXIT_USAGE;
 	}
 	if (!kind)
-		return nf_usage_error("keys", "missing KIND (signing, munge)");
+		return nf_usage_error("keys", "missing KIND (signing, munge, rotate)");
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (!strcmp(kinds[i].name, kind)) {
 			if (kinds[i].needs_out && !ko.out)

@@ -500,6 +500,43 @@ int nf_enroll_client(struct nf_ctx *ctx, const struct nf_enroll_client_opts *o,
  * caller frees; -ENOENT when absent */
 int nf_cmdline_get(struct nf_ctx *ctx, const char *key, char **out);
 
+/*
+ * Munge key rotation (lib/enroll.c; docs/nodeforge-keys.md).  The server
+ * stages a new key in the state directory and a plan of groups
+ * (controllers, then racks); nodes poll with nf_rotate_client and get the
+ * new key sealed to a fresh key pair, proving they hold the current key;
+ * a group switches when the driver lets it (nf_rotate_go).
+ */
+int nf_rotate_begin(struct nf_enroll *e, char fp[NF_FINGERPRINT_LEN]);
+int nf_rotate_go(struct nf_enroll *e, int group);
+int nf_rotate_finish(struct nf_enroll *e);
+/* The plan (rotation.json); caller decrefs */
+int nf_rotate_status(struct nf_enroll *e, json_t **out);
+/* A node's poll: same contract as nf_enroll_claim */
+int nf_rotate_poll(struct nf_enroll *e, const char *peer_addr,
+		   const void *body, size_t len, json_t **response,
+		   int *http_status);
+
+struct nf_rotate_client_opts {
+	const char *server;
+	const char *node;
+	const char *root;
+	const char *bind;
+	const char *restart_cmd;  /* run after switching; NULL: none */
+	long timeout_s;           /* per request */
+	long wait_s;              /* give up after this long */
+	long poll_ms;             /* between polls */
+};
+
+struct nf_rotate_result {
+	int staged;
+	int switched;
+	char munge_fingerprint[NF_FINGERPRINT_LEN];  /* the key held */
+};
+
+int nf_rotate_client(struct nf_ctx *ctx, const struct nf_rotate_client_opts *o,
+		     struct nf_rotate_result *res);
+
 /* ============================================ end of secrets section */
 
 #ifdef __cplusplus

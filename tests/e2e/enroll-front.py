@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A minimal HTTP front for 'nodeforge enroll answer', for the e2e tests:
-POST /api/v1/enroll runs the real binary with the peer's address, as
+POST /api/v1/enroll and /api/v1/rotate run the real binary with the peer's address, as
 'nodeforge serve' does in-process.  Usage:
   enroll-front.py PORTFILE SITE INVENTORY [tamper] [capture-file]"""
 import http.server, json, os, subprocess, sys
@@ -13,13 +13,14 @@ nf = os.environ["NF_BIN"]
 
 class H(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
-        if self.path != "/api/v1/enroll":
+        if self.path not in ("/api/v1/enroll", "/api/v1/rotate"):
             self.send_error(404)
             return
+        extra = ["--rotate"] if self.path == "/api/v1/rotate" else []
         n = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(min(n, 8192))
         p = subprocess.run([nf, "-s", site, "enroll", "answer", "-i", inv,
-                            "--peer", self.client_address[0]],
+                            "--peer", self.client_address[0]] + extra,
                            input=body, capture_output=True)
         sys.stderr.write(p.stderr.decode())
         resp = json.loads(p.stdout)
