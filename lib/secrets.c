@@ -369,10 +369,10 @@ const char *nf_munge_fingerprint_remedy(int verdict)
 {
 	switch (verdict) {
 	case NF_MUNGE_FP_PREVIOUS:
-		return "the node missed the munge key rotation: on the boot "
-		       "server run 'nodeforge keys rotate munge --status' and "
-		       "'nodeforge keys rotate munge --retry NODE', then on the "
-		       "node 'systemctl start nodeforge-rotate.service'";
+		return "the node missed the last munge key rotation: on the "
+		       "node run 'nodeforge enroll rotate' (or 'systemctl start "
+		       "nodeforge-rotate.service'); 'nodeforge keys rotate munge "
+		       "--status' on the boot server lists who switched";
 	case NF_MUNGE_FP_OTHER:
 		return "the node holds a munge key the site does not know: on "
 		       "the boot server run 'nodeforge enroll open NODE --for "

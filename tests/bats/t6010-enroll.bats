@@ -167,3 +167,40 @@ assert key[:32] not in blob and base64.b64encode(key).decode()[:40] not in json.
 	run systemd-analyze verify ./nodeforge-enroll.service
 	status_is 0
 }
+
+@test "the rotation units are accepted by systemd-analyze verify" {
+	command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
+	for u in nodeforge-rotate.service nodeforge-rotate.timer; do
+		sed "s|/usr/bin/nodeforge|$NF_BIN|" \
+			"$NF_SRCDIR/overlays/common/etc/systemd/system/$u" > $u
+	done
+	run systemd-analyze verify ./nodeforge-rotate.service ./nodeforge-rotate.timer
+	status_is 0
+}
+
+@test "keys rotate: usage errors and --status without a rotation" {
+	run nf keys rotate signing
+	status_is 2
+	[[ "$output" == *"only 'munge' keys rotate"* ]]
+	run nf keys rotate munge --status -i racks.yaml
+	status_is 1
+	[[ "$output" == *"no munge key rotation"* ]]
+	run nf keys rotate munge --bogus
+	status_is 2
+}
+
+@test "keys rotate munge with no node polling: new server key, old one kept, node reported" {
+	nf enroll open gpu-01 --for 15m >/dev/null
+	answer gpu-01 52:54:00:00:00:02 127.0.0.2 >/dev/null
+	old=$(sha256sum sec/munge.key)
+	# nobody polls: the rotation ends with the node not switched
+	run nf keys rotate munge -i racks.yaml --stage-timeout 0 --group-timeout 0
+	status_is 1
+	[[ "$output" == *"1 node(s) did not switch"* ]]
+	[ "$(sha256sum sec/munge.key)" != "$old" ]
+	[ "$(stat -c %a state/munge.key.previous)" = 400 ]
+	[ "$(sha256sum < state/munge.key.previous)" = "$(echo "$old" | cut -d' ' -f1)  -" ]
+	run nf keys rotate munge --status -i racks.yaml --json
+	status_is 0
+	echo "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["finished"] and d["not_switched"]==1'
+}
