@@ -1484,7 +1484,8 @@ int nf_rotate_poll(struct nf_enroll *e, const char *peer_addr,
 	newfp = json_string_value(json_object_get(rot, "new_fp"));
 	nrec = json_object_get(json_object_get(rot, "nodes"), name);
 	holds_new = !strcmp(have, newfp);
-	if (!nrec || (!holds_new && strcmp(have, oldfp))) {
+	if ((!holds_new && strcmp(have, oldfp)) ||
+	    (!nrec && !json_object_get(json_object_get(st, "claims"), name))) {
 		refuse(e, st, name, peer_addr, 403, "not-in-rotation", response,
 		       http_status, "'%s' holds key %s: not part of the rotation "
 		       "%s -> %s; re-enroll it", name, have, oldfp, newfp);
@@ -1505,6 +1506,19 @@ int nf_rotate_poll(struct nf_enroll *e, const char *peer_addr,
 		       http_status, "'%s' does not prove it holds key %s", name,
 		       have);
 		goto save;
+	}
+	/* Enrolled after the plan was made: it joins the last group */
+	if (!nrec) {
+		json_t *groups = json_object_get(rot, "groups");
+
+		if (!json_array_size(groups))
+			json_array_append_new(groups, json_array());
+		json_array_append_new(json_array_get(groups,
+						     json_array_size(groups) - 1),
+				      json_string(name));
+		nrec = json_object();
+		json_object_set_new(json_object_get(rot, "nodes"), name, nrec);
+		rot_save(e, rot);
 	}
 	if (holds_new) {
 		if (!json_object_get(nrec, "switched")) {

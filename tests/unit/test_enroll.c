@@ -121,6 +121,17 @@ static json_t *claim(struct nf_enroll *e, const char *peer, const char *body,
 	return resp;
 }
 
+static json_t *claim_rot(struct nf_enroll *e, const char *peer,
+			 const char *body, int *status)
+{
+	json_t *resp = NULL;
+
+	assert_int_equal(nf_rotate_poll(e, peer, body, strlen(body), &resp,
+					status), 0);
+	assert_non_null(resp);
+	return resp;
+}
+
 static char *open_window(struct nf_enroll *e, const char *name)
 {
 	char *names[] = { (char *)name };
@@ -485,6 +496,174 @@ static void test_secret_write_refuses_escape(void **state)
 	close(rootfd);
 }
 
+
+/* A rotation poll body for `name` holding `key` */
+static char *rot_body(const char *name, const uint8_t *key, size_t klen,
+		      uint8_t priv[32], uint8_t nonce[16], int bad_proof)
+{
+	uint8_t pub[32], msg[512], mac[32];
+	char fp[NF_FINGERPRINT_LEN], *a, *b, *c, *out;
+	size_t n = 0;
+	json_t *j;
+
+	assert_int_equal(nf_x25519_keypair(ctx, priv, pub), 0);
+	assert_int_equal(nf_random_bytes(ctx, nonce, 16), 0);
+	memcpy(msg, "nodeforge-rotate-v1", 20);
+	n = 20;
+	memcpy(msg + n, name, strlen(name) + 1);
+	n += strlen(name) + 1;
+	memcpy(msg + n, nonce, 16);
+	n += 16;
+	memcpy(msg + n, pub, 32);
+	n += 32;
+	assert_int_equal(nf_hmac_sha256(key, klen, msg, n, mac), 0);
+	mac[0] ^= (uint8_t)bad_proof;
+	nf_fingerprint(key, klen, fp);
+	a = nf_b64_encode(pub, 32);
+	b = nf_b64_encode(nonce, 16);
+	c = nf_b64_encode(mac, 32);
+	j = json_pack("{s:s,s:s,s:s,s:s,s:s}", "name", name, "pubkey", a,
+		      "nonce", b, "have", fp, "proof", c);
+	out = json_dumps(j, 0);
+	json_decref(j);
+	free(a);
+	free(b);
+	free(c);
+	return out;
+}
+
+static const char *rot_action(struct nf_enroll *e, const char *peer,
+			      const char *body, int *status)
+{
+	static char act[32];
+	json_t *resp = claim_rot(e, peer, body, status);
+	const char *a = json_string_value(json_object_get(resp, "action"));
+	const char *reason = json_string_value(json_object_get(resp, "reason"));
+
+	snprintf(act, sizeof(act), "%s", a ? a : reason ? reason : "?");
+	json_decref(resp);
+	return act;
+}
+
+static void test_rotation(void **state)
+{
+	struct nf_enroll *e = server("state7");
+	struct nf_enroll_claim c;
+	char *body, fp[NF_FINGERPRINT_LEN], *names[] = { "gpu-02", "cp-01" };
+	uint8_t priv[32], nonce[16], newkey[1024];
+	json_t *resp, *rot;
+	int status, fd;
+	(void)state;
+
+	assert_int_equal(nf_enroll_open(e, names, 2, 600, 0), 0);
+	assert_int_equal(nf_enroll_claim_make(ctx, &c, "gpu-02", NULL, &body), 0);
+	json_decref(claim(e, "127.0.0.2", body, &status));
+	free(body);
+	assert_int_equal(nf_enroll_claim_make(ctx, &c, "cp-01", NULL, &body), 0);
+	json_decref(claim(e, "127.0.0.1", body, &status));
+	free(body);
+
+	/* no rotation yet */
+	body = rot_body("gpu-02", munge_key, 1024, priv, nonce, 0);
+	assert_string_equal(rot_action(e, "127.0.0.2", body, &status), "none");
+	free(body);
+
+	assert_int_equal(nf_rotate_begin(e, fp), 0);
+	assert_int_equal(nf_rotate_begin(e, fp), -EBUSY);
+	assert_int_equal(nf_rotate_status(e, &rot), 0);
+	/* controllers first */
+	assert_string_equal(json_string_value(json_array_get(json_array_get(
+				    json_object_get(rot, "groups"), 0), 0)), "cp-01");
+	json_decref(rot);
+
+	/* bad proof, wrong address */
+	body = rot_body("gpu-02", munge_key, 1024, priv, nonce, 1);
+	assert_string_equal(rot_action(e, "127.0.0.2", body, &status), "bad-proof");
+	assert_int_equal(status, 403);
+	free(body);
+	body = rot_body("gpu-02", munge_key, 1024, priv, nonce, 0);
+	assert_string_equal(rot_action(e, "127.0.0.1", body, &status),
+			    "wrong-address");
+	/* staged, sealed to the poll's key */
+	resp = claim_rot(e, "127.0.0.2", body, &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(json_string_value(json_object_get(resp, "action")),
+			    "stage");
+	{
+		uint8_t aad[128], *blob, *pt;
+		size_t al = 0, bl, pl;
+		json_t *p;
+		uint8_t *k;
+		size_t kl;
+
+		memcpy(aad, "nodeforge-rotate-v1", 20);
+		al = 20;
+		memcpy(aad + al, "gpu-02", 7);
+		al += 7;
+		memcpy(aad + al, nonce, 16);
+		al += 16;
+		assert_int_equal(nf_b64_decode(json_string_value(json_object_get(
+					       resp, "sealed")), 4096, &blob, &bl), 0);
+		assert_int_equal(nf_seal_open(ctx, priv, aad, al, blob, bl, &pt,
+					      &pl), 0);
+		p = json_loads((char *)pt, 0, NULL);
+		assert_int_equal(nf_b64_decode(json_string_value(json_object_get(
+					       p, "munge_key")), 1024, &k, &kl), 0);
+		assert_int_equal(kl, 1024);
+		memcpy(newkey, k, 1024);
+		{
+			char kfp[NF_FINGERPRINT_LEN];
+
+			nf_fingerprint(k, kl, kfp);
+			assert_string_equal(kfp, fp);
+		}
+		free(k);
+		json_decref(p);
+		nf_wipe_free(pt, pl + 1);
+		free(blob);
+	}
+	json_decref(resp);
+	free(body);
+	/* compute may switch only after its group's turn */
+	assert_int_equal(nf_rotate_go(e, 0), 0);
+	body = rot_body("gpu-02", munge_key, 1024, priv, nonce, 0);
+	assert_string_equal(rot_action(e, "127.0.0.2", body, &status), "stage");
+	free(body);
+	body = rot_body("cp-01", munge_key, 1024, priv, nonce, 0);
+	assert_string_equal(rot_action(e, "127.0.0.1", body, &status), "switch");
+	free(body);
+	assert_int_equal(nf_rotate_go(e, 1), 0);
+	body = rot_body("gpu-02", munge_key, 1024, priv, nonce, 0);
+	assert_string_equal(rot_action(e, "127.0.0.2", body, &status), "switch");
+	free(body);
+	/* proving the new key: done */
+	body = rot_body("gpu-02", newkey, 1024, priv, nonce, 0);
+	assert_string_equal(rot_action(e, "127.0.0.2", body, &status), "done");
+	free(body);
+	/* a key nobody issued */
+	body = rot_body("gpu-02", (const uint8_t *)"0123456789abcdef0123456789abcdef",
+			32, priv, nonce, 0);
+	assert_string_equal(rot_action(e, "127.0.0.2", body, &status),
+			    "not-in-rotation");
+	free(body);
+	assert_int_equal(nf_rotate_finish(e), 0);
+	/* the server now holds the new key; the old one was kept */
+	fd = open(P("secrets/munge.key"), O_RDONLY);
+	{
+		uint8_t got[1024];
+
+		assert_int_equal(read(fd, got, 1024), 1024);
+		assert_memory_equal(got, newkey, 1024);
+	}
+	close(fd);
+	/* the controller, which never reported, can still switch */
+	body = rot_body("cp-01", munge_key, 1024, priv, nonce, 0);
+	assert_string_equal(rot_action(e, "127.0.0.1", body, &status), "switch");
+	free(body);
+	memcpy(munge_key, newkey, 1024);
+	nf_enroll_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -497,6 +676,7 @@ int main(void)
 		cmocka_unit_test(test_server_refuses_open_key),
 		cmocka_unit_test(test_fingerprint_verdict),
 		cmocka_unit_test(test_secret_write_refuses_escape),
+		cmocka_unit_test(test_rotation),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
