@@ -8,16 +8,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
 
 static struct nf_ctx *ctx;
 static struct nf_enroll *e;
+static char dir[] = "/tmp/nf-fuzz-enroll.XXXXXX";
+
+static void cleanup(void)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		return;
+}
 
 static void init(void)
 {
-	static char dir[] = "/tmp/nf-fuzz-enroll.XXXXXX";
 	char state[128], key[128];
 	struct nf_enroll_opts o = { 0 };
 	struct nf_enroll_node n = { "gpu-01", "compute", "r1",
@@ -30,6 +40,7 @@ static void init(void)
 
 	if (nf_ctx_new(&ctx) || !mkdtemp(dir))
 		abort();
+	atexit(cleanup);
 	snprintf(state, sizeof(state), "%s/state", dir);
 	snprintf(key, sizeof(key), "%s/munge.key", dir);
 	f = fopen(key, "w");
