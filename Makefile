@@ -40,7 +40,7 @@ FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
         clean bench ci-image
 all: $(BUILD)/nodeforge
 
-$(BUILD)/%.o: %.c lib/nodeforge.h lib/internal.h $(wildcard lib/*.h cmd/*.h lib/facets/*.h)
+$(BUILD)/%.o: %.c lib/nodeforge.h lib/internal.h $(wildcard lib/*.h cmd/*.h lib/facets/*.h) cmd/commands.def lib/facets/facets.def
 	@mkdir -p $(dir $@)
 	@echo "  CC  $<"; $(CC) $(ALL_CFLAGS) -c -o $@ $<
 

@@ -1,12 +1,149 @@
 /* SPDX-License-Identifier: MIT */
-/* libcurl adapter: CURLcode and curl's options stay in this file. */
+/*
+ * libcurl adapter: bounded HTTP transfers to memory.  Only http and https,
+ * a hard cap on the body, a total timeout; CURLcode never leaves this file.
+ * Used by `nodeforge status`, for artifact downloads and by enrollment.
+ */
 #include "internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include <curl/curl.h>
 
-/* ================================================= secrets: HTTP POST */
+struct sink {
+	char *buf;
+	size_t len, cap, max;
+	int over;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void curl_init_once(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static size_t on_data(char *p, size_t sz, size_t n, void *data)
+{
+	struct sink *s = data;
+	size_t add = sz * n;
+
+	if (add > s->max - s->len) {
+		s->over = 1;
+		return 0; /* aborts the transfer */
+	}
+	if (s->len + add + 1 > s->cap) {
+		size_t cap = s->cap ? s->cap : 4096;
+		char *b;
+
+		while (cap < s->len + add + 1)
+			cap *= 2;
+		b = realloc(s->buf, cap);
+		if (!b)
+			return 0;
+		s->buf = b;
+		s->cap = cap;
+	}
+	memcpy(s->buf + s->len, p, add);
+	s->len += add;
+	s->buf[s->len] = '\0';
+	return add;
+}
+
+int nf_http_request(struct nf_ctx *ctx, const struct nf_http_req *rq,
+		    char **body, size_t *len, long *status)
+{
+	struct sink s = { .max = rq->max_bytes ? rq->max_bytes : (1u << 20) };
+	struct curl_slist *hdr = NULL;
+	char errbuf[CURL_ERROR_SIZE] = "";
+	long code = 0;
+	CURLcode cc;
+	CURL *c;
+	int r = 0;
+
+	*body = NULL;
+	if (len)
+		*len = 0;
+	if (status)
+		*status = 0;
+	if (strncmp(rq->url, "http://", 7) && strncmp(rq->url, "https://", 8))
+		return nf_fail(ctx, NF_E_UNSUPPORTED,
+			       "cannot fetch '%s': only http and https URLs",
+			       rq->url);
+	pthread_once(&curl_once, curl_init_once);
+	c = curl_easy_init();
+	if (!c)
+		return -ENOMEM;
+	curl_easy_setopt(c, CURLOPT_URL, rq->url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
+			 rq->timeout_ms ? rq->timeout_ms : 30000L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)s.max);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "nodeforge/" NF_VERSION);
+	if (rq->body) {
+		char h[160];
+
+		snprintf(h, sizeof(h), "Content-Type: %s",
+			 rq->content_type ? rq->content_type
+					  : "application/octet-stream");
+		hdr = curl_slist_append(hdr, h);
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, rq->body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+				 (curl_off_t)rq->body_len);
+	}
+	cc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	if (status)
+		*status = code;
+	if (s.over || cc == CURLE_FILESIZE_EXCEEDED)
+		r = nf_fail(ctx, NF_E_LIMIT, "cannot fetch '%s': larger than "
+			    "%zu bytes", rq->url, s.max);
+	else if (cc == CURLE_OPERATION_TIMEDOUT)
+		r = nf_fail(ctx, NF_E_TIMEOUT, "cannot fetch '%s': timed out",
+			    rq->url);
+	else if (cc != CURLE_OK)
+		r = nf_fail(ctx, NF_E_NETWORK, "cannot fetch '%s': %s", rq->url,
+			    *errbuf ? errbuf : curl_easy_strerror(cc));
+	else if (code >= 400)
+		r = nf_fail(ctx, NF_E_NETWORK, "cannot fetch '%s': HTTP %ld",
+			    rq->url, code);
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(c);
+	if (r) {
+		free(s.buf);
+		return r;
+	}
+	if (!s.buf && !(s.buf = calloc(1, 1)))
+		return -ENOMEM;
+	*body = s.buf;
+	if (len)
+		*len = s.len;
+	return 0;
+}
+
+int nf_http_get(struct nf_ctx *ctx, const char *url, size_t max,
+		long timeout_ms, char **body, size_t *len)
+{
+	struct nf_http_req rq = { .url = url, .max_bytes = max,
+				  .timeout_ms = timeout_ms };
+
+	return nf_http_request(ctx, &rq, body, len, NULL);
+}
+
+/* ================================================= secrets: HTTP POST
+ * Enrollment needs what nf_http_request does not give: the body of a
+ * refusal (4xx), a chosen local address, no redirects, and no realloc
+ * leaving copies of an answer in freed memory. */
 
 struct post_buf {
 	char *p;
@@ -58,6 +195,7 @@ int nf_http_post(struct nf_ctx *ctx, const char *url, const char *bind,
 	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
 		return nf_fail(ctx, NF_E_INVALID,
 			       "'%s' is not an http:// or https:// URL", url);
+	pthread_once(&curl_once, curl_init_once);
 	if (!(c = curl_easy_init()))
 		return -ENOMEM;
 	h = curl_slist_append(h, "Content-Type: application/json");

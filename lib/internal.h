@@ -258,5 +258,23 @@ int nf_http_post(struct nf_ctx *ctx, const char *url, const char *bind,
 		 char **resp, size_t *resplen, long *status);
 
 /* ---- end of secrets ---- */
+/* ---- disks, EFI, install (lib/blkid.c, lib/efi.c, lib/install.c) ---- */
+
+/* <sysroot> + the formatted path; caller frees */
+char *nf_sr_path(const struct nf_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A small /sys or /proc attribute under the sysroot, whitespace-trimmed;
+ * NULL when absent or empty; caller frees */
+char *nf_sr_read_attr(const struct nf_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Parse a Boot#### load option (the variable's data, without the
+ * attributes); for the fuzz target */
+int nf_efi_loadopt_parse(struct nf_ctx *ctx, const char *name,
+			 const uint8_t *data, size_t len,
+			 struct nf_efi_entry *e);
+/* The mount holding clean absolute path `want` in mountinfo text `buf`
+ * (modified in place); lib/mounts.c */
+int nf_mountinfo_lookup(struct nf_ctx *ctx, char *buf, const char *want,
+			struct nf_mount_info *out);
 
 #endif

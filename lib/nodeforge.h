@@ -355,7 +355,164 @@ struct nf_pxe_stats {
 int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 		  struct nf_pxe_stats *st);
 
+/* The embedded boot server (lib/http.c) */
+typedef void (*nf_access_log_fn)(void *userdata, const char *line);
+
+struct nf_serve_opts {
+	const char *tree;        /* boot tree rendered by nf_pxe_render() */
+	const char *state_dir;   /* node states (docs/formats.md) */
+	const char *listen;      /* "ADDR:PORT"; port 0 picks a free one */
+	unsigned threads;        /* worker threads; 0: one per CPU */
+	nf_access_log_fn access_log; /* one line per request; may be NULL */
+	void *log_data;
+};
+
+struct nf_server;
+
+/* Start serving in background threads; returns once listening */
+int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
+		    struct nf_server **out);
+/* "http://ADDR:PORT" actually bound */
+const char *nf_server_url(const struct nf_server *s);
+/* Stop, flush pending state writes, free */
+void nf_server_stop(struct nf_server *s);
+
+/* HTTP client (lib/curl.c): bounded transfers to memory, http/https only */
+struct nf_http_req {
+	const char *url;
+	const void *body;          /* NULL: GET; else POST of body_len bytes */
+	size_t body_len;
+	const char *content_type;  /* of body */
+	size_t max_bytes;          /* response cap (NF_E_LIMIT); 0: 1 MiB */
+	long timeout_ms;           /* whole transfer; 0: 30 s */
+};
+
+/* *body is NUL-terminated, caller frees; HTTP status >= 400 fails with
+ * NF_E_NETWORK (status still set when given) */
+int nf_http_request(struct nf_ctx *ctx, const struct nf_http_req *rq,
+		    char **body, size_t *len, long *status);
+int nf_http_get(struct nf_ctx *ctx, const char *url, size_t max,
+		long timeout_ms, char **body, size_t *len);
+
 /* ============================================ end boot section */
+/* ================================================ disks, EFI, install
+ * (lib/blkid.c, lib/diskrule.c, lib/efi.c, lib/install.c, lib/mounts.c) */
+
+/* One partition of a disk; sizes in bytes.  Strings may be NULL. */
+struct nf_part {
+	unsigned number;
+	unsigned long long start;
+	unsigned long long size;
+	char *type;     /* GPT type GUID, or MBR type as "0x83" */
+	char *uuid;     /* PARTUUID */
+	char *name;     /* PARTLABEL */
+	char *fstype;   /* filesystem found on it ("ext4", "vfat", ...) */
+	char *label;
+	char *fsuuid;
+};
+
+/* One block device or disk image file */
+struct nf_disk {
+	char *name;       /* "nvme0n1", or the image file's base name */
+	char *path;       /* "/dev/nvme0n1", or the path given */
+	unsigned long long size;
+	char *model;
+	char *transport;  /* nvme, sata, usb, virtio, scsi, mmc, file, unknown */
+	int rotational;   /* 1, 0, -1 unknown */
+	int removable;    /* 1, 0, -1 unknown */
+	char *pttype;     /* "gpt", "dos", NULL: no partition table */
+	char *ptuuid;
+	char *fstype;     /* a filesystem on the whole disk */
+	char *label;
+	char *fsuuid;
+	char *probe_error; /* why the contents could not be probed, or NULL */
+	struct nf_part *parts;
+	size_t nparts;
+};
+
+struct nf_disks {
+	struct nf_disk *v;
+	size_t n;
+};
+
+/* Block devices under <sysroot>/sys/block (whole disks with a device;
+ * loop, ram, zram, dm and md are left out); contents are probed from
+ * <sysroot>/dev/NAME, sorted by name */
+int nf_disk_scan(struct nf_ctx *ctx, struct nf_disks *out);
+/* Probe one block device or image file and append it to `out` */
+int nf_disk_probe(struct nf_ctx *ctx, const char *path, struct nf_disks *out);
+void nf_disks_free(struct nf_disks *d);
+/* No partition table and no filesystem signature */
+int nf_disk_is_empty(const struct nf_disk *d);
+
+/* Disk selection rules ("transport=nvme,removable=0,empty,smallest"),
+ * documented in docs/nodeforge-disk.md */
+struct nf_diskrule;
+
+int nf_diskrule_parse(struct nf_ctx *ctx, const char *text,
+		      struct nf_diskrule **out);
+void nf_diskrule_free(struct nf_diskrule *r);
+int nf_diskrule_match(const struct nf_diskrule *r, const struct nf_disk *d);
+/* The one disk the rule selects (index into d->v); NF_E_NOTFOUND when
+ * none matches, NF_E_CONFLICT when several match and nothing breaks the
+ * tie */
+int nf_disk_pick(struct nf_ctx *ctx, const struct nf_diskrule *r,
+		 const struct nf_disks *d, size_t *idx);
+
+/* Where a path lives: the mount holding it, from
+ * <sysroot>/proc/self/mountinfo */
+struct nf_mount_info {
+	char *mountpoint;
+	char *source;     /* "/dev/nvme0n1p1" */
+	char *fstype;
+	char *root;       /* root of the mount within its filesystem */
+	unsigned major, minor;
+	char *disk;       /* whole disk name from sysfs ("nvme0n1"), or NULL */
+};
+
+int nf_mount_find(struct nf_ctx *ctx, const char *path,
+		  struct nf_mount_info *out);
+void nf_mount_info_clear(struct nf_mount_info *m);
+
+/* EFI boot entries.  Variables are read from and written to
+ * <sysroot>/sys/firmware/efi/efivars (or a directory given to
+ * nf_efi_open_dir); without /sys/firmware/efi: NF_E_NOHW. */
+struct nf_efi;
+
+struct nf_efi_entry {
+	unsigned num;       /* Boot#### */
+	int active;
+	uint32_t attributes; /* load option attributes */
+	char *description;
+	char *device_path;  /* text form */
+	int network;        /* the device path boots from the network */
+};
+
+int nf_efi_open(struct nf_ctx *ctx, struct nf_efi **out);
+int nf_efi_open_dir(struct nf_ctx *ctx, const char *dir, struct nf_efi **out);
+void nf_efi_free(struct nf_efi *efi);
+/* Entries sorted by number */
+int nf_efi_entries(struct nf_efi *efi, struct nf_efi_entry **v, size_t *n);
+void nf_efi_entries_free(struct nf_efi_entry *v, size_t n);
+/* BootOrder; *n = 0 when absent */
+int nf_efi_boot_order(struct nf_efi *efi, unsigned **v, size_t *n);
+/* BootCurrent / BootNext: -1 when absent */
+int nf_efi_boot_current(struct nf_efi *efi, int *num);
+int nf_efi_boot_next(struct nf_efi *efi, int *num);
+int nf_efi_set_boot_next(struct nf_efi *efi, unsigned num);
+int nf_efi_set_boot_order(struct nf_efi *efi, const unsigned *v, size_t n);
+/* "0003", "Boot0003", "pxe" (the first network entry in boot order) or
+ * an exact description; the entry must exist */
+int nf_efi_resolve(struct nf_efi *efi, const char *spec, unsigned *num);
+/* Create a Boot#### entry for `loader` (a path on the ESP such as
+ * "\\EFI\\BOOT\\BOOTX64.EFI") on GPT partition `partnum` of the disk,
+ * at the partition's start/size (bytes) with its PARTUUID; returns its
+ * number (the lowest free) */
+int nf_efi_add(struct nf_efi *efi, const char *description, unsigned partnum,
+	       unsigned long long part_start, unsigned long long part_size,
+	       const char *partuuid, const char *loader, unsigned *num);
+/* Parse "0003" / "Boot0003" */
+int nf_efi_parse_num(const char *s, unsigned *num);
 
 /* ============================================ secrets: munge keys, enrollment
  * Secrets reach a node at first boot through a sealed channel of the boot

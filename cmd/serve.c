@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static int cmd_serve(struct nf_global *g, int argc, char **argv);
+
+const struct nf_cmd nf_cmd_serve = {
+	.name = "serve",
+	.summary = "serve a boot tree and collect node verdicts",
+	.help = "usage: nodeforge serve --tree DIR [--listen ADDR:PORT] [--state DIR]\n"
+		"                       [--threads N]\n"
+		"\n"
+		"Serve the boot tree rendered by 'nodeforge pxe' over HTTP (sendfile,\n"
+		"HEAD, Range, ETag) with the node API:\n"
+		"  POST /api/v1/nodes/NAME/verdict   the verifier's report (JSON, <= 64 KiB)\n"
+		"  GET  /api/v1/nodes                every node's state, image, verdict\n"
+		"  GET  /api/v1/nodes/NAME           one node, with its full verdict\n"
+		"  GET  /api/v1/unknown/MAC          an unknown machine reports itself\n"
+		"A node is 'booting' once its per-MAC iPXE script is fetched.\n"
+		"\n"
+		"  -t, --tree DIR         the boot tree\n"
+		"  -l, --listen ADDR:PORT address to listen on (default: 0.0.0.0:8080;\n"
+		"                         port 0 picks a free port)\n"
+		"      --state DIR        where node states are kept (default: state)\n"
+		"      --threads N        worker threads (default: one per CPU)\n"
+		"\n"
+		"Prints 'listening on URL', then one access line per request on stdout\n"
+		"(-q: none).  Stops on SIGINT or SIGTERM.\n",
+	.run = cmd_serve,
+};
+
+static void log_line(void *data, const char *line)
+{
+	(void)data;
+	fprintf(stdout, "%s\n", line);
+}
+
+static int cmd_serve(struct nf_global *g, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "tree", required_argument, NULL, 't' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "state", required_argument, NULL, 'S' },
+		{ "threads", required_argument, NULL, 'T' },
+		{ 0 }
+	};
+	struct nf_serve_opts so = { .listen = "0.0.0.0:8080",
+				    .state_dir = "state" };
+	struct nf_server *srv;
+	sigset_t set;
+	int o, r, sig;
+
+	while ((o = nf_getopt(&nf_cmd_serve, argc, argv, "t:l:", opts)) != -1) {
+		switch (o) {
+		case -2: return 0;
+		case -3: return NF_EXIT_USAGE;
+		case 't': so.tree = optarg; break;
+		case 'l': so.listen = optarg; break;
+		case 'S': so.state_dir = optarg; break;
+		case 'T': {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*end || !n || n > 1024)
+				return nf_usage_error("serve", "invalid --threads "
+						      "'%s'", optarg);
+			so.threads = (unsigned)n;
+			break;
+		}
+		}
+	}
+	if (optind < argc)
+		return nf_usage_error("serve", "unexpected argument '%s'",
+				      argv[optind]);
+	if (!so.tree)
+		return nf_usage_error("serve", "missing '--tree DIR'");
+	if (!g->quiet) {
+		so.access_log = log_line;
+		setvbuf(stdout, NULL, _IOLBF, 0);
+	}
+	/* the signals are taken by sigwait below, never by a worker thread */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	r = nf_server_start(g->ctx, &so, &srv);
+	if (r)
+		return nf_cmd_fail(g, "serve", r);
+	printf("listening on %s\n", nf_server_url(srv));
+	fflush(stdout);
+	while (sigwait(&set, &sig) != 0)
+		;
+	nf_server_stop(srv);
+	return 0;
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+#define NF_STATUS_MAX (64u << 20)
+
+static int cmd_status(struct nf_global *g, int argc, char **argv);
+
+const struct nf_cmd nf_cmd_status = {
+	.name = "status",
+	.summary = "show which nodes booted, passed or failed, and why",
+	.help = "usage: nodeforge status [--server URL] [--timeout SECONDS] [--json]\n"
+		"\n"
+		"Ask a boot server ('nodeforge serve') for every node's state and print\n"
+		"the rack view: node, state (not seen, booting, verified, failed),\n"
+		"image, time of the last event and, for failures, the root cause.\n"
+		"\n"
+		"  -S, --server URL   the boot server (default: the site's server.url,\n"
+		"                     else http://127.0.0.1:8080)\n"
+		"      --timeout N    give up after N seconds (default: 10)\n"
+		"\n"
+		"Exit status: 0 ok, 1 the server cannot be reached, 2 usage error.\n",
+	.run = cmd_status,
+};
+
+static const char *str(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static int cmd_status(struct nf_global *g, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "server", required_argument, NULL, 'S' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ 0 }
+	};
+	const char *server = NULL;
+	long timeout = 10;
+	char *url, *body = NULL;
+	size_t len, i;
+	json_t *doc, *nodes, *n, *unk;
+	json_error_t je;
+	struct nf_emit *e;
+	static const char *const states[] = { "not seen", "booting", "verified",
+					      "failed" };
+	size_t counts[4] = { 0 };
+	int o, r;
+
+	while ((o = nf_getopt(&nf_cmd_status, argc, argv, "S:", opts)) != -1) {
+		switch (o) {
+		case -2: return 0;
+		case -3: return NF_EXIT_USAGE;
+		case 'S': server = optarg; break;
+		case 'T': {
+			char *end;
+
+			timeout = strtol(optarg, &end, 10);
+			if (*end || timeout <= 0 || timeout > 3600)
+				return nf_usage_error("status", "invalid --timeout "
+						      "'%s'", optarg);
+			break;
+		}
+		}
+	}
+	if (optind < argc)
+		return nf_usage_error("status", "unexpected argument '%s'",
+				      argv[optind]);
+	if (!server) {
+		if ((r = nf_cmd_site_optional(g, "status")))
+			return r;
+		if (g->site)
+			server = json_string_value(json_object_get(
+				json_object_get(nf_site_json(g->site), "server"),
+				"url"));
+		if (!server)
+			server = "http://127.0.0.1:8080";
+	}
+	url = malloc(strlen(server) + 32);
+	if (!url)
+		return NF_EXIT_FAILURE;
+	sprintf(url, "%.*s/api/v1/nodes",
+		(int)strlen(server) - (server[strlen(server) - 1] == '/'), server);
+	r = nf_http_get(g->ctx, url, NF_STATUS_MAX, timeout * 1000, &body, &len);
+	if (r) {
+		free(url);
+		return nf_cmd_fail(g, "status", r);
+	}
+	doc = json_loadb(body, len, 0, &je);
+	free(body);
+	nodes = json_object_get(doc, "nodes");
+	if (!json_is_array(nodes)) {
+		fprintf(stderr, "nodeforge status: '%s' did not answer with a "
+			"node list\n", url);
+		free(url);
+		json_decref(doc);
+		return NF_EXIT_FAILURE;
+	}
+	free(url);
+	if (nf_emit_new(&e, stdout, g->json)) {
+		json_decref(doc);
+		return NF_EXIT_FAILURE;
+	}
+	nf_emit_str(e, "server", NULL, server);
+	nf_emit_text(e, "%-20s %-9s %-40s %-20s %s\n", "NODE", "STATE", "IMAGE",
+		     "TIME", "ROOT CAUSE");
+	nf_emit_arr_open(e, "nodes");
+	json_array_foreach(nodes, i, n) {
+		const char *st = str(n, "state") ?: "not seen";
+		const char *when = str(n, "verdict_at") ?: str(n, "booted_at");
+
+		for (size_t k = 0; k < sizeof(states) / sizeof(*states); k++)
+			counts[k] += !strcmp(st, states[k]);
+		nf_emit_obj_open(e, NULL);
+		nf_emit_str(e, "name", "%-20s ", str(n, "name"));
+		nf_emit_str(e, "state", "%-9s ", st);
+		nf_emit_str(e, "image", "%-40s ", str(n, "image"));
+		nf_emit_str(e, "time", "%-20s ", when);
+		nf_emit_str(e, "role", NULL, str(n, "role"));
+		nf_emit_str(e, "rack", NULL, str(n, "rack"));
+		nf_emit_str(e, "root_cause", "%s\n",
+			    !strcmp(st, "failed") ? str(n, "root_cause") : NULL);
+		nf_emit_obj_close(e);
+	}
+	nf_emit_arr_close(e);
+	unk = json_object_get(doc, "unknown");
+	nf_emit_arr_open(e, "unknown");
+	json_array_foreach(unk, i, n) {
+		nf_emit_obj_open(e, NULL);
+		nf_emit_str(e, "mac", "unknown MAC %s ", str(n, "mac"));
+		nf_emit_str(e, "seen_at", "asked to boot at %s\n",
+			    str(n, "seen_at"));
+		nf_emit_obj_close(e);
+	}
+	nf_emit_arr_close(e);
+	nf_emit_obj_open(e, "summary");
+	nf_emit_int(e, "nodes", "%lld nodes: ", (long long)json_array_size(nodes));
+	nf_emit_int(e, "verified", "%lld verified, ", (long long)counts[2]);
+	nf_emit_int(e, "failed", "%lld failed, ", (long long)counts[3]);
+	nf_emit_int(e, "booting", "%lld booting, ", (long long)counts[1]);
+	nf_emit_int(e, "not_seen", "%lld not seen\n", (long long)counts[0]);
+	nf_emit_obj_close(e);
+	r = nf_emit_end(e) ? NF_EXIT_FAILURE : 0;
+	nf_emit_free(e);
+	json_decref(doc);
+	return r;
+}

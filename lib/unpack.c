@@ -1,0 +1,644 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Safe unpacking.  libarchive only reads entries; every file is written
+ * here, relative to the root dirfd, one path component at a time with
+ * O_NOFOLLOW: an archive cannot write outside its root, through a symlink
+ * it planted, or create device nodes unless asked.  Absolute names and ".."
+ * are refused outright.  nf_unpack() extracts into a temporary directory
+ * next to the destination and renames it into place only on success.
+ */
+#include "internal.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#define UNPACK_MAX_SIZE (64ULL << 30)
+#define UNPACK_MAX_ENTRIES 10000000ULL
+#define UNPACK_BUF (256 * 1024)
+#define UNPACK_DEPTH 256
+
+struct fixup {
+	char *path;       /* "" for the root */
+	mode_t mode;
+	unsigned long uid, gid;
+	long long mtime;
+};
+
+struct unpack {
+	struct nf_ctx *ctx;
+	struct nf_areader *r;
+	int rootfd;
+	int devices;
+	int owners;       /* chown: only when running as root */
+	unsigned long long max_size, max_entries, total, nentries;
+	char *buf;
+	struct fixup *fix;
+	size_t nfix, capfix;
+};
+
+/* Normalize an archive name into "a/b/c" (no "./", no "//"); "" is the
+ * root.  Refuses absolute names and "..". */
+static int clean_name(struct nf_ctx *ctx, const char *name, char *out,
+		      size_t outsz)
+{
+	size_t n = 0;
+	const char *p = name;
+
+	if (name[0] == '/')
+		return nf_fail(ctx, NF_E_UNSAFE,
+			       "refusing absolute path '%s' in archive", name);
+	while (*p) {
+		const char *e = strchr(p, '/');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len == 2 && p[0] == '.' && p[1] == '.')
+			return nf_fail(ctx, NF_E_UNSAFE,
+				       "refusing path with '..' in archive: '%s'",
+				       name);
+		if (len > NAME_MAX)
+			return nf_fail(ctx, NF_E_LIMIT,
+				       "path component too long in '%s'", name);
+		if (len && !(len == 1 && p[0] == '.')) {
+			if (n + len + 2 > outsz)
+				return nf_fail(ctx, NF_E_LIMIT,
+					       "path too long in archive: '%s'",
+					       name);
+			if (n)
+				out[n++] = '/';
+			memcpy(out + n, p, len);
+			n += len;
+		}
+		p += len;
+		while (*p == '/')
+			p++;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+/* Open the directory that holds `rel` ("a/b/c" -> fd of a/b) and point
+ * *base at the last component.  Intermediate directories are created when
+ * `create`; a symlink or non-directory on the way is refused. */
+static int open_parent(struct unpack *u, char *rel, int create, int *pfd,
+		       const char **base)
+{
+	int cur = u->rootfd, depth = 0;
+	char *p = rel, *slash;
+
+	while ((slash = strchr(p, '/'))) {
+		int fd;
+
+		*slash = '\0';
+		if (++depth > UNPACK_DEPTH) {
+			*slash = '/';
+			if (cur != u->rootfd)
+				close(cur);
+			return nf_fail(u->ctx, NF_E_LIMIT,
+				       "'%s' is nested too deep", rel);
+		}
+		fd = openat(cur, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			    O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT && create) {
+			if (mkdirat(cur, p, 0755) < 0 && errno != EEXIST)
+				goto fail;
+			fd = openat(cur, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				    O_CLOEXEC);
+		}
+		if (fd < 0)
+			goto fail;
+		if (cur != u->rootfd)
+			close(cur);
+		cur = fd;
+		*slash = '/';
+		p = slash + 1;
+	}
+	*pfd = cur;
+	*base = p;
+	return 0;
+fail:
+	{
+		int e = errno, plen = (int)(slash - rel);
+
+		*slash = '/';
+		if (cur != u->rootfd)
+			close(cur);
+		if (e == ELOOP || e == ENOTDIR)
+			return nf_fail(u->ctx, NF_E_UNSAFE,
+				       "refusing to write '%s' through symlink "
+				       "or non-directory '%.*s'", rel, plen,
+				       rel);
+		return nf_fail(u->ctx, -e, "cannot open directory of '%s': %s",
+			       rel, strerror(e));
+	}
+}
+
+static void close_parent(struct unpack *u, int pfd)
+{
+	if (pfd != u->rootfd)
+		close(pfd);
+}
+
+/* Make room for a new non-directory: remove what is there (never a
+ * non-empty directory) */
+static int clear_slot(struct unpack *u, int pfd, const char *base,
+		      const char *path)
+{
+	struct stat st;
+
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0
+		       : nf_fail(u->ctx, -errno, "cannot stat '%s': %s", path,
+				 strerror(errno));
+	if (unlinkat(pfd, base, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0)
+		return nf_fail(u->ctx, -errno, "cannot replace '%s': %s", path,
+			       strerror(errno));
+	return 0;
+}
+
+static int set_xattrs(struct unpack *u, int fd, const struct nf_aentry *e,
+		      const char *path)
+{
+	for (size_t i = 0; i < e->nxattr; i++) {
+		if (e->xattr_sizes[i] > NF_XATTR_VALUE_MAX)
+			return nf_fail(u->ctx, NF_E_LIMIT,
+				       "extended attribute '%s' of '%s' is too "
+				       "large", e->xattr_names[i], path);
+		if (fsetxattr(fd, e->xattr_names[i], e->xattr_values[i],
+			      e->xattr_sizes[i], 0) < 0) {
+			if (errno == ENOTSUP || errno == EPERM) {
+				nf_log(u->ctx, NF_LOG_WARN,
+				       "cannot set extended attribute '%s' of "
+				       "'%s': %s", e->xattr_names[i], path,
+				       strerror(errno));
+				continue;
+			}
+			return nf_fail(u->ctx, -errno,
+				       "cannot set extended attribute '%s' of "
+				       "'%s': %s", e->xattr_names[i], path,
+				       strerror(errno));
+		}
+	}
+	return 0;
+}
+
+/* Owner, then mode (chown clears set-id bits), then mtime */
+static int finish_fd(struct unpack *u, int fd, mode_t mode, unsigned long uid,
+		     unsigned long gid, long long mtime, const char *path)
+{
+	struct timespec ts[2] = { { 0, UTIME_OMIT }, { (time_t)mtime, 0 } };
+
+	if (u->owners && fchown(fd, (uid_t)uid, (gid_t)gid) < 0)
+		return nf_fail(u->ctx, -errno, "cannot chown '%s': %s", path,
+			       strerror(errno));
+	if (fchmod(fd, mode & 07777) < 0 || futimens(fd, ts) < 0)
+		return nf_fail(u->ctx, -errno, "cannot set mode of '%s': %s",
+			       path, strerror(errno));
+	return 0;
+}
+
+static int write_data(struct unpack *u, int fd, const char *path)
+{
+	for (;;) {
+		ssize_t n = nf_areader_data(u->r, u->buf, UNPACK_BUF);
+		const char *p = u->buf;
+
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return 0;
+		u->total += (unsigned long long)n;
+		if (u->total > u->max_size)
+			return nf_fail(u->ctx, NF_E_LIMIT,
+				       "archive content exceeds %llu bytes at '%s'",
+				       u->max_size, path);
+		while (n > 0) {
+			ssize_t w = write(fd, p, (size_t)n);
+
+			if (w < 0) {
+				if (errno == EINTR)
+					continue;
+				return nf_fail(u->ctx, -errno,
+					       "cannot write '%s': %s", path,
+					       strerror(errno));
+			}
+			p += w;
+			n -= w;
+		}
+	}
+}
+
+static int add_fixup(struct unpack *u, const char *path,
+		     const struct nf_aentry *e)
+{
+	struct fixup *f;
+
+	if (u->nfix == u->capfix) {
+		size_t ncap = u->capfix ? u->capfix * 2 : 64;
+		struct fixup *nv = realloc(u->fix, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		u->fix = nv;
+		u->capfix = ncap;
+	}
+	f = &u->fix[u->nfix];
+	if (!(f->path = nf_strdup(path)))
+		return -ENOMEM;
+	f->mode = e->mode;
+	f->uid = e->uid;
+	f->gid = e->gid;
+	f->mtime = e->mtime;
+	u->nfix++;
+	return 0;
+}
+
+static int do_dir(struct unpack *u, int pfd, const char *base,
+		  const char *path, const struct nf_aentry *e)
+{
+	struct stat st;
+	int fd, r;
+
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !S_ISDIR(st.st_mode) && (r = clear_slot(u, pfd, base, path)))
+		return r;
+	if (mkdirat(pfd, base, 0700) < 0 && errno != EEXIST)
+		return nf_fail(u->ctx, -errno, "cannot create '%s': %s", path,
+			       strerror(errno));
+	fd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return nf_fail(u->ctx, -errno, "cannot open '%s': %s", path,
+			       strerror(errno));
+	r = set_xattrs(u, fd, e, path);
+	close(fd);
+	return r ? r : add_fixup(u, path, e);
+}
+
+static int do_file(struct unpack *u, int pfd, const char *base,
+		   const char *path, const struct nf_aentry *e)
+{
+	int fd, r;
+
+	if ((r = clear_slot(u, pfd, base, path)))
+		return r;
+	fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC, 0600);
+	if (fd < 0)
+		return nf_fail(u->ctx, -errno, "cannot create '%s': %s", path,
+			       strerror(errno));
+	r = write_data(u, fd, path);
+	/* xattrs after chown: a chown drops security.capability */
+	if (!r)
+		r = finish_fd(u, fd, e->mode, e->uid, e->gid, e->mtime, path);
+	if (!r)
+		r = set_xattrs(u, fd, e, path);
+	close(fd);
+	return r;
+}
+
+static int do_hardlink(struct unpack *u, int pfd, const char *base,
+		       const char *path, const struct nf_aentry *e)
+{
+	char tgt[PATH_MAX];
+	const char *tbase;
+	int tfd, r, fd;
+
+	if ((r = clean_name(u->ctx, e->hardlink, tgt, sizeof(tgt))))
+		return r;
+	if (!*tgt)
+		return nf_fail(u->ctx, NF_E_UNSAFE,
+			       "refusing hard link '%s' to the root", path);
+	if ((r = open_parent(u, tgt, 0, &tfd, &tbase)))
+		return r;
+	if (!(r = clear_slot(u, pfd, base, path)) &&
+	    linkat(tfd, tbase, pfd, base, 0) < 0)
+		r = nf_fail(u->ctx, -errno, "cannot link '%s' to '%s': %s",
+			    path, e->hardlink, strerror(errno));
+	close_parent(u, tfd);
+	if (r || e->size <= 0)
+		return r;
+	/* Content carried by a later link (cpio): through O_NOFOLLOW only */
+	fd = openat(pfd, base, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return nf_fail(u->ctx, errno == ELOOP ? NF_E_UNSAFE : -errno,
+			       "cannot write hard link '%s': %s", path,
+			       strerror(errno));
+	r = write_data(u, fd, path);
+	close(fd);
+	return r;
+}
+
+static int do_entry(struct unpack *u, const struct nf_aentry *e)
+{
+	char path[PATH_MAX];
+	const char *base;
+	int pfd, r;
+	mode_t type = e->mode & S_IFMT;
+
+	if (++u->nentries > u->max_entries)
+		return nf_fail(u->ctx, NF_E_LIMIT,
+			       "archive has more than %llu entries",
+			       u->max_entries);
+	if ((r = clean_name(u->ctx, e->path, path, sizeof(path))))
+		return r;
+	if (e->size > 0 && (unsigned long long)e->size > u->max_size - u->total)
+		return nf_fail(u->ctx, NF_E_LIMIT,
+			       "entry '%s' (%lld bytes) exceeds the size cap "
+			       "of %llu bytes", e->path, e->size, u->max_size);
+	if (!*path) {
+		if (type != S_IFDIR && !e->hardlink)
+			return nf_fail(u->ctx, NF_E_UNSAFE,
+				       "refusing root entry that is not a "
+				       "directory");
+		if (!e->hardlink) {
+			if ((r = set_xattrs(u, u->rootfd, e, ".")))
+				return r;
+			return add_fixup(u, "", e);
+		}
+	}
+	if (!e->hardlink && (type == S_IFCHR || type == S_IFBLK) &&
+	    !u->devices)
+		return nf_fail(u->ctx, NF_E_UNSAFE,
+			       "archive holds device node '%s': refusing "
+			       "(use --devices)", e->path);
+	if ((r = open_parent(u, path, 1, &pfd, &base)))
+		return r;
+	if (!*path) {
+		r = nf_fail(u->ctx, NF_E_UNSAFE, "refusing hard link at the root");
+	} else if (e->hardlink) {
+		r = do_hardlink(u, pfd, base, path, e);
+	} else if (type == S_IFDIR) {
+		r = do_dir(u, pfd, base, path, e);
+	} else if (type == S_IFREG) {
+		r = do_file(u, pfd, base, path, e);
+	} else if (type == S_IFLNK) {
+		struct timespec ts[2] = { { 0, UTIME_OMIT },
+					  { (time_t)e->mtime, 0 } };
+
+		if (!e->symlink || !*e->symlink)
+			r = nf_fail(u->ctx, NF_E_PARSE,
+				    "symlink '%s' has no target", e->path);
+		else if (!(r = clear_slot(u, pfd, base, path)) &&
+			 symlinkat(e->symlink, pfd, base) < 0)
+			r = nf_fail(u->ctx, -errno, "cannot create '%s': %s",
+				    path, strerror(errno));
+		if (!r && u->owners &&
+		    fchownat(pfd, base, (uid_t)e->uid, (gid_t)e->gid,
+			     AT_SYMLINK_NOFOLLOW) < 0)
+			r = nf_fail(u->ctx, -errno, "cannot chown '%s': %s",
+				    path, strerror(errno));
+		if (!r)
+			utimensat(pfd, base, ts, AT_SYMLINK_NOFOLLOW);
+	} else if (type == S_IFCHR || type == S_IFBLK || type == S_IFIFO) {
+		dev_t dev = makedev(e->rdev_major, e->rdev_minor);
+
+		if (!(r = clear_slot(u, pfd, base, path)) &&
+		    mknodat(pfd, base, type | 0600, type == S_IFIFO ? 0 : dev) < 0)
+			r = nf_fail(u->ctx, -errno, "cannot create '%s': %s",
+				    path, strerror(errno));
+		if (!r) {
+			int fd = openat(pfd, base, O_PATH | O_NOFOLLOW |
+					O_CLOEXEC);
+			struct timespec ts[2] = { { 0, UTIME_OMIT },
+						  { (time_t)e->mtime, 0 } };
+
+			if (fd < 0 ||
+			    (u->owners &&
+			     fchownat(pfd, base, (uid_t)e->uid, (gid_t)e->gid,
+				      AT_SYMLINK_NOFOLLOW) < 0) ||
+			    fchmodat(pfd, base, e->mode & 07777, 0) < 0)
+				r = nf_fail(u->ctx, -errno,
+					    "cannot set owner or mode of '%s': %s",
+					    path, strerror(errno));
+			else
+				utimensat(pfd, base, ts, AT_SYMLINK_NOFOLLOW);
+			if (fd >= 0)
+				close(fd);
+		}
+	} else {
+		r = nf_fail(u->ctx, NF_E_UNSUPPORTED,
+			    "entry '%s' has an unsupported type (mode %o)",
+			    e->path, (unsigned)e->mode);
+	}
+	close_parent(u, pfd);
+	return r;
+}
+
+/* Directory modes, owners and mtimes last: a read-only directory must not
+ * block its own content, and creating content changes mtimes */
+static int apply_fixups(struct unpack *u)
+{
+	for (size_t i = u->nfix; i-- > 0;) {
+		struct fixup *f = &u->fix[i];
+		const char *base;
+		int pfd, fd, r;
+
+		if (!*f->path) {
+			fd = fcntl(u->rootfd, F_DUPFD_CLOEXEC, 0);
+		} else {
+			if ((r = open_parent(u, f->path, 0, &pfd, &base)))
+				return r;
+			fd = openat(pfd, base, O_RDONLY | O_DIRECTORY |
+				    O_NOFOLLOW | O_CLOEXEC);
+			close_parent(u, pfd);
+		}
+		if (fd < 0) {
+			/* Replaced by a later non-directory entry */
+			continue;
+		}
+		r = finish_fd(u, fd, f->mode, f->uid, f->gid, f->mtime,
+			      *f->path ? f->path : ".");
+		close(fd);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int unpack_run(struct nf_ctx *ctx, struct nf_areader *r, int rootfd,
+		      const struct nf_unpack_opts *o)
+{
+	struct unpack u = {
+		.ctx = ctx, .r = r, .rootfd = rootfd,
+		.devices = o && o->devices,
+		.owners = geteuid() == 0,
+		.max_size = o && o->max_size ? o->max_size : UNPACK_MAX_SIZE,
+		.max_entries = o && o->max_entries ? o->max_entries
+						   : UNPACK_MAX_ENTRIES,
+	};
+	struct nf_aentry e;
+	int k;
+
+	if (!(u.buf = malloc(UNPACK_BUF)))
+		return -ENOMEM;
+	while ((k = nf_areader_next(r, &e)) > 0)
+		if ((k = do_entry(&u, &e)))
+			break;
+	if (!k)
+		k = apply_fixups(&u);
+	for (size_t i = 0; i < u.nfix; i++)
+		free(u.fix[i].path);
+	free(u.fix);
+	free(u.buf);
+	return k;
+}
+
+int nf_unpack_mem(struct nf_ctx *ctx, const void *buf, size_t len, int dirfd,
+		  const struct nf_unpack_opts *opts)
+{
+	struct nf_areader *r;
+	int k = nf_areader_open_mem(ctx, buf, len, &r);
+
+	if (k)
+		return k;
+	k = unpack_run(ctx, r, dirfd, opts);
+	nf_areader_free(r);
+	return k;
+}
+
+int nf_rm_tree_at(int dfd, const char *name)
+{
+	struct stat st;
+	int fd, r = 0;
+	DIR *d;
+	struct dirent *de;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(dfd, name, 0) < 0 ? -errno : 0;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	fchmod(fd, 0700);
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			int k = nf_rm_tree_at(dirfd(d), de->d_name);
+
+			if (k && !r)
+				r = k;
+		}
+	closedir(d);
+	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && !r)
+		r = -errno;
+	return r;
+}
+
+int nf_unpack(struct nf_ctx *ctx, const char *archive, const char *dir,
+	      const struct nf_unpack_opts *opts)
+{
+	char *dcopy = nf_strdup(dir), *bcopy = nf_strdup(dir), *tmp = NULL;
+	const char *parent, *base;
+	struct nf_areader *r = NULL;
+	int pfd = -1, afd = -1, rootfd = -1, k;
+	struct stat st;
+
+	if (!dcopy || !bcopy) {
+		k = -ENOMEM;
+		goto out;
+	}
+	parent = dirname(dcopy);
+	base = basename(bcopy);
+	if (!*base || !strcmp(base, "/") || !strcmp(base, ".") ||
+	    !strcmp(base, "..")) {
+		k = nf_fail(ctx, NF_E_INVALID, "cannot unpack into '%s'", dir);
+		goto out;
+	}
+	if (lstat(dir, &st) == 0) {
+		DIR *d;
+		struct dirent *de;
+		int empty = 1;
+
+		if (!S_ISDIR(st.st_mode)) {
+			k = nf_fail(ctx, -EEXIST,
+				    "'%s' exists and is not a directory", dir);
+			goto out;
+		}
+		if ((d = opendir(dir))) {
+			while ((de = readdir(d)))
+				if (strcmp(de->d_name, ".") &&
+				    strcmp(de->d_name, ".."))
+					empty = 0;
+			closedir(d);
+		}
+		if (!empty) {
+			k = nf_fail(ctx, -ENOTEMPTY,
+				    "'%s' exists and is not empty", dir);
+			goto out;
+		}
+	}
+	afd = open(archive, O_RDONLY | O_CLOEXEC);
+	if (afd < 0) {
+		k = nf_fail(ctx, -errno, "cannot read '%s': %s", archive,
+			    strerror(errno));
+		goto out;
+	}
+	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0) {
+		k = nf_fail(ctx, -errno, "cannot open '%s': %s", parent,
+			    strerror(errno));
+		goto out;
+	}
+	tmp = nf_asprintf("%s/.%s.unpack.XXXXXX", parent, base);
+	if (!tmp) {
+		k = -ENOMEM;
+		goto out;
+	}
+	if (!mkdtemp(tmp)) {
+		k = nf_fail(ctx, -errno, "cannot create a directory next to "
+			    "'%s': %s", dir, strerror(errno));
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	fchmodat(AT_FDCWD, tmp, 0755, 0);
+	rootfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rootfd < 0) {
+		k = nf_fail(ctx, -errno, "cannot open '%s': %s", tmp,
+			    strerror(errno));
+		goto out;
+	}
+	if ((k = nf_areader_open_fd(ctx, afd, &r)))
+		goto out;
+	if ((k = unpack_run(ctx, r, rootfd, opts))) {
+		char msg[sizeof(ctx->errmsg)];
+
+		snprintf(msg, sizeof(msg), "%s", nf_errmsg(ctx));
+		nf_fail(ctx, k, "cannot unpack '%s': %s", archive, msg);
+		goto out;
+	}
+	if (syncfs(rootfd) < 0 || rename(tmp, dir) < 0) {
+		k = nf_fail(ctx, -errno, "cannot move the unpacked tree to "
+			    "'%s': %s", dir, strerror(errno));
+		goto out;
+	}
+	free(tmp);
+	tmp = NULL;
+	fsync(pfd);
+out:
+	nf_areader_free(r);
+	if (rootfd >= 0)
+		close(rootfd);
+	if (tmp) {
+		nf_rm_tree_at(AT_FDCWD, tmp);
+		free(tmp);
+	}
+	if (pfd >= 0)
+		close(pfd);
+	if (afd >= 0)
+		close(afd);
+	free(dcopy);
+	free(bcopy);
+	return k;
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env bats
+# nodeforge serve: static tree, Range/ETag/HEAD, traversal, API.
+load helper
+
+setup() {
+	nf_setup
+	cp "$NF_SRCDIR/examples/racks.yaml" .
+	nf -C "$FIXTURES/boot/profiles" pxe -i racks.yaml -o tree -u http://10.0.0.1:8080 \
+		--images "$FIXTURES/boot/out" --network 10.0.0.0/16 \
+		--kernel-args compute=quiet --kernel-args controller=quiet \
+		--kernel-args login=quiet >/dev/null
+	: > serve.log # the background job opens it only when it gets to run
+	"$NF_BIN" serve --tree tree --listen 127.0.0.1:0 --state state --threads 2 > serve.log 2>&1 3>&- &
+	SERVE_PID=$!
+	for _ in $(seq 50); do
+		U=$(sed -n 's/^listening on //p' serve.log)
+		[ -n "$U" ] && break
+		sleep 0.05
+	done
+	[ -n "$U" ] || { cat serve.log; false; }
+	K=$(python3 -c 'import json;print(json.load(open("tree/nodes.json"))["roles"]["compute"]["kernel"])')
+}
+
+teardown() {
+	[ -n "${SERVE_PID:-}" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
+	nf_teardown
+}
+
+code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+
+@test "serves files with type, length, ETag; HEAD has no body" {
+	run curl -sf -D headers "$U/ipxe/boot.ipxe"
+	status_is 0
+	[ "$output" = "$(cat tree/ipxe/boot.ipxe)" ]
+	grep -qi '^Content-Type: text/plain' headers
+	grep -qi "^Content-Length: $(stat -c %s tree/ipxe/boot.ipxe)" headers
+	grep -qi '^ETag: "' headers
+	run curl -sf -I "$U/images/compute/$K"
+	status_is 0
+	# small files: the content's sha256; large ones: the hash in their name
+	[[ "$output" == *"ETag: \"$(sha256sum "tree/images/compute/$K" | cut -c1-32)\""* ]]
+	[[ "$output" == *"Content-Length: $(stat -c %s "tree/images/compute/$K")"* ]]
+	[ "$(curl -s -X HEAD "$U/ipxe/boot.ipxe" --max-time 2 | wc -c)" -eq 0 ]
+	grep -q '"HEAD /images/compute/'"$K"'" 200' serve.log
+}
+
+@test "Range, If-None-Match and 416" {
+	run curl -s -r 2-5 -D h "$U/images/compute/$K"
+	[ "$output" = "$(head -c 6 "tree/images/compute/$K" | tail -c 4)" ]
+	grep -q '^HTTP/1.1 206' h
+	grep -qi "^Content-Range: bytes 2-5/$(stat -c %s "tree/images/compute/$K")" h
+	run curl -s -r -3 "$U/images/compute/$K"
+	[ "$output" = "$(tail -c 3 "tree/images/compute/$K")" ]
+	[ "$(code -r 1000-2000 "$U/images/compute/$K")" = 416 ]
+	etag=$(curl -sI "$U/ipxe/boot.ipxe" | sed -n 's/^ETag: //Ip' | tr -d '\r')
+	[ "$(code -H "If-None-Match: $etag" "$U/ipxe/boot.ipxe")" = 304 ]
+}
+
+@test "large files go out whole and in ranges, ETag from their name's hash" {
+	head -c 3000000 /dev/urandom > tree/images/compute/compute-0123456789abcdef.rootfs.tar.zst
+	f=tree/images/compute/compute-0123456789abcdef.rootfs.tar.zst
+	curl -sf -D h -o got "$U/images/compute/${f##*/}"
+	cmp got "$f"
+	grep -qi '^ETag: "0123456789abcdef"' h
+	grep -qi '^Content-Type: application/zstd' h
+	curl -sf -r 1000000-1999999 -o part "$U/images/compute/${f##*/}"
+	cmp part <(tail -c +1000001 "$f" | head -c 1000000)
+	curl -sf -r 2999990- -o tailpart "$U/images/compute/${f##*/}"
+	[ "$(stat -c %s tailpart)" -eq 10 ]
+}
+
+@test "path traversal, hidden files, symlinks and directories are refused" {
+	echo secret > outside
+	ln -s ../outside tree/ipxe/link.ipxe
+	echo x > tree/ipxe/.hidden
+	[ "$(code --path-as-is "$U/../outside")" = 404 ]
+	[ "$(code --path-as-is "$U/ipxe/../../outside")" = 404 ]
+	[ "$(code "$U/%2e%2e/outside")" = 404 ]
+	[ "$(code "$U/ipxe/link.ipxe")" = 404 ]
+	[ "$(code "$U/ipxe/.hidden")" = 404 ]
+	[ "$(code "$U/ipxe")" = 404 ]
+	[ "$(code "$U/")" = 404 ]
+	[ "$(code -X DELETE "$U/ipxe/boot.ipxe")" = 405 ]
+	[ "$(code "$U/$(head -c 2000 /dev/zero | tr '\0' a)")" = 414 ]
+	[ "$(code -H "X-Big: $(head -c 70000 /dev/zero | tr '\0' a)" "$U/ipxe/boot.ipxe")" != 200 ]
+}
+
+@test "fetching a per-MAC script marks the node booting" {
+	[ "$(code "$U/ipxe/mac/52-54-00-00-01-02.ipxe")" = 200 ]
+	run curl -sf "$U/api/v1/nodes"
+	status_is 0
+	echo "$output" | python3 -c '
+import json, sys
+d = {n["name"]: n for n in json.load(sys.stdin)["nodes"]}
+assert d["gpu-02"]["state"] == "booting", d["gpu-02"]
+assert d["gpu-02"]["image"].startswith("compute-")
+assert d["gpu-01"]["state"] == "not seen"
+assert len(d) == 6'
+}
+
+@test "verdicts are validated, size-capped and stored atomically" {
+	v='{"node":"gpu-03","result":"fail","image":"compute-abc","root_causes":[{"id":"gpu.count","message":"expected 8, seen 0"}]}'
+	run curl -sf -X POST -H 'Content-Type: application/json' -d "$v" "$U/api/v1/nodes/gpu-03/verdict"
+	status_is 0
+	python3 -c 'import json; d=json.load(open("state/nodes/gpu-03.json")); assert d["state"] == "failed" and d["root_cause"] == "gpu.count: expected 8, seen 0", d'
+	run curl -sf "$U/api/v1/nodes/gpu-03"
+	[[ "$output" == *'"state":"failed"'* ]]
+	[[ "$output" == *'"verdict":{'* ]]
+	[ "$(code -X POST -d '{"result":"pass"}' "$U/api/v1/nodes/gpu-04/verdict")" = 200 ]
+	[[ "$(curl -s "$U/api/v1/nodes")" == *'"name":"gpu-04","rack":"r01","result":"pass","role":"compute","state":"verified"'* ]]
+	[ "$(code -X POST -d '{"result":"maybe"}' "$U/api/v1/nodes/gpu-03/verdict")" = 400 ]
+	[ "$(code -X POST -d '{"result":' "$U/api/v1/nodes/gpu-03/verdict")" = 400 ]
+	[ "$(code -X POST -d '{"result":"pass","node":"gpu-01"}' "$U/api/v1/nodes/gpu-03/verdict")" = 400 ]
+	[ "$(code -X POST -d '{"result":"pass"}' "$U/api/v1/nodes/nope-99/verdict")" = 404 ]
+	[ "$(code -X POST -d '{"result":"pass"}' "$U/api/v1/nodes/..%2Fx/verdict")" = 404 ]
+	head -c 70000 /dev/zero | tr '\0' ' ' > big
+	[ "$(code -X POST --data-binary @big "$U/api/v1/nodes/gpu-03/verdict")" = 413 ]
+	[ "$(code -X POST -H 'Transfer-Encoding: chunked' --data-binary @big "$U/api/v1/nodes/gpu-03/verdict")" = 413 ]
+	[ "$(code "$U/api/v1/nodes/gpu-03/verdict")" = 405 ]
+	! ls state/nodes | grep -q tmp
+	# still the failed verdict
+	python3 -c 'import json; d=json.load(open("state/nodes/gpu-03.json")); assert d["state"] == "failed"'
+}
+
+@test "unknown MACs are recorded; state survives a restart" {
+	[ "$(code "$U/api/v1/unknown/52-54-00-99-99-99")" = 200 ]
+	[ "$(code "$U/api/v1/unknown/zz")" = 400 ]
+	[[ "$(curl -s "$U/api/v1/nodes")" == *'"unknown":[{"mac":"52:54:00:99:99:99"'* ]]
+	curl -sf -X POST -d '{"result":"pass"}' "$U/api/v1/nodes/ctl-01/verdict" >/dev/null
+	kill "$SERVE_PID"; wait "$SERVE_PID" || true
+	: > serve2.log
+	"$NF_BIN" serve --tree tree --listen 127.0.0.1:0 --state state > serve2.log 2>&1 3>&- &
+	SERVE_PID=$!
+	for _ in $(seq 50); do U=$(sed -n 's/^listening on //p' serve2.log); [ -n "$U" ] && break; sleep 0.05; done
+	[[ "$(curl -s "$U/api/v1/nodes/ctl-01")" == *'"state":"verified"'* ]]
+}
+
+@test "bad listen address and missing tree fail clearly" {
+	run nf serve --tree tree --listen nope
+	status_is 1
+	[[ "$output" == *"invalid listen address 'nope'"* ]]
+	run nf serve --tree missing --listen 127.0.0.1:0
+	status_is 1
+	[[ "$output" == *"cannot open tree 'missing'"* ]]
+	run nf serve
+	status_is 2
+}
