@@ -365,6 +365,8 @@ struct nf_serve_opts {
 	unsigned threads;        /* worker threads; 0: one per CPU */
 	nf_access_log_fn access_log; /* one line per request; may be NULL */
 	void *log_data;
+	struct nf_enroll *enroll;  /* answers /api/v1/enroll and /rotate
+				    * (lib/enroll.c); NULL: not served */
 };
 
 struct nf_server;

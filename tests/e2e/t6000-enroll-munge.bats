@@ -47,14 +47,26 @@ teardown() {
 	nf_teardown
 }
 
-# start_front [tamper]: the HTTP front on 127.0.0.1, port in $PORT
-start_front() {
-	NF_BIN=$NF_BIN python3 "$NF_SRCDIR/tests/e2e/enroll-front.py" port \
-		site.yaml racks.yaml "${1:-}" capture.json 2>front.log &
+# start_serve: the real 'nodeforge serve' on 127.0.0.1 with enrollment,
+# serving the boot tree rendered for the inventory; URL in $SERVER
+start_serve() {
+	nf pxe --out boot -i racks.yaml --images "$FIXTURES/boot/out" >/dev/null
+	"$NF_BIN" serve --tree boot --listen 127.0.0.1:0 --state nodes -i racks.yaml \
+		>serve.out 2>serve.log &
+	PIDS+=($!)
+	for _ in $(seq 50); do grep -q '^listening on' serve.out && break; sleep 0.1; done
+	SERVER=$(sed -n 's/^listening on //p' serve.out)
+	[ -n "$SERVER" ] || { cat serve.log >&2; return 1; }
+}
+
+# start_proxy [tamper]: a man in the middle in front of serve, recording
+# the answers in capture.json; its URL in $SERVER
+start_proxy() {
+	python3 "$NF_SRCDIR/tests/e2e/enroll-proxy.py" port "${SERVER##*:}" \
+		capture.json ${1:-} 2>proxy.log &
 	PIDS+=($!)
 	for _ in $(seq 50); do [ -s port ] && break; sleep 0.1; done
-	PORT=$(cat port)
-	SERVER=http://127.0.0.1:$PORT
+	SERVER=http://127.0.0.1:$(cat port)
 }
 
 # start_munged NAME KEYFILE: a munged on $SCRATCH/NAME.sock
@@ -75,7 +87,8 @@ enroll_gpu01() {
 }
 
 @test "a compute node enrolls over HTTP; its munged round-trips with the controller's" {
-	start_front
+	start_serve
+	start_proxy
 	nf enroll open gpu-01 --for 10m >/dev/null
 	run enroll_gpu01
 	status_is 0
@@ -109,7 +122,8 @@ enroll_gpu01() {
 }
 
 @test "a controller gets the slurmdbd password, 0600 owner slurm" {
-	start_front
+	start_serve
+	start_proxy
 	mkdir -p ctl/etc/slurm
 	printf 'DbdHost=cp-01\nStoragePass=changeme\nStorageUser=slurm\n' > ctl/etc/slurm/slurmdbd.conf
 	nf enroll open cp-01 --for 10m >/dev/null
@@ -122,7 +136,7 @@ enroll_gpu01() {
 }
 
 @test "refusals over HTTP: wrong address, unknown node, no window, second claim" {
-	start_front
+	start_serve
 	nf enroll open gpu-01 --for 10m >/dev/null
 	# gpu-01 is 127.0.0.2 in the inventory; claim from 127.0.0.1
 	run nf enroll --server "$SERVER" --node gpu-01 --mac 52:54:00:00:00:02 --root node1 --bind 127.0.0.1
@@ -140,7 +154,7 @@ enroll_gpu01() {
 	status_is 1
 	[[ "$output" == *"HTTP 409"*"'gpu-01' already enrolled"* ]]
 	[ ! -e node2/etc/munge/munge.key ]
-	grep -q "REFUSED claim for 'gpu-01' from 127.0.0.2" front.log
+	grep -q "REFUSED claim for 'gpu-01' from 127.0.0.2" serve.log
 	run nf enroll list --json
 	status_is 0
 	echo "$output" | python3 -c '
@@ -148,10 +162,18 @@ import json,sys
 d=json.load(sys.stdin)
 assert [r["reason"] for r in d["refusals"]]==["wrong-address","unknown-node","no-window","already-enrolled"], d
 assert [c["node"] for c in d["claims"]]==["gpu-01"]'
+	# the same through serve: GET /api/v1/enroll
+	run curl -sf "$SERVER/api/v1/enroll"
+	status_is 0
+	echo "$output" | python3 -c '
+import json,sys
+d=json.load(sys.stdin)
+assert [r["reason"] for r in d["refusals"]]==["wrong-address","unknown-node","no-window","already-enrolled"], d
+assert "gpu-01" in d["claims"]'
 }
 
 @test "a claim after its window is refused" {
-	start_front
+	start_serve
 	nf enroll open gpu-01 --for 1m >/dev/null
 	python3 -c 'import json; p="state/enroll.json"; d=json.load(open(p)); w=d["windows"]["gpu-01"]; w["opened"]-=3600; w["until"]-=3600; json.dump(d,open(p,"w"))'
 	run enroll_gpu01
@@ -161,7 +183,8 @@ assert [c["node"] for c in d["claims"]]==["gpu-01"]'
 }
 
 @test "a tampered answer is rejected by the node and nothing is written" {
-	start_front tamper
+	start_serve
+	start_proxy tamper
 	nf enroll open gpu-01 --for 10m >/dev/null
 	run enroll_gpu01
 	status_is 1
@@ -170,11 +193,11 @@ assert [c["node"] for c in d["claims"]]==["gpu-01"]'
 }
 
 @test "neither the boot tree, the state, nor shipped trees hold the key or password" {
-	start_front
+	start_serve
+	start_proxy
 	nf enroll open 'gpu-01,cp-01' --for 10m >/dev/null
 	enroll_gpu01 >/dev/null
 	nf enroll --server "$SERVER" --node cp-01 --mac 52:54:00:00:00:01 --root ctl --bind 127.0.0.1 >/dev/null
-	nf pxe --out boot -i racks.yaml --images "$FIXTURES/boot/out" >/dev/null
 	[ -d boot ]
 	nf profile show compute --json > profile-compute.json
 	python3 - "$NF_SRCDIR" <<-'PY'

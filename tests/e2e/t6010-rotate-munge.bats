@@ -49,9 +49,23 @@ teardown() {
 	nf_teardown
 }
 
-start_front() {
-	NF_BIN=$NF_BIN python3 "$NF_SRCDIR/tests/e2e/enroll-front.py" port \
-		site.yaml racks.yaml "" capture.json 2>front.log &
+# start_serve: the real 'nodeforge serve' on 127.0.0.1 with enrollment,
+# serving the boot tree rendered for the inventory; URL in $SERVER
+start_serve() {
+	nf pxe --out boot -i racks.yaml --images "$FIXTURES/boot/out" >/dev/null
+	"$NF_BIN" serve --tree boot --listen 127.0.0.1:0 --state nodes -i racks.yaml \
+		>serve.out 2>serve.log &
+	PIDS+=($!)
+	for _ in $(seq 50); do grep -q '^listening on' serve.out && break; sleep 0.1; done
+	SERVER=$(sed -n 's/^listening on //p' serve.out)
+	[ -n "$SERVER" ] || { cat serve.log >&2; return 1; }
+}
+
+# start_proxy [tamper]: a man in the middle in front of serve, recording
+# the answers in capture.json; its URL in $SERVER
+start_proxy() {
+	python3 "$NF_SRCDIR/tests/e2e/enroll-proxy.py" port "${SERVER##*:}" \
+		capture.json ${1:-} 2>proxy.log &
 	PIDS+=($!)
 	for _ in $(seq 50); do [ -s port ] && break; sleep 0.1; done
 	SERVER=http://127.0.0.1:$(cat port)
@@ -78,7 +92,8 @@ make_munged() {
 roundtrip() { munge -S "m-$1/sock" -s ping | unmunge -S "m-$2/sock" >/dev/null 2>&1; }
 
 @test "keys rotate munge: controller then rack, both nodes end on the new key" {
-	start_front
+	start_serve
+	start_proxy
 	nf enroll open 'cp-01,gpu-01' --for 10m >/dev/null
 	nf enroll --server "$SERVER" --node cp-01 --mac 52:54:00:00:00:01 --root cp-01 --bind 127.0.0.1 >/dev/null
 	nf enroll --server "$SERVER" --node gpu-01 --mac 52:54:00:00:00:02 --root gpu-01 --bind 127.0.0.2 >/dev/null
@@ -89,18 +104,20 @@ roundtrip() { munge -S "m-$1/sock" -s ping | unmunge -S "m-$2/sock" >/dev/null 2
 	roundtrip gpu-01 old
 
 	# the node agents poll; the driver stages, then switches group by group
+	AGENTS=()
 	for n in cp-01:127.0.0.1 gpu-01:127.0.0.2; do
-		nf enroll rotate --server "$SERVER" --node ${n%%:*} --root ${n%%:*} \
+		"$NF_BIN" enroll rotate --server "$SERVER" --node ${n%%:*} --root ${n%%:*} \
 			--bind ${n#*:} --poll 0.2 --wait 60 \
 			--restart "$SCRATCH/restart-${n%%:*}.sh" > agent-${n%%:*}.out 2>&1 &
 		PIDS+=($!)
+		AGENTS+=($!)
 	done
 	run nf keys rotate munge -i racks.yaml --stage-timeout 30 --group-timeout 30
 	status_is 0
 	[[ "$output" == *"cp-01"*"group 0"*"switched: yes"* ]]
 	[[ "$output" == *"gpu-01"*"group 1"*"switched: yes"* ]]
 	[[ "$output" == *"set secrets.munge_key.fingerprint to sha256:"* ]]
-	wait "${PIDS[1]}" "${PIDS[2]}"
+	wait "${AGENTS[@]}"
 	grep -q "switched" agent-cp-01.out
 	grep -q "switched" agent-gpu-01.out
 
@@ -129,15 +146,17 @@ for f in ("old.key","sec/munge.key"):
 }
 
 @test "a node that does not poll is reported as not switched" {
-	start_front
+	start_serve
 	nf enroll open 'cp-01,gpu-01' --for 10m >/dev/null
 	nf enroll --server "$SERVER" --node cp-01 --mac 52:54:00:00:00:01 --root cp-01 --bind 127.0.0.1 >/dev/null
 	nf enroll --server "$SERVER" --node gpu-01 --mac 52:54:00:00:00:02 --root gpu-01 --bind 127.0.0.2 >/dev/null
-	nf enroll rotate --server "$SERVER" --node cp-01 --root cp-01 --bind 127.0.0.1 \
+	"$NF_BIN" enroll rotate --server "$SERVER" --node cp-01 --root cp-01 --bind 127.0.0.1 \
 		--poll 0.2 --wait 30 --restart true > agent.out 2>&1 &
 	PIDS+=($!)
-	run nf keys rotate munge -i racks.yaml --stage-timeout 2 --group-timeout 3
+	run nf keys rotate munge -i racks.yaml --stage-timeout 1 --group-timeout 5
+	echo "$output"
 	status_is 1
+	[[ "$output" == *"cp-01"*"switched: yes"* ]]
 	[[ "$output" == *"gpu-01"*"staged: no switched: no"* ]]
 	[[ "$output" == *"1 node(s) did not switch"* ]]
 	# the straggler switches when it finally polls, proving the old key
@@ -151,7 +170,7 @@ for f in ("old.key","sec/munge.key"):
 }
 
 @test "a rotation poll with a key the server never issued is refused" {
-	start_front
+	start_serve
 	nf enroll open gpu-01 --for 10m >/dev/null
 	nf enroll --server "$SERVER" --node gpu-01 --mac 52:54:00:00:00:02 --root gpu-01 --bind 127.0.0.2 >/dev/null
 	nf keys rotate munge -i racks.yaml --stage-timeout 0 --group-timeout 0 >/dev/null || true
