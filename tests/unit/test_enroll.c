@@ -664,6 +664,46 @@ static void test_rotation(void **state)
 	nf_enroll_free(e);
 }
 
+/* A node enrolled while a rotation runs joins its last group */
+static void test_rotation_late_join(void **state)
+{
+	struct nf_enroll *e = server("state8");
+	struct nf_enroll_claim c;
+	char *body, fp[NF_FINGERPRINT_LEN], *names[] = { "cp-01" };
+	uint8_t priv[32], nonce[16];
+	json_t *rot, *groups;
+	int status;
+	(void)state;
+
+	assert_int_equal(nf_enroll_open(e, names, 1, 600, 0), 0);
+	assert_int_equal(nf_enroll_claim_make(ctx, &c, "cp-01", NULL, &body), 0);
+	json_decref(claim(e, "127.0.0.1", body, &status));
+	free(body);
+	assert_int_equal(nf_rotate_begin(e, fp), 0);
+	/* gpu-02 enrolls now, with the (old) key of the site */
+	names[0] = "gpu-02";
+	assert_int_equal(nf_enroll_open(e, names, 1, 600, 0), 0);
+	assert_int_equal(nf_enroll_claim_make(ctx, &c, "gpu-02", NULL, &body), 0);
+	json_decref(claim(e, "127.0.0.2", body, &status));
+	assert_int_equal(status, 200);
+	free(body);
+	body = rot_body("gpu-02", munge_key, 1024, priv, nonce, 0);
+	assert_string_equal(rot_action(e, "127.0.0.2", body, &status), "stage");
+	free(body);
+	assert_int_equal(nf_rotate_status(e, &rot), 0);
+	groups = json_object_get(rot, "groups");
+	assert_int_equal(json_array_size(groups), 1);
+	assert_int_equal(json_array_size(json_array_get(groups, 0)), 2);
+	assert_non_null(json_object_get(json_object_get(rot, "nodes"), "gpu-02"));
+	json_decref(rot);
+	/* a node that never enrolled does not join */
+	body = rot_body("gpu-01", munge_key, 1024, priv, nonce, 0);
+	assert_string_equal(rot_action(e, "127.0.0.1", body, &status),
+			    "not-in-rotation");
+	free(body);
+	nf_enroll_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -676,6 +716,7 @@ int main(void)
 		cmocka_unit_test(test_server_refuses_open_key),
 		cmocka_unit_test(test_fingerprint_verdict),
 		cmocka_unit_test(test_secret_write_refuses_escape),
+		cmocka_unit_test(test_rotation_late_join),
 		cmocka_unit_test(test_rotation),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
