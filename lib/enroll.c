@@ -1734,6 +1734,7 @@ int nf_rotate_client(struct nf_ctx *ctx, const struct nf_rotate_client_opts *o,
 		char *body = NULL, *resp = NULL;
 		const char *action;
 		long status = 0;
+		int switched_now;
 		json_t *j;
 
 		if ((r = read_key_at(ctx, rootfd, "etc/munge/munge.key", &key,
@@ -1804,6 +1805,7 @@ int nf_rotate_client(struct nf_ctx *ctx, const struct nf_rotate_client_opts *o,
 			r = nf_fail(ctx, NF_E_PARSE, "unknown rotation action '%s'",
 				    action);
 		}
+		switched_now = !r && action && !strcmp(action, "switch");
 		json_decref(j);
 		nf_wipe(priv, sizeof(priv));
 		if (r && r != NF_E_NETWORK)
@@ -1815,7 +1817,7 @@ int nf_rotate_client(struct nf_ctx *ctx, const struct nf_rotate_client_opts *o,
 			break;
 		}
 		/* the switch itself is reported on the next poll at once */
-		if (!strcmp(action ? action : "", "switch"))
+		if (switched_now)
 			continue;
 		usleep((useconds_t)(o->poll_ms > 0 ? o->poll_ms : 5000) * 1000);
 	}

@@ -154,7 +154,7 @@ for f in ("old.key","sec/munge.key"):
 		--poll 0.2 --wait 30 --restart true > agent.out 2>&1 &
 	PIDS+=($!)
 	run nf keys rotate munge -i racks.yaml --stage-timeout 1 --group-timeout 5
-	echo "$output"
+	echo "$output"; cat agent.out
 	status_is 1
 	[[ "$output" == *"cp-01"*"switched: yes"* ]]
 	[[ "$output" == *"gpu-01"*"staged: no switched: no"* ]]
