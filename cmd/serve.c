@@ -13,7 +13,7 @@ const struct nf_cmd nf_cmd_serve = {
 	.name = "serve",
 	.summary = "serve a boot tree and collect node verdicts",
 	.help = "usage: nodeforge serve --tree DIR [--listen ADDR:PORT] [--state DIR]\n"
-		"                       [--threads N]\n"
+		"                       [--threads N] [-i racks.yaml [--enroll-state DIR]]\n"
 		"\n"
 		"Serve the boot tree rendered by 'nodeforge pxe' over HTTP (sendfile,\n"
 		"HEAD, Range, ETag) with the node API:\n"
@@ -21,13 +21,22 @@ const struct nf_cmd nf_cmd_serve = {
 		"  GET  /api/v1/nodes                every node's state, image, verdict\n"
 		"  GET  /api/v1/nodes/NAME           one node, with its full verdict\n"
 		"  GET  /api/v1/unknown/MAC          an unknown machine reports itself\n"
-		"A node is 'booting' once its per-MAC iPXE script is fetched.\n"
+		"  POST /api/v1/enroll               first-boot claim of a node's secrets\n"
+		"  GET  /api/v1/enroll               enrollment windows, claims, refusals\n"
+		"  POST /api/v1/rotate               a node's poll during a key rotation\n"
+		"A node is 'booting' once its per-MAC iPXE script is fetched.  The\n"
+		"enrollment routes are served with --inventory (see 'nodeforge enroll').\n"
 		"\n"
 		"  -t, --tree DIR         the boot tree\n"
 		"  -l, --listen ADDR:PORT address to listen on (default: 0.0.0.0:8080;\n"
 		"                         port 0 picks a free port)\n"
 		"      --state DIR        where node states are kept (default: state)\n"
 		"      --threads N        worker threads (default: one per CPU)\n"
+		"  -i, --inventory FILE   racks.yaml: serve enrollment for its nodes, with\n"
+		"                         the site's secrets\n"
+		"      --enroll-state DIR enrollment state, mode 0700, outside the tree\n"
+		"                         (default: the site's server.state_dir, else\n"
+		"                         /var/lib/nodeforge)\n"
 		"\n"
 		"Prints 'listening on URL', then one access line per request on stdout\n"
 		"(-q: none).  Stops on SIGINT or SIGTERM.\n",
@@ -48,21 +57,27 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "state", required_argument, NULL, 'S' },
 		{ "threads", required_argument, NULL, 'T' },
+		{ "inventory", required_argument, NULL, 'i' },
+		{ "enroll-state", required_argument, NULL, 'E' },
 		{ 0 }
 	};
+	const char *inv_path = NULL, *enroll_state = NULL;
+	struct nf_inventory *inv = NULL;
 	struct nf_serve_opts so = { .listen = "0.0.0.0:8080",
 				    .state_dir = "state" };
 	struct nf_server *srv;
 	sigset_t set;
 	int o, r, sig;
 
-	while ((o = nf_getopt(&nf_cmd_serve, argc, argv, "t:l:", opts)) != -1) {
+	while ((o = nf_getopt(&nf_cmd_serve, argc, argv, "t:l:i:", opts)) != -1) {
 		switch (o) {
 		case -2: return 0;
 		case -3: return NF_EXIT_USAGE;
 		case 't': so.tree = optarg; break;
 		case 'l': so.listen = optarg; break;
 		case 'S': so.state_dir = optarg; break;
+		case 'i': inv_path = optarg; break;
+		case 'E': enroll_state = optarg; break;
 		case 'T': {
 			char *end;
 			unsigned long n = strtoul(optarg, &end, 10);
@@ -90,13 +105,26 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (inv_path) {
+		if ((r = nf_cmd_site_optional(g, "serve")) ||
+		    (r = nf_cmd_inventory_load(g, "serve", inv_path, &inv)))
+			return r;
+		r = nf_enroll_from_site(g->ctx, g->site, inv, enroll_state,
+					so.tree, &so.enroll);
+		nf_inventory_free(inv);
+		if (r)
+			return nf_cmd_fail(g, "serve", r);
+	}
 	r = nf_server_start(g->ctx, &so, &srv);
-	if (r)
+	if (r) {
+		nf_enroll_free(so.enroll);
 		return nf_cmd_fail(g, "serve", r);
+	}
 	printf("listening on %s\n", nf_server_url(srv));
 	fflush(stdout);
 	while (sigwait(&set, &sig) != 0)
 		;
 	nf_server_stop(srv);
+	nf_enroll_free(so.enroll);
 	return 0;
 }

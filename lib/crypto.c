@@ -337,3 +337,315 @@ int nf_verify_file(struct nf_ctx *ctx, const char *path, const char *sigpath,
 	free(buf);
 	return r;
 }
+
+/* ===================================================== secrets: sealing
+ * Random bytes, X25519 key pairs, sealed boxes and base64 for the
+ * enrollment channel (lib/enroll.c) and munge keys (lib/secrets.c).
+ *
+ * A sealed box, "NFS1" | ephemeral X25519 public key (32) | ciphertext |
+ * Poly1305 tag (16): the sender makes a fresh X25519 key pair, derives
+ * key and nonce with HKDF-SHA256 from the shared secret (salt: both public
+ * keys), and encrypts with ChaCha20-Poly1305 under the caller's AAD (the
+ * enrollment binds the node name and the claim nonce there).  A fresh
+ * ephemeral key per box makes the derived nonce unique. */
+
+#include <limits.h>
+
+#include <openssl/core_names.h>
+#include <openssl/hmac.h>
+#include <openssl/kdf.h>
+#include <openssl/params.h>
+#include <openssl/rand.h>
+
+#define SEAL_MAGIC "NFS1"
+#define SEAL_TAG 16
+#define SEAL_INFO "nodeforge seal v1"
+
+int nf_random_bytes(struct nf_ctx *ctx, void *buf, size_t len)
+{
+	if (len > INT_MAX || RAND_bytes(buf, (int)len) != 1)
+		return nf_fail(ctx, NF_E_EXTERNAL,
+			       "cannot read %zu random bytes from OpenSSL", len);
+	return 0;
+}
+
+void nf_wipe(void *buf, size_t len)
+{
+	if (buf && len)
+		OPENSSL_cleanse(buf, len);
+}
+
+void nf_wipe_free(void *buf, size_t len)
+{
+	nf_wipe(buf, len);
+	free(buf);
+}
+
+static int x25519_public(const uint8_t priv[NF_X25519_LEN],
+			 uint8_t pub[NF_X25519_LEN])
+{
+	EVP_PKEY *pk = EVP_PKEY_new_raw_private_key(EVP_PKEY_X25519, NULL,
+						    priv, NF_X25519_LEN);
+	size_t n = NF_X25519_LEN;
+	int ok;
+
+	if (!pk)
+		return -1;
+	ok = EVP_PKEY_get_raw_public_key(pk, pub, &n) == 1 &&
+	     n == NF_X25519_LEN;
+	EVP_PKEY_free(pk);
+	return ok ? 0 : -1;
+}
+
+int nf_x25519_keypair(struct nf_ctx *ctx, uint8_t priv[NF_X25519_LEN],
+		      uint8_t pub[NF_X25519_LEN])
+{
+	int r = nf_random_bytes(ctx, priv, NF_X25519_LEN);
+
+	if (r)
+		return r;
+	if (x25519_public(priv, pub)) {
+		nf_wipe(priv, NF_X25519_LEN);
+		return nf_fail(ctx, NF_E_EXTERNAL, "cannot make an X25519 key");
+	}
+	return 0;
+}
+
+/* X25519(priv, peer) then HKDF-SHA256 -> 32 key bytes + 12 nonce bytes */
+static int seal_derive(const uint8_t priv[NF_X25519_LEN],
+		       const uint8_t peer[NF_X25519_LEN],
+		       const uint8_t eph_pub[NF_X25519_LEN],
+		       const uint8_t node_pub[NF_X25519_LEN], uint8_t okm[44])
+{
+	EVP_PKEY *me = NULL, *them = NULL;
+	EVP_PKEY_CTX *dc = NULL, *kc = NULL;
+	uint8_t shared[NF_X25519_LEN], salt[2 * NF_X25519_LEN], zero = 0;
+	size_t slen = sizeof(shared);
+	int r = -1;
+
+	me = EVP_PKEY_new_raw_private_key(EVP_PKEY_X25519, NULL, priv,
+					  NF_X25519_LEN);
+	them = EVP_PKEY_new_raw_public_key(EVP_PKEY_X25519, NULL, peer,
+					   NF_X25519_LEN);
+	if (!me || !them)
+		goto out;
+	dc = EVP_PKEY_CTX_new(me, NULL);
+	if (!dc || EVP_PKEY_derive_init(dc) != 1 ||
+	    EVP_PKEY_derive_set_peer(dc, them) != 1 ||
+	    EVP_PKEY_derive(dc, shared, &slen) != 1 || slen != sizeof(shared))
+		goto out;
+	/* An all-zero shared secret means a low-order peer key */
+	for (size_t i = 0; i < sizeof(shared); i++)
+		zero |= shared[i];
+	if (!zero)
+		goto out;
+	memcpy(salt, eph_pub, NF_X25519_LEN);
+	memcpy(salt + NF_X25519_LEN, node_pub, NF_X25519_LEN);
+	kc = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, NULL);
+	if (!kc || EVP_PKEY_derive_init(kc) != 1 ||
+	    EVP_PKEY_CTX_set_hkdf_md(kc, EVP_sha256()) != 1 ||
+	    EVP_PKEY_CTX_set1_hkdf_salt(kc, salt, sizeof(salt)) != 1 ||
+	    EVP_PKEY_CTX_set1_hkdf_key(kc, shared, sizeof(shared)) != 1 ||
+	    EVP_PKEY_CTX_add1_hkdf_info(kc, (const unsigned char *)SEAL_INFO,
+					sizeof(SEAL_INFO) - 1) != 1)
+		goto out;
+	slen = 44;
+	if (EVP_PKEY_derive(kc, okm, &slen) != 1 || slen != 44)
+		goto out;
+	r = 0;
+out:
+	OPENSSL_cleanse(shared, sizeof(shared));
+	EVP_PKEY_CTX_free(kc);
+	EVP_PKEY_CTX_free(dc);
+	EVP_PKEY_free(me);
+	EVP_PKEY_free(them);
+	return r;
+}
+
+/* ChaCha20-Poly1305, one shot; enc: 1 seal (writes the tag after out),
+ * 0 open (reads the tag after in) */
+static int aead(int enc, const uint8_t okm[44], const void *aad, size_t aadlen,
+		const uint8_t *in, size_t len, uint8_t *out, uint8_t tag[16])
+{
+	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+	int n = 0, ok = 0;
+
+	if (!c || len > INT_MAX || aadlen > INT_MAX)
+		goto out;
+	if (EVP_CipherInit_ex(c, EVP_chacha20_poly1305(), NULL, NULL, NULL,
+			      enc) != 1 ||
+	    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_IVLEN, 12, NULL) != 1 ||
+	    EVP_CipherInit_ex(c, NULL, NULL, okm, okm + 32, enc) != 1)
+		goto out;
+	if (!enc && EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, SEAL_TAG,
+					tag) != 1)
+		goto out;
+	if (aadlen && EVP_CipherUpdate(c, NULL, &n, aad, (int)aadlen) != 1)
+		goto out;
+	if (len && EVP_CipherUpdate(c, out, &n, in, (int)len) != 1)
+		goto out;
+	if (EVP_CipherFinal_ex(c, out + n, &n) != 1)
+		goto out;
+	if (enc && EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, SEAL_TAG,
+				       tag) != 1)
+		goto out;
+	ok = 1;
+out:
+	EVP_CIPHER_CTX_free(c);
+	return ok ? 0 : -1;
+}
+
+int nf_seal(struct nf_ctx *ctx, const uint8_t pub[NF_X25519_LEN],
+	    const void *aad, size_t aadlen, const void *pt, size_t len,
+	    uint8_t **blob, size_t *bloblen)
+{
+	uint8_t eph[NF_X25519_LEN], eph_pub[NF_X25519_LEN], okm[44];
+	size_t total;
+	uint8_t *b;
+	int r;
+
+	if (len > NF_SEAL_MAX)
+		return nf_fail(ctx, NF_E_LIMIT,
+			       "cannot seal %zu bytes: more than %d", len,
+			       NF_SEAL_MAX);
+	if ((r = nf_x25519_keypair(ctx, eph, eph_pub)))
+		return r;
+	if (seal_derive(eph, pub, eph_pub, pub, okm)) {
+		nf_wipe(eph, sizeof(eph));
+		return nf_fail(ctx, NF_E_INVALID,
+			       "cannot seal to this public key: not a usable "
+			       "X25519 key");
+	}
+	nf_wipe(eph, sizeof(eph));
+	total = 4 + NF_X25519_LEN + len + SEAL_TAG;
+	if (!(b = malloc(total))) {
+		nf_wipe(okm, sizeof(okm));
+		return -ENOMEM;
+	}
+	memcpy(b, SEAL_MAGIC, 4);
+	memcpy(b + 4, eph_pub, NF_X25519_LEN);
+	r = aead(1, okm, aad, aadlen, pt, len, b + 4 + NF_X25519_LEN,
+		 b + 4 + NF_X25519_LEN + len);
+	nf_wipe(okm, sizeof(okm));
+	if (r) {
+		nf_wipe_free(b, total);
+		return nf_fail(ctx, NF_E_EXTERNAL, "cannot seal: cipher failed");
+	}
+	*blob = b;
+	*bloblen = total;
+	return 0;
+}
+
+int nf_seal_open(struct nf_ctx *ctx, const uint8_t priv[NF_X25519_LEN],
+		 const void *aad, size_t aadlen, const void *blob,
+		 size_t bloblen, uint8_t **pt, size_t *len)
+{
+	const uint8_t *b = blob;
+	uint8_t pub[NF_X25519_LEN], okm[44], tag[SEAL_TAG];
+	size_t n;
+	uint8_t *out;
+	int r;
+
+	if (bloblen < 4 + NF_X25519_LEN + SEAL_TAG ||
+	    memcmp(b, SEAL_MAGIC, 4))
+		return nf_fail(ctx, NF_E_PARSE,
+			       "sealed box is malformed: %zu bytes", bloblen);
+	n = bloblen - 4 - NF_X25519_LEN - SEAL_TAG;
+	if (n > NF_SEAL_MAX)
+		return nf_fail(ctx, NF_E_LIMIT,
+			       "sealed box holds %zu bytes: more than %d", n,
+			       NF_SEAL_MAX);
+	if (x25519_public(priv, pub))
+		return nf_fail(ctx, NF_E_INVALID, "cannot use the private key");
+	if (seal_derive(priv, b + 4, b + 4, pub, okm))
+		return nf_fail(ctx, NF_E_SIGNATURE,
+			       "sealed box does not open: bad ephemeral key");
+	/* +1: a zero-length payload still gets a buffer */
+	if (!(out = malloc(n + 1))) {
+		nf_wipe(okm, sizeof(okm));
+		return -ENOMEM;
+	}
+	memcpy(tag, b + 4 + NF_X25519_LEN + n, SEAL_TAG);
+	r = aead(0, okm, aad, aadlen, b + 4 + NF_X25519_LEN, n, out, tag);
+	nf_wipe(okm, sizeof(okm));
+	if (r) {
+		nf_wipe_free(out, n + 1);
+		return nf_fail(ctx, NF_E_SIGNATURE,
+			       "sealed box does not open: tampered, or sealed "
+			       "for another key, node or claim");
+	}
+	out[n] = 0;
+	*pt = out;
+	*len = n;
+	return 0;
+}
+
+char *nf_b64_encode(const void *buf, size_t len)
+{
+	size_t n = 4 * ((len + 2) / 3) + 1;
+	char *s;
+
+	if (len > INT_MAX / 2 || !(s = malloc(n)))
+		return NULL;
+	EVP_EncodeBlock((unsigned char *)s, buf, (int)len);
+	return s;
+}
+
+int nf_b64_decode(const char *s, size_t max, uint8_t **out, size_t *len)
+{
+	size_t n = strlen(s), pad = 0;
+	uint8_t *b;
+	int got;
+
+	if (n % 4)
+		return NF_E_PARSE;
+	if (n / 4 * 3 > max + 2)
+		return NF_E_LIMIT;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (c == '=') {
+			if (i < n - 2)
+				return NF_E_PARSE;
+			pad++;
+		} else if (pad || !((c >= 'A' && c <= 'Z') ||
+				    (c >= 'a' && c <= 'z') ||
+				    (c >= '0' && c <= '9') || c == '+' ||
+				    c == '/')) {
+			return NF_E_PARSE;
+		}
+	}
+	if (!(b = malloc(n / 4 * 3 + 1)))
+		return -ENOMEM;
+	got = n ? EVP_DecodeBlock(b, (const unsigned char *)s, (int)n) : 0;
+	if (got < 0 || (size_t)got < pad) {
+		free(b);
+		return NF_E_PARSE;
+	}
+	got -= (int)pad;
+	if ((size_t)got > max) {
+		nf_wipe_free(b, n / 4 * 3 + 1);
+		return NF_E_LIMIT;
+	}
+	*out = b;
+	*len = (size_t)got;
+	return 0;
+}
+
+int nf_hmac_sha256(const void *key, size_t keylen, const void *data,
+		   size_t len, uint8_t out[32])
+{
+	unsigned int n = 32;
+
+	if (keylen > INT_MAX ||
+	    !HMAC(EVP_sha256(), key, (int)keylen, data, len, out, &n) || n != 32)
+		return NF_E_EXTERNAL;
+	return 0;
+}
+
+int nf_memeq_ct(const void *a, const void *b, size_t len)
+{
+	return CRYPTO_memcmp(a, b, len) == 0;
+}
+
+/* ============================================== end of secrets: sealing */

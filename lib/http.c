@@ -53,6 +53,9 @@ struct nf_server {
 	pthread_cond_t wake;
 	pthread_t writer;
 	int stopping, writer_started;
+
+	struct nf_enroll *enroll;  /* borrowed; NULL: no enrollment API */
+	pthread_mutex_t enroll_lock; /* one claim at a time (shared ctx) */
 };
 
 /* Status of the response this thread queued last (for the access log) */
@@ -868,6 +871,51 @@ static enum MHD_Result api_unknown(struct nf_server *s,
 	return send_buf(c, MHD_HTTP_OK, "text/plain", "recorded\n", 9);
 }
 
+/* POST /api/v1/enroll, /api/v1/rotate: lib/enroll.c decides, from the
+ * peer's address; GET /api/v1/enroll: windows, claims and refusals */
+static enum MHD_Result api_enroll(struct nf_server *s,
+				  struct MHD_Connection *c, const char *method,
+				  int rotate, struct req *rq)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	char peer[INET6_ADDRSTRLEN] = "";
+	json_t *resp = NULL;
+	int status = 500, r;
+
+	if (!strcmp(method, "GET") && !rotate) {
+		pthread_mutex_lock(&s->enroll_lock);
+		r = nf_enroll_state(s->enroll, &resp);
+		pthread_mutex_unlock(&s->enroll_lock);
+		return r ? send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				      "enrollment state unavailable")
+			 : send_json(c, MHD_HTTP_OK, resp);
+	}
+	if (strcmp(method, "POST"))
+		return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED,
+				  "method not allowed");
+	if (rq->too_large)
+		return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
+				  "claim too large");
+	if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
+		inet_ntop(AF_INET,
+			  &((const struct sockaddr_in *)ci->client_addr)->sin_addr,
+			  peer, sizeof(peer));
+	else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6)
+		inet_ntop(AF_INET6,
+			  &((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr,
+			  peer, sizeof(peer));
+	pthread_mutex_lock(&s->enroll_lock);
+	r = (rotate ? nf_rotate_poll : nf_enroll_claim)(
+		s->enroll, peer, rq->body ? rq->body : "", rq->len, &resp,
+		&status);
+	pthread_mutex_unlock(&s->enroll_lock);
+	if (r || !resp)
+		return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				  "enrollment failed");
+	return send_json(c, (unsigned)status, resp);
+}
+
 static enum MHD_Result api(struct nf_server *s, struct MHD_Connection *c,
 			   const char *method, const char *url,
 			   struct req *rq)
@@ -905,6 +953,8 @@ static enum MHD_Result api(struct nf_server *s, struct MHD_Connection *c,
 		}
 	} else if (!strncmp(p, "unknown/", 8) && !strcmp(method, "GET")) {
 		ret = api_unknown(s, c, p + 8);
+	} else if (s->enroll && (!strcmp(p, "enroll") || !strcmp(p, "rotate"))) {
+		ret = api_enroll(s, c, method, p[0] == 'r', rq);
 	} else {
 		status = 404;
 	}
@@ -1058,6 +1108,8 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 	s->tree = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->write_lock, NULL);
+	pthread_mutex_init(&s->enroll_lock, NULL);
+	s->enroll = o->enroll;
 	pthread_cond_init(&s->wake, NULL);
 	s->by_mac = json_object();
 	s->state = json_object();
@@ -1157,6 +1209,7 @@ void nf_server_stop(struct nf_server *s)
 	json_decref(s->dirty);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->write_lock);
+	pthread_mutex_destroy(&s->enroll_lock);
 	pthread_cond_destroy(&s->wake);
 	free(s->tree_path);
 	free(s->state_dir);

@@ -289,6 +289,63 @@ int nf_rm_tree_at(int dirfd, const char *name);
 /* ---- end of pack, manifests, signatures ---- */
 
 
+/* ---- secrets: sealing, munge keys, enrollment (lib/crypto.c, secrets.c,
+ * enroll.c, curl.c) ---- */
+#include <stdint.h>
+
+#define NF_X25519_LEN 32
+/* Largest plaintext a sealed box carries */
+#define NF_SEAL_MAX (64 * 1024)
+/* Overhead of a sealed box: magic, ephemeral public key, tag */
+#define NF_SEAL_OVERHEAD (4 + NF_X25519_LEN + 16)
+
+int nf_random_bytes(struct nf_ctx *ctx, void *buf, size_t len);
+/* Wipe memory the compiler may not optimise away (OPENSSL_cleanse) */
+void nf_wipe(void *buf, size_t len);
+void nf_wipe_free(void *buf, size_t len);
+int nf_x25519_keypair(struct nf_ctx *ctx, uint8_t priv[NF_X25519_LEN],
+		      uint8_t pub[NF_X25519_LEN]);
+/* Seal `pt` to `pub` under `aad` (X25519 + HKDF-SHA256 +
+ * ChaCha20-Poly1305); *blob is malloc'd */
+int nf_seal(struct nf_ctx *ctx, const uint8_t pub[NF_X25519_LEN],
+	    const void *aad, size_t aadlen, const void *pt, size_t len,
+	    uint8_t **blob, size_t *bloblen);
+/* Open a sealed box; NF_E_SIGNATURE when it was tampered with or sealed
+ * for another key or AAD.  *pt is NUL-terminated (not counted in *len);
+ * free it with nf_wipe_free(*pt, *len + 1) */
+int nf_seal_open(struct nf_ctx *ctx, const uint8_t priv[NF_X25519_LEN],
+		 const void *aad, size_t aadlen, const void *blob,
+		 size_t bloblen, uint8_t **pt, size_t *len);
+/* Standard base64 with padding; NULL on ENOMEM */
+char *nf_b64_encode(const void *buf, size_t len);
+/* Strict decoding, at most `max` bytes out: NF_E_PARSE, NF_E_LIMIT */
+int nf_b64_decode(const char *s, size_t max, uint8_t **out, size_t *len);
+int nf_hmac_sha256(const void *key, size_t keylen, const void *data,
+		   size_t len, uint8_t out[32]);
+/* Constant-time equality */
+int nf_memeq_ct(const void *a, const void *b, size_t len);
+
+/* Write a secret below an open root: `rel` relative, no "..", no symlink
+ * followed; temp file created O_EXCL with `mode`, chowned, fsync'd,
+ * renamed; parent directories created (0755) when missing */
+int nf_secret_write_at(struct nf_ctx *ctx, int rootfd, const char *rel,
+		       const void *buf, size_t len, unsigned mode, long uid,
+		       long gid);
+/* A user's uid/gid from ROOT/etc/passwd (root "/" or NULL: the host's) */
+int nf_root_user(struct nf_ctx *ctx, const char *root, const char *user,
+		 long *uid, long *gid);
+/* Read a secret file (at most max bytes) into a buffer that is wiped on
+ * every path; the file must not be readable by group or others */
+int nf_secret_read(struct nf_ctx *ctx, const char *path, size_t max,
+		   uint8_t **buf, size_t *len);
+
+/* HTTP POST of a JSON body (libcurl); `bind`: local address or NULL.
+ * The response body is capped at `max` bytes */
+int nf_http_post(struct nf_ctx *ctx, const char *url, const char *bind,
+		 const char *body, size_t len, size_t max, long timeout_s,
+		 char **resp, size_t *resplen, long *status);
+
+/* ---- end of secrets ---- */
 /* ---- disks, EFI, install (lib/blkid.c, lib/efi.c, lib/install.c) ---- */
 
 /* <sysroot> + the formatted path; caller frees */

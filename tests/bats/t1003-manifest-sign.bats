@@ -26,9 +26,9 @@ b = bytearray(open(p, "rb").read()); b[o] ^= 1; open(p, "wb").write(b)' "$1" "$2
 	run nf keys signing -o keys
 	status_is 1
 	[[ "$output" == *"already exists"* ]]
-	run nf keys munge -o k2
+	run nf keys frob -o k2
 	status_is 2
-	[[ "$output" == *"unknown key kind 'munge'"* ]]
+	[[ "$output" == *"unknown key kind 'frob'"* ]]
 }
 
 @test "a signed manifest and its archive verify" {

@@ -1,0 +1,206 @@
+#!/usr/bin/env bats
+# enroll: windows, claims and refusals through 'enroll answer' (the
+# transport-independent server entry), the systemd unit.
+load helper
+
+setup() {
+	nf_setup
+	mkdir -m 700 sec
+	nf keys munge -o sec/munge.key >/dev/null
+	printf 'db-pass\n' > sec/db && chmod 600 sec/db
+	cat > site.yaml <<-EOF
+	cluster: test
+	distro: debian12
+	controllers:
+	  - { name: cp-01, address: 127.0.0.1 }
+	networks:
+	  provisioning:
+	    cidr: 127.0.0.0/8
+	server:
+	  url: http://127.0.0.1:1
+	  state_dir: $SCRATCH/state
+	secrets:
+	  munge_key:
+	    path: $SCRATCH/sec/munge.key
+	  slurmdbd_password:
+	    path: $SCRATCH/sec/db
+	EOF
+	cat > racks.yaml <<-EOF
+	nodes:
+	  - { name: cp-01, mac: "52:54:00:00:00:01", ip: 127.0.0.1, role: controller }
+	  - { name: gpu-01, mac: "52:54:00:00:00:02", ip: 127.0.0.2, role: compute, rack: r1 }
+	EOF
+	export NODEFORGE_SITE=$SCRATCH/site.yaml
+}
+
+# A claim body with a random public key
+claim() {
+	printf '{"name":"%s","mac":"%s","pubkey":"%s","nonce":"%s"}' "$1" "$2" \
+		"$(openssl rand -base64 32)" "$(openssl rand -base64 16)"
+}
+
+answer() { claim "$1" "$2" | nf enroll answer -i racks.yaml --peer "$3"; }
+
+@test "enroll open arms a window; list shows it; state dir is 0700" {
+	run nf enroll open 'gpu-01,cp-01' --for 15m -i racks.yaml
+	status_is 0
+	[[ "$output" == *"opened enrollment for 2 node(s) for 900 s"* ]]
+	[ "$(stat -c %a state)" = 700 ]
+	run nf enroll list --json
+	status_is 0
+	echo "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert sorted(w["node"] for w in d["windows"])==["cp-01","gpu-01"] and all(w["open"] for w in d["windows"])'
+}
+
+@test "enroll open refuses a name not in the inventory, and a bad duration" {
+	run nf enroll open gpu-99 --for 15m -i racks.yaml
+	status_is 1
+	[[ "$output" == *"'gpu-99' is not a node of 'racks.yaml'"* ]]
+	run nf enroll open gpu-01 --for soon
+	status_is 2
+	[[ "$output" == *"'soon' is not a duration"* ]]
+	run nf enroll open gpu-01
+	status_is 2
+	[[ "$output" == *"open needs --for DURATION"* ]]
+}
+
+@test "enroll refuses a state dir inside the served tree, and an open one" {
+	mkdir tree
+	run nf enroll open gpu-01 --for 1m --state tree/state --tree tree
+	status_is 1
+	[[ "$output" == *"inside the served tree"* ]]
+	[ ! -e tree/state ]
+	mkdir -m 755 open
+	run nf enroll open gpu-01 --for 1m --state open
+	status_is 1
+	[[ "$output" == *"chmod 0700"* ]]
+}
+
+@test "a claim inside the window is answered sealed, without the key" {
+	nf enroll open gpu-01 --for 15m >/dev/null
+	run answer gpu-01 52:54:00:00:00:02 127.0.0.2
+	status_is 0
+	echo "$output" | python3 -c '
+import json,sys,base64,hashlib
+d=json.loads(sys.stdin.read().splitlines()[-1])
+key=open("sec/munge.key","rb").read()
+assert d["status"]==200 and d["role"]=="compute"
+assert d["munge_fingerprint"]=="sha256:"+hashlib.sha256(key).hexdigest()
+blob=base64.b64decode(d["sealed"])
+assert key[:32] not in blob and base64.b64encode(key).decode()[:40] not in json.dumps(d)'
+}
+
+@test "refusals: unknown node, wrong address, no window, second claim" {
+	run answer evil-01 "" 127.0.0.2
+	status_is 1
+	[[ "$output" == *'"reason":"unknown-node"'* ]]
+	[[ "$output" == *"REFUSED"* ]]
+	nf enroll open gpu-01 --for 15m >/dev/null
+	run answer gpu-01 52:54:00:00:00:02 127.0.0.1
+	status_is 1
+	[[ "$output" == *'"reason":"wrong-address"'* ]]
+	[[ "$output" == *"not from its inventory address 127.0.0.2"* ]]
+	run answer cp-01 52:54:00:00:00:01 127.0.0.1
+	status_is 1
+	[[ "$output" == *'"reason":"no-window"'* ]]
+	run answer gpu-01 52:54:00:00:00:02 127.0.0.2
+	status_is 0
+	run answer gpu-01 52:54:00:00:00:02 127.0.0.2
+	status_is 1
+	[[ "$output" == *'"reason":"already-enrolled"'* ]]
+	run nf enroll list
+	status_is 0
+	[[ "$output" == *"unknown-node:"* ]]
+	[[ "$output" == *"wrong-address:"* ]]
+	[[ "$output" == *"no-window:"* ]]
+	[[ "$output" == *"already-enrolled:"* ]]
+	[[ "$output" == *"gpu-01"*"from 127.0.0.2 key sha256:"* ]]
+}
+
+@test "a claim after the window closed is refused as outside the window" {
+	nf enroll open gpu-01 --for 1m >/dev/null
+	# move the window into the past
+	python3 -c 'import json; p="state/enroll.json"; d=json.load(open(p)); w=d["windows"]["gpu-01"]; w["opened"]-=3600; w["until"]-=3600; json.dump(d,open(p,"w"))'
+	run answer gpu-01 52:54:00:00:00:02 127.0.0.2
+	status_is 1
+	[[ "$output" == *'"reason":"outside-window"'* ]]
+}
+
+@test "re-opening an enrolled node needs --reenroll" {
+	nf enroll open gpu-01 --for 15m >/dev/null
+	answer gpu-01 52:54:00:00:00:02 127.0.0.2 >/dev/null
+	run nf enroll open gpu-01 --for 15m
+	status_is 1
+	[[ "$output" == *"already enrolled: give --reenroll"* ]]
+	run nf enroll open gpu-01 --for 15m --reenroll
+	status_is 0
+	run answer gpu-01 52:54:00:00:00:02 127.0.0.2
+	status_is 0
+}
+
+@test "a group- or world-readable server key is refused, nothing sent" {
+	chmod 644 sec/munge.key
+	nf enroll open gpu-01 --for 15m >/dev/null
+	run answer gpu-01 52:54:00:00:00:02 127.0.0.2
+	status_is 1
+	[[ "$output" == *"readable by others"* ]]
+	[[ "$output" != *sealed* ]]
+}
+
+@test "node side: server and node from the kernel command line" {
+	mkdir -p sys/proc
+	echo "quiet nodeforge.server=http://127.0.0.1:9 nodeforge.node=gpu-01 BOOTIF=01-52-54-00-00-00-02" > sys/proc/cmdline
+	run nf enroll --sysroot sys --root root --timeout 2
+	status_is 1
+	[[ "$output" == *"cannot reach 'http://127.0.0.1:9/api/v1/enroll'"* ]]
+	echo "quiet" > sys/proc/cmdline
+	run nf enroll --sysroot sys
+	status_is 2
+	[[ "$output" == *"missing --server"* ]]
+}
+
+@test "the enroll unit is accepted by systemd-analyze verify" {
+	command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
+	unit=$NF_SRCDIR/overlays/common/etc/systemd/system/nodeforge-enroll.service
+	grep -q '^Before=.*munge.service' "$unit"
+	grep -q '^Before=.*nodeforge-verify.service' "$unit"
+	sed "s|/usr/bin/nodeforge|$NF_BIN|" "$unit" > nodeforge-enroll.service
+	run systemd-analyze verify ./nodeforge-enroll.service
+	status_is 0
+}
+
+@test "the rotation units are accepted by systemd-analyze verify" {
+	command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
+	for u in nodeforge-rotate.service nodeforge-rotate.timer; do
+		sed "s|/usr/bin/nodeforge|$NF_BIN|" \
+			"$NF_SRCDIR/overlays/common/etc/systemd/system/$u" > $u
+	done
+	run systemd-analyze verify ./nodeforge-rotate.service ./nodeforge-rotate.timer
+	status_is 0
+}
+
+@test "keys rotate: usage errors and --status without a rotation" {
+	run nf keys rotate signing
+	status_is 2
+	[[ "$output" == *"only 'munge' keys rotate"* ]]
+	run nf keys rotate munge --status -i racks.yaml
+	status_is 1
+	[[ "$output" == *"no munge key rotation"* ]]
+	run nf keys rotate munge --bogus
+	status_is 2
+}
+
+@test "keys rotate munge with no node polling: new server key, old one kept, node reported" {
+	nf enroll open gpu-01 --for 15m >/dev/null
+	answer gpu-01 52:54:00:00:00:02 127.0.0.2 >/dev/null
+	old=$(sha256sum sec/munge.key)
+	# nobody polls: the rotation ends with the node not switched
+	run nf keys rotate munge -i racks.yaml --stage-timeout 0 --group-timeout 0
+	status_is 1
+	[[ "$output" == *"1 node(s) did not switch"* ]]
+	[ "$(sha256sum sec/munge.key)" != "$old" ]
+	[ "$(stat -c %a state/munge.key.previous)" = 400 ]
+	[ "$(sha256sum < state/munge.key.previous)" = "$(echo "$old" | cut -d' ' -f1)  -" ]
+	run nf keys rotate munge --status -i racks.yaml --json
+	status_is 0
+	echo "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["finished"] and d["not_switched"]==1'
+}
