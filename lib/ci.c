@@ -139,7 +139,7 @@ static int has_private_key(const char *buf, size_t len)
 }
 
 /* "StoragePass=<something>" on a line of its own (comments ignored) */
-static int has_storagepass(const char *buf, size_t len)
+int nf_ci_has_storagepass(const char *buf, size_t len)
 {
 	const char *p = buf, *end = buf + len;
 
@@ -188,7 +188,7 @@ static int scan_file(int dirfd, const char *name, const char *rel,
 	close(fd);
 	if (has_private_key(buf, len))
 		json_array_append_new(s->privkey, json_string(rel));
-	if (has_storagepass(buf, len))
+	if (nf_ci_has_storagepass(buf, len))
 		json_array_append_new(s->storagepass, json_string(rel));
 	free(buf);
 	return 0;
@@ -406,7 +406,7 @@ out:
 }
 
 /* Package -> Version from a dpkg status file (installed entries) */
-static json_t *dpkg_packages(const char *text)
+json_t *nf_ci_dpkg_packages(const char *text)
 {
 	json_t *o = json_object();
 	const char *p = text;
@@ -569,7 +569,7 @@ static int diff_stage(struct nf_ctx *ctx, struct nf_ci *ci,
 	}
 	r = 0;
 	if (sa && sb) {
-		json_t *a = dpkg_packages(sa), *b = dpkg_packages(sb);
+		json_t *a = nf_ci_dpkg_packages(sa), *b = nf_ci_dpkg_packages(sb);
 
 		pka = a && b ? diff_objects(a, b) : NULL;
 		json_decref(a);
