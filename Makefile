@@ -78,6 +78,11 @@ check-e2e: $(BUILD)/nodeforge
 	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
 		bats --print-output-on-failure tests/e2e
 
+# Golden-image CI of the compute role on this site (docs/nodeforge-ci.md):
+# the real bootstrap; CI_ARGS adds options (--baseline, --mirror, --boot)
+ci-image: $(BUILD)/nodeforge
+	$(BUILD)/nodeforge ci compute --junit $(BUILD)/ci-compute.junit.xml $(CI_ARGS)
+
 asan:
 	$(MAKE) BUILD=build-asan CC=clang \
 		EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \

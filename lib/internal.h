@@ -470,4 +470,11 @@ char *nf_v_conf_get(const char *text, const char *key, const char *seps);
 /* The profile value as a string for comparing with a config file */
 int nf_v_json_str(const json_t *v, char *buf, size_t sz);
 
+/* ---- image CI (lib/ci.c) ---- */
+/* Installed Package -> Version of a dpkg status file (NUL-terminated) */
+json_t *nf_ci_dpkg_packages(const char *text);
+/* A "StoragePass=" line with a value in buf */
+int nf_ci_has_storagepass(const char *buf, size_t len);
+/* ---- end of image CI ---- */
+
 #endif

@@ -1,0 +1,950 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Golden-image CI: build a role, verify the image offline, diff it against
+ * the last released image, one verdict with a test case per check and per
+ * stage (JUnit for CI systems, JSON for scripts).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define CI_MAX_CASES 100000
+#define CI_SCAN_MAX (1ULL << 20)        /* secret scan: bytes read per file */
+#define CI_DPKG_MAX (64ULL << 20)       /* var/lib/dpkg/status cap */
+#define CI_PROFILE_MAX (4ULL << 20)
+#define CI_SCAN_DEPTH 32
+
+struct nf_ci {
+	struct nf_ci_case *v;
+	size_t n, cap;
+	json_t *diff;           /* summary of stage 4, or NULL */
+	char *rootfs;           /* published rootfs name */
+	char *rootfs_sha256;
+	double elapsed;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int add_case(struct nf_ci *ci, const char *cls, const char *name,
+		    int verdict, const char *message, const char *detail,
+		    double secs)
+{
+	struct nf_ci_case *c;
+
+	if (ci->n == ci->cap) {
+		size_t cap = ci->cap ? ci->cap * 2 : 64;
+		void *p;
+
+		if (cap > CI_MAX_CASES)
+			return -E2BIG;
+		if (!(p = realloc(ci->v, cap * sizeof(*ci->v))))
+			return -ENOMEM;
+		ci->v = p;
+		ci->cap = cap;
+	}
+	c = &ci->v[ci->n];
+	memset(c, 0, sizeof(*c));
+	c->classname = nf_strdup(cls);
+	c->name = nf_strdup(name);
+	c->message = message ? nf_strdup(message) : NULL;
+	c->detail = detail ? nf_strdup(detail) : NULL;
+	c->verdict = verdict;
+	c->secs = secs;
+	if (!c->classname || !c->name || (message && !c->message) ||
+	    (detail && !c->detail)) {
+		free(c->classname);
+		free(c->name);
+		free(c->message);
+		free(c->detail);
+		return -ENOMEM;
+	}
+	ci->n++;
+	return 0;
+}
+
+void nf_ci_free(struct nf_ci *ci)
+{
+	if (!ci)
+		return;
+	for (size_t i = 0; i < ci->n; i++) {
+		free(ci->v[i].classname);
+		free(ci->v[i].name);
+		free(ci->v[i].message);
+		free(ci->v[i].detail);
+	}
+	free(ci->v);
+	json_decref(ci->diff);
+	free(ci->rootfs);
+	free(ci->rootfs_sha256);
+	free(ci);
+}
+
+size_t nf_ci_count(const struct nf_ci *ci)
+{
+	return ci ? ci->n : 0;
+}
+
+const struct nf_ci_case *nf_ci_case(const struct nf_ci *ci, size_t i)
+{
+	return ci && i < ci->n ? &ci->v[i] : NULL;
+}
+
+size_t nf_ci_tally(const struct nf_ci *ci, int verdict)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; ci && i < ci->n; i++)
+		k += ci->v[i].verdict == verdict;
+	return k;
+}
+
+int nf_ci_passed(const struct nf_ci *ci)
+{
+	return ci && !nf_ci_tally(ci, NF_V_FAIL) && !nf_ci_tally(ci, NF_V_HUNG);
+}
+
+const json_t *nf_ci_diff(const struct nf_ci *ci)
+{
+	return ci ? ci->diff : NULL;
+}
+
+/* ------------------------------------------------------ no secrets, no
+ * host identity: decided on the unpacked tree, never following links */
+
+struct scan {
+	json_t *munge, *storagepass, *privkey, *hostkeys;
+};
+
+static int has_private_key(const char *buf, size_t len)
+{
+	static const char tag[] = "PRIVATE KEY-----";
+
+	return memmem(buf, len, "-----BEGIN ", 11) &&
+	       memmem(buf, len, tag, sizeof(tag) - 1);
+}
+
+/* "StoragePass=<something>" on a line of its own (comments ignored) */
+int nf_ci_has_storagepass(const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *q = p;
+
+		if (!eol)
+			eol = end;
+		while (q < eol && (*q == ' ' || *q == '\t'))
+			q++;
+		if ((size_t)(eol - q) > 11 && !strncasecmp(q, "StoragePass", 11)) {
+			q += 11;
+			while (q < eol && (*q == ' ' || *q == '\t'))
+				q++;
+			if (q < eol && *q == '=') {
+				q++;
+				while (q < eol && (*q == ' ' || *q == '\t' || *q == '\r'))
+					q++;
+				if (q < eol)
+					return 1;
+			}
+		}
+		p = eol + 1;
+	}
+	return 0;
+}
+
+static int scan_file(int dirfd, const char *name, const char *rel,
+		     struct scan *s)
+{
+	char *buf;
+	ssize_t k;
+	size_t len = 0;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return 0;
+	if (!(buf = malloc(CI_SCAN_MAX))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (len < CI_SCAN_MAX &&
+	       (k = read(fd, buf + len, CI_SCAN_MAX - len)) > 0)
+		len += (size_t)k;
+	close(fd);
+	if (has_private_key(buf, len))
+		json_array_append_new(s->privkey, json_string(rel));
+	if (nf_ci_has_storagepass(buf, len))
+		json_array_append_new(s->storagepass, json_string(rel));
+	free(buf);
+	return 0;
+}
+
+static int scan_dir(int dirfd, const char *rel, int depth, struct scan *s)
+{
+	DIR *d;
+	struct dirent *de;
+	int fd, r = 0;
+
+	if (depth > CI_SCAN_DEPTH)
+		return 0;
+	fd = dup(dirfd);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while (!r && (de = readdir(d))) {
+		struct stat st;
+		char *path;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (!(path = nf_asprintf("%s/%s", rel, de->d_name))) {
+			r = -ENOMEM;
+			break;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd, de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (sub >= 0) {
+				r = scan_dir(sub, path, depth + 1, s);
+				close(sub);
+			}
+		} else if (S_ISREG(st.st_mode)) {
+			if (!strcmp(de->d_name, "munge.key"))
+				json_array_append_new(s->munge, json_string(path));
+			if (!strncmp(de->d_name, "ssh_host_", 9))
+				json_array_append_new(s->hostkeys, json_string(path));
+			r = scan_file(dirfd, de->d_name, path, s);
+		}
+		free(path);
+	}
+	closedir(d);
+	return r;
+}
+
+static char *join_list(const json_t *a)
+{
+	struct nf_buf b = { 0 };
+	size_t i;
+	json_t *x;
+
+	json_array_foreach(a, i, x) {
+		if (i == 8) {
+			nf_buf_printf(&b, " and %zu more", json_array_size(a) - i);
+			break;
+		}
+		nf_buf_printf(&b, "%s%s", i ? ", " : "", json_string_value(x));
+	}
+	return b.s;
+}
+
+static int list_case(struct nf_ci *ci, const char *id, const json_t *found,
+		     const char *what, const char *remedy, double secs)
+{
+	char *seen, *msg;
+	int r;
+
+	if (!json_array_size(found))
+		return add_case(ci, "ci.static", id, NF_V_PASS, NULL, NULL, secs);
+	seen = join_list(found);
+	msg = nf_asprintf("%s: %s", what, seen ? seen : "");
+	r = msg ? add_case(ci, "ci.static", id, NF_V_FAIL, msg, remedy, secs)
+		: -ENOMEM;
+	free(seen);
+	free(msg);
+	return r;
+}
+
+static int hygiene(struct nf_ctx *ctx, struct nf_ci *ci, const char *root)
+{
+	static const char *const dirs[] = { "etc", "root", "home", "var/lib",
+					    "opt", "srv", "usr/local" };
+	struct scan s = { json_array(), json_array(), json_array(), json_array() };
+	double t0 = now();
+	int rootfd, r = 0;
+	struct stat st;
+
+	if (!s.munge || !s.storagepass || !s.privkey || !s.hostkeys) {
+		r = -ENOMEM;
+		goto out;
+	}
+	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		r = nf_fail(ctx, -errno, "cannot open '%s': %s", root,
+			    strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; !r && i < NF_ARRAY_SIZE(dirs); i++) {
+		int fd = openat(rootfd, dirs[i],
+				O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (fd < 0)
+			continue;
+		r = scan_dir(fd, dirs[i], 0, &s);
+		close(fd);
+	}
+	if (!r)
+		r = list_case(ci, "ci.secrets.munge_key", s.munge,
+			      "munge key in the image",
+			      "keys are delivered at enrollment (nodeforge enroll), "
+			      "never built in", now() - t0);
+	if (!r)
+		r = list_case(ci, "ci.secrets.storage_pass", s.storagepass,
+			      "StoragePass set in",
+			      "remove StoragePass from the overlay; nodeforge "
+			      "delivers it at enrollment", now() - t0);
+	if (!r)
+		r = list_case(ci, "ci.secrets.private_key", s.privkey,
+			      "private key material in",
+			      "remove the key from the overlay or artifact", now() - t0);
+	if (!r)
+		r = list_case(ci, "ci.identity.ssh_host_keys", s.hostkeys,
+			      "ssh host keys in",
+			      "host keys are generated on each node's first boot",
+			      now() - t0);
+	if (!r) {
+		/* empty, or absent: systemd makes one on first boot */
+		if (fstatat(rootfd, "etc/machine-id", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (!S_ISREG(st.st_mode) || st.st_size > 0)) {
+			char *msg = nf_asprintf("/etc/machine-id is %s",
+						S_ISREG(st.st_mode) ? "not empty"
+								    : "not a regular file");
+
+			r = msg ? add_case(ci, "ci.static", "ci.identity.machine_id",
+					   NF_V_FAIL, msg,
+					   "an image ships an empty /etc/machine-id",
+					   now() - t0)
+				: -ENOMEM;
+			free(msg);
+		} else {
+			r = add_case(ci, "ci.static", "ci.identity.machine_id",
+				     NF_V_PASS, NULL, NULL, now() - t0);
+		}
+	}
+	close(rootfd);
+out:
+	json_decref(s.munge);
+	json_decref(s.storagepass);
+	json_decref(s.privkey);
+	json_decref(s.hostkeys);
+	return r;
+}
+
+/* ------------------------------------------------------------ stage 4 */
+
+/* One file's content from an archive (path without "./"); NF_E_NOTFOUND */
+static int archive_file(struct nf_ctx *ctx, const char *archive,
+			const char *want, size_t max, char **out)
+{
+	struct nf_areader *rd = NULL;
+	struct nf_aentry e;
+	int fd, r;
+
+	*out = NULL;
+	fd = open(archive, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return nf_fail(ctx, -errno, "cannot read '%s': %s", archive,
+			       strerror(errno));
+	if ((r = nf_areader_open_fd(ctx, fd, &rd))) {
+		close(fd);
+		return r;
+	}
+	while ((r = nf_areader_next(rd, &e)) == 1) {
+		const char *p = e.path;
+		char *buf;
+		size_t len = 0;
+		ssize_t k;
+
+		while (p[0] == '.' && p[1] == '/')
+			p += 2;
+		while (*p == '/')
+			p++;
+		if (strcmp(p, want) || !S_ISREG(e.mode))
+			continue;
+		if (e.size < 0 || (unsigned long long)e.size > max) {
+			r = nf_fail(ctx, NF_E_LIMIT, "'%s' in '%s' is over %zu bytes",
+				    want, archive, max);
+			goto out;
+		}
+		if (!(buf = malloc((size_t)e.size + 1))) {
+			r = -ENOMEM;
+			goto out;
+		}
+		while (len < (size_t)e.size &&
+		       (k = nf_areader_data(rd, buf + len, (size_t)e.size - len)) > 0)
+			len += (size_t)k;
+		buf[len] = 0;
+		*out = buf;
+		r = 0;
+		goto out;
+	}
+	if (r == 0)
+		r = NF_E_NOTFOUND;
+out:
+	nf_areader_free(rd);
+	close(fd);
+	return r;
+}
+
+/* Package -> Version from a dpkg status file (installed entries) */
+json_t *nf_ci_dpkg_packages(const char *text)
+{
+	json_t *o = json_object();
+	const char *p = text;
+	char pkg[256] = "", ver[256] = "";
+	int installed = 1;
+
+	if (!o)
+		return NULL;
+	for (;;) {
+		const char *eol = strchr(p, '\n');
+		size_t n = eol ? (size_t)(eol - p) : strlen(p);
+
+		if (n == 0) {
+			if (*pkg && installed)
+				json_object_set_new(o, pkg, json_string(ver));
+			pkg[0] = ver[0] = 0;
+			installed = 1;
+		} else if (n > 9 && !strncmp(p, "Package: ", 9) && n - 9 < sizeof(pkg)) {
+			memcpy(pkg, p + 9, n - 9);
+			pkg[n - 9] = 0;
+		} else if (n > 9 && !strncmp(p, "Version: ", 9) && n - 9 < sizeof(ver)) {
+			memcpy(ver, p + 9, n - 9);
+			ver[n - 9] = 0;
+		} else if (n > 8 && !strncmp(p, "Status: ", 8)) {
+			installed = memmem(p, n, " installed", 10) != NULL;
+		}
+		if (!eol)
+			break;
+		p = eol + 1;
+	}
+	if (*pkg && installed)
+		json_object_set_new(o, pkg, json_string(ver));
+	return o;
+}
+
+/* {added: {pkg: ver}, removed: {...}, changed: {pkg: [old, new]}} */
+static json_t *diff_objects(const json_t *a, const json_t *b)
+{
+	json_t *added = json_object(), *removed = json_object(),
+	       *changed = json_object();
+	const char *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)a, k, v) {
+		json_t *w = json_object_get(b, k);
+
+		if (!w)
+			json_object_set(removed, k, v);
+		else if (!json_equal(v, w))
+			json_object_set_new(changed, k, json_pack("[O,O]", v, w));
+	}
+	json_object_foreach((json_t *)b, k, v)
+		if (!json_object_get(a, k))
+			json_object_set(added, k, v);
+	return json_pack("{s:o, s:o, s:o}", "added", added, "removed", removed,
+			 "changed", changed);
+}
+
+static json_t *args_diff(const json_t *a, const json_t *b)
+{
+	json_t *added = json_array(), *removed = json_array();
+	size_t i, j;
+	json_t *x, *y;
+
+	json_array_foreach(a, i, x) {
+		int found = 0;
+
+		json_array_foreach(b, j, y)
+			found |= json_equal(x, y);
+		if (!found)
+			json_array_append(removed, x);
+	}
+	json_array_foreach(b, i, x) {
+		int found = 0;
+
+		json_array_foreach(a, j, y)
+			found |= json_equal(x, y);
+		if (!found)
+			json_array_append(added, x);
+	}
+	return json_pack("{s:o, s:o}", "added", added, "removed", removed);
+}
+
+static const char *rel(const char *p)
+{
+	while (p[0] == '.' && p[1] == '/')
+		p += 2;
+	while (*p == '/')
+		p++;
+	return p;
+}
+
+static int diff_stage(struct nf_ctx *ctx, struct nf_ci *ci,
+		      const char *baseline, const char *manifest,
+		      const char *root)
+{
+	json_t *ma = NULL, *mb = NULL, *changes = NULL, *config = NULL,
+	       *usr = NULL, *pa = NULL, *pb = NULL, *pka = NULL, *pkb = NULL;
+	char *dir = NULL, *archive = NULL, *sa = NULL, *sb = NULL, *msg = NULL,
+	     *path = NULL, *jpa = NULL, *jpb = NULL;
+	const char *aname, *slash;
+	double t0 = now();
+	size_t i;
+	json_t *c;
+	int r;
+
+	if ((r = nf_manifest_load(ctx, baseline, &ma)) ||
+	    (r = nf_manifest_load(ctx, manifest, &mb)))
+		goto out;
+	if (!(changes = json_array()) || !(config = json_array()) ||
+	    !(usr = json_array())) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((r = nf_manifest_diff(ctx, ma, mb, changes)))
+		goto out;
+	json_array_foreach(changes, i, c) {
+		const char *p = rel(json_string_value(json_object_get(c, "path")) ?: "");
+		const char *what = json_string_value(json_object_get(c, "change")) ?: "";
+		json_t *item = json_pack("{s:s, s:s}", "path", p, "change", what);
+
+		if (!strncmp(p, "etc/", 4) || !strcmp(p, "etc"))
+			json_array_append(config, item);
+		else if (!strncmp(p, "usr/", 4))
+			json_array_append(usr, item);
+		json_decref(item);
+	}
+
+	/* the baseline's rootfs lies next to its manifest */
+	aname = json_string_value(json_object_get(json_object_get(ma, "archive"),
+						  "name"));
+	slash = strrchr(baseline, '/');
+	dir = slash ? strndup(baseline, (size_t)(slash - baseline)) : nf_strdup(".");
+	if (!dir) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (aname && !strchr(aname, '/') && strcmp(aname, "..") &&
+	    !(archive = nf_asprintf("%s/%s", dir, aname))) {
+		r = -ENOMEM;
+		goto out;
+	}
+
+	/* packages: installed Package/Version of both dpkg status files */
+	if (!(path = nf_asprintf("%s/var/lib/dpkg/status", root))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = nf_read_file(ctx, path, CI_DPKG_MAX, &sb, NULL);
+	if (r && r != -ENOENT)
+		goto out;
+	if (archive) {
+		r = archive_file(ctx, archive, "var/lib/dpkg/status", CI_DPKG_MAX, &sa);
+		if (r && r != NF_E_NOTFOUND)
+			goto out;
+		r = archive_file(ctx, archive, "etc/nodeforge/profile.json",
+				 CI_PROFILE_MAX, &jpa);
+		if (r && r != NF_E_NOTFOUND)
+			goto out;
+	}
+	r = 0;
+	if (sa && sb) {
+		json_t *a = nf_ci_dpkg_packages(sa), *b = nf_ci_dpkg_packages(sb);
+
+		pka = a && b ? diff_objects(a, b) : NULL;
+		json_decref(a);
+		json_decref(b);
+	}
+
+	/* kernel arguments: boot_args of both profiles */
+	free(path);
+	if (!(path = nf_asprintf("%s/etc/nodeforge/profile.json", root))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (nf_read_file(ctx, path, CI_PROFILE_MAX, &jpb, NULL) == 0 && jpa) {
+		pa = json_loads(jpa, 0, NULL);
+		pb = json_loads(jpb, 0, NULL);
+		if (pa && pb)
+			pkb = args_diff(json_object_get(pa, "boot_args"),
+					json_object_get(pb, "boot_args"));
+	}
+
+	ci->diff = json_pack("{s:s, s:O, s:O, s:O, s:I}", "baseline", baseline,
+			     "config", config, "usr", usr,
+			     "packages", pka ? pka : json_null(),
+			     "files_changed", (json_int_t)json_array_size(changes));
+	if (!ci->diff) {
+		r = -ENOMEM;
+		goto out;
+	}
+	json_object_set(ci->diff, "kernel_args", pkb ? pkb : json_null());
+
+	if (pka) {
+		msg = nf_asprintf("%zu added, %zu removed, %zu changed",
+				  json_object_size(json_object_get(pka, "added")),
+				  json_object_size(json_object_get(pka, "removed")),
+				  json_object_size(json_object_get(pka, "changed")));
+		r = add_case(ci, "ci.diff", "diff.packages", NF_V_PASS, msg, NULL,
+			     now() - t0);
+	} else {
+		r = add_case(ci, "ci.diff", "diff.packages", NF_V_SKIP,
+			     "no var/lib/dpkg/status in both images", NULL,
+			     now() - t0);
+	}
+	free(msg);
+	msg = NULL;
+	if (!r) {
+		msg = nf_asprintf("%zu config files changed",
+				  json_array_size(config));
+		r = add_case(ci, "ci.diff", "diff.config", NF_V_PASS, msg, NULL,
+			     now() - t0);
+		free(msg);
+		msg = NULL;
+	}
+	if (!r && pkb) {
+		msg = nf_asprintf("%zu added, %zu removed",
+				  json_array_size(json_object_get(pkb, "added")),
+				  json_array_size(json_object_get(pkb, "removed")));
+		r = add_case(ci, "ci.diff", "diff.kernel_args", NF_V_PASS, msg,
+			     NULL, now() - t0);
+	} else if (!r) {
+		r = add_case(ci, "ci.diff", "diff.kernel_args", NF_V_SKIP,
+			     "no /etc/nodeforge/profile.json in both images",
+			     NULL, now() - t0);
+	}
+out:
+	json_decref(ma);
+	json_decref(mb);
+	json_decref(changes);
+	json_decref(config);
+	json_decref(usr);
+	json_decref(pa);
+	json_decref(pb);
+	json_decref(pka);
+	json_decref(pkb);
+	free(dir);
+	free(archive);
+	free(sa);
+	free(sb);
+	free(msg);
+	free(path);
+	free(jpa);
+	free(jpb);
+	return r;
+}
+
+/* ------------------------------------------------------------- stages */
+
+static int static_stage(struct nf_ctx *ctx, struct nf_ci *ci, const char *root)
+{
+	struct nf_profile *p = NULL;
+	struct nf_verify *v = NULL;
+	struct nf_verify_opts vo = { .root = root };
+	char *path = nf_asprintf("%s/etc/nodeforge/profile.json", root);
+	int r;
+
+	if (!path)
+		return -ENOMEM;
+	r = nf_profile_load_json(ctx, path, &p);
+	free(path);
+	if (r)
+		return r;
+	if ((r = nf_verify_run(ctx, p, &vo, &v)))
+		goto out;
+	for (size_t i = 0; !r && i < nf_verify_count(v); i++) {
+		const struct nf_check_result *c = nf_verify_result(v, i);
+		char *cls = nf_asprintf("static.%s", c->facet);
+		char *detail = NULL;
+		const char *msg = NULL;
+
+		if (!cls) {
+			r = -ENOMEM;
+			break;
+		}
+		if (c->verdict == NF_V_FAIL) {
+			msg = c->seen;
+			detail = nf_asprintf("expected: %s\nseen: %s\nremedy: %s",
+					     c->expected ?: "", c->seen ?: "",
+					     c->remedy ?: "");
+		} else if (c->verdict != NF_V_PASS) {
+			msg = c->reason;
+		}
+		r = add_case(ci, cls, c->id, c->verdict, msg, detail,
+			     c->elapsed_us / 1e6);
+		free(cls);
+		free(detail);
+	}
+	if (!r)
+		r = hygiene(ctx, ci, root);
+out:
+	nf_verify_free(v);
+	nf_profile_free(p);
+	return r;
+}
+
+static int stage_case(struct nf_ci *ci, const char *name, int verdict,
+		      const char *msg, double t0)
+{
+	return add_case(ci, "ci.stage", name, verdict, msg, NULL, now() - t0);
+}
+
+/* A failed stage: its case carries the library's message */
+static int stage_error(struct nf_ctx *ctx, struct nf_ci *ci, const char *name,
+		       int err, double t0)
+{
+	char msg[1100];
+	int r;
+
+	snprintf(msg, sizeof(msg), "%s", *nf_errmsg(ctx) ? nf_errmsg(ctx)
+							 : nf_strerror(err));
+	r = stage_case(ci, name, NF_V_HUNG, msg, t0);
+	/* keep the stage's message for the caller */
+	nf_fail(ctx, err, "%s", msg);
+	return r ? r : err;
+}
+
+static size_t fails_since(const struct nf_ci *ci, size_t from)
+{
+	size_t k = 0;
+
+	for (size_t i = from; i < ci->n; i++)
+		k += ci->v[i].verdict == NF_V_FAIL || ci->v[i].verdict == NF_V_HUNG;
+	return k;
+}
+
+int nf_ci_run(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
+	      const struct nf_ci_opts *o, struct nf_ci **out)
+{
+	struct nf_build_result res;
+	struct nf_ci *ci;
+	char tmpl[PATH_MAX], *root = NULL, *archive = NULL, *manifest = NULL;
+	const char *tmpdir = getenv("TMPDIR");
+	double t0 = now(), ts;
+	size_t mark;
+	int r, err = 0;
+
+	*out = NULL;
+	memset(&res, 0, sizeof(res));
+	if (!role || !*role || !o)
+		return nf_fail(ctx, NF_E_USAGE, "ci: no role");
+	if (!(ci = calloc(1, sizeof(*ci))))
+		return -ENOMEM;
+	*out = ci;
+
+	/* 1: build (cache-aware) */
+	ts = now();
+	r = nf_build(ctx, role, site, &o->build, &res);
+	if (r) {
+		err = stage_error(ctx, ci, "stage.build", r, ts);
+		goto skip_rest;
+	}
+	ci->rootfs = nf_strdup(res.rootfs);
+	ci->rootfs_sha256 = nf_strdup(res.rootfs_sha256);
+	archive = nf_asprintf("%s/%s", res.dir, res.rootfs);
+	manifest = nf_asprintf("%s/%s", res.dir, res.manifest);
+	if (!ci->rootfs || !ci->rootfs_sha256 || !archive || !manifest) {
+		err = -ENOMEM;
+		goto done;
+	}
+	if ((r = stage_case(ci, "stage.build", NF_V_PASS,
+			    res.unchanged ? "unchanged inputs: cached image"
+					  : NULL, ts))) {
+		err = r;
+		goto done;
+	}
+
+	/* 2: static verification of the published rootfs, unpacked */
+	ts = now();
+	snprintf(tmpl, sizeof(tmpl), "%s/nodeforge-ci.XXXXXX",
+		 tmpdir && *tmpdir ? tmpdir : "/tmp");
+	if (!mkdtemp(tmpl)) {
+		r = nf_fail(ctx, -errno, "cannot create '%s': %s", tmpl,
+			    strerror(errno));
+		err = stage_error(ctx, ci, "stage.static", r, ts);
+		goto skip_boot;
+	}
+	if (!(root = nf_asprintf("%s/root", tmpl))) {
+		err = -ENOMEM;
+		goto done;
+	}
+	mark = ci->n;
+	r = nf_unpack(ctx, archive, root, NULL);
+	if (!r)
+		r = static_stage(ctx, ci, root);
+	if (r) {
+		err = stage_error(ctx, ci, "stage.static", r, ts);
+		goto skip_boot;
+	}
+	if (fails_since(ci, mark)) {
+		char msg[64];
+
+		snprintf(msg, sizeof(msg), "%zu checks failed",
+			 fails_since(ci, mark));
+		r = stage_case(ci, "stage.static", NF_V_FAIL, msg, ts);
+	} else {
+		r = stage_case(ci, "stage.static", NF_V_PASS, NULL, ts);
+	}
+	if (r) {
+		err = r;
+		goto done;
+	}
+
+skip_boot:
+	/* 3: boot in a VM: not in this version */
+	if ((r = stage_case(ci, "stage.boot", NF_V_SKIP,
+			    o->boot ? "not implemented in this version"
+				    : "not requested (--boot)", now()))) {
+		err = r;
+		goto done;
+	}
+	if (o->boot && !err)
+		err = nf_fail(ctx, NF_E_UNSUPPORTED,
+			      "--boot: booting the image in a VM is not "
+			      "implemented in this version");
+
+	/* 4: diff against the last released image */
+	ts = now();
+	if (!o->baseline) {
+		r = stage_case(ci, "stage.diff", NF_V_SKIP, "no --baseline given", ts);
+	} else if (!root || !manifest) {
+		r = stage_case(ci, "stage.diff", NF_V_SKIP,
+			       "no image to compare", ts);
+	} else {
+		mark = ci->n;
+		r = diff_stage(ctx, ci, o->baseline, manifest, root);
+		if (r) {
+			int e = stage_error(ctx, ci, "stage.diff", r, ts);
+
+			if (!err)
+				err = e;
+			r = 0;
+		} else {
+			r = stage_case(ci, "stage.diff", NF_V_PASS, NULL, ts);
+		}
+	}
+	if (r && !err)
+		err = r;
+	goto done;
+
+skip_rest:
+	if (!stage_case(ci, "stage.static", NF_V_SKIP, "the build failed", now()) &&
+	    !stage_case(ci, "stage.boot", NF_V_SKIP, "the build failed", now()))
+		stage_case(ci, "stage.diff", NF_V_SKIP, "the build failed", now());
+done:
+	if (root) {
+		int fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			nf_rm_tree_at(fd, "root");
+			close(fd);
+		}
+		rmdir(tmpl);
+	}
+	ci->elapsed = now() - t0;
+	free(root);
+	free(archive);
+	free(manifest);
+	nf_build_result_free(&res);
+	return err;
+}
+
+/* ------------------------------------------------------------- reports */
+
+static void xml_esc(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '<')
+			fputs("&lt;", f);
+		else if (ch == '>')
+			fputs("&gt;", f);
+		else if (ch == '&')
+			fputs("&amp;", f);
+		else if (ch == '"')
+			fputs("&quot;", f);
+		else if (ch < 0x20 && ch != '\n' && ch != '\t')
+			fputc(' ', f);
+		else
+			fputc(ch, f);
+	}
+}
+
+int nf_ci_write_junit(struct nf_ctx *ctx, const struct nf_ci *ci,
+		      const char *role, const char *path)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	      "<testsuite name=\"nodeforge-ci.", f);
+	xml_esc(f, role);
+	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
+		   "skipped=\"%zu\" time=\"%.3f\">\n",
+		ci->n, nf_ci_tally(ci, NF_V_FAIL), nf_ci_tally(ci, NF_V_HUNG),
+		nf_ci_tally(ci, NF_V_SKIP), ci->elapsed);
+	for (size_t i = 0; i < ci->n; i++) {
+		const struct nf_ci_case *c = &ci->v[i];
+		const char *tag = c->verdict == NF_V_HUNG ? "error" : "failure";
+
+		fputs("  <testcase classname=\"", f);
+		xml_esc(f, c->classname);
+		fputs("\" name=\"", f);
+		xml_esc(f, c->name);
+		fprintf(f, "\" time=\"%.6f\"", c->secs);
+		if (c->verdict == NF_V_PASS && !c->message) {
+			fputs("/>\n", f);
+			continue;
+		}
+		fputs(">\n", f);
+		if (c->verdict == NF_V_PASS) {
+			fputs("    <system-out>", f);
+			xml_esc(f, c->message);
+			fputs("</system-out>\n", f);
+		} else if (c->verdict == NF_V_SKIP) {
+			fputs("    <skipped message=\"", f);
+			xml_esc(f, c->message);
+			fputs("\"/>\n", f);
+		} else {
+			fprintf(f, "    <%s message=\"", tag);
+			xml_esc(f, c->message);
+			fputs("\">", f);
+			xml_esc(f, c->detail ? c->detail : c->message);
+			fprintf(f, "</%s>\n", tag);
+		}
+		fputs("  </testcase>\n", f);
+	}
+	fputs("</testsuite>\n", f);
+	if (fclose(f)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	r = nf_write_atomic(ctx, path, buf, len, 0644);
+	free(buf);
+	return r;
+}

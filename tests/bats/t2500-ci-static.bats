@@ -1,0 +1,95 @@
+#!/usr/bin/env bats
+# nodeforge ci with the stand-in bootstrap tool (tests/fixtures/bin/
+# mmdebstrap): build, static stage and JUnit report are real.
+load helper
+
+setup() {
+	nf_setup
+	export NODEFORGE_MMDEBSTRAP=$FIXTURES/bin/mmdebstrap
+	mkdir -p ov
+}
+
+ci() { nf ci compute --cache "$SCRATCH/cache" --overlays "$SCRATCH/ov" "$@"; }
+
+# verdict of one test case in the JUnit file: pass, failure, error, skipped
+junit_case() {
+	python3 - "$1" "$2" <<'PY'
+import sys, xml.etree.ElementTree as ET
+t = ET.parse(sys.argv[1]).getroot()
+assert t.tag == "testsuite", t.tag
+for c in t.iter("testcase"):
+    if c.get("name") == sys.argv[2]:
+        kids = [k.tag for k in c if k.tag in ("failure", "error", "skipped")]
+        print(kids[0] if kids else "pass")
+        sys.exit(0)
+print("absent")
+PY
+}
+
+@test "ci: no role is a usage error; --help" {
+	run nf ci
+	status_is 2
+	[[ "$output" == *"which role?"* ]]
+	run nf ci compute login
+	status_is 2
+	run nf ci --help
+	status_is 0
+	[[ "${lines[0]}" == "usage: nodeforge ci "* ]]
+}
+
+@test "ci: an unknown role is a runtime failure, the JUnit file says where" {
+	run nf ci nosuchrole --cache "$SCRATCH/cache" --junit j.xml
+	status_is 1
+	[[ "$output" == *"nosuchrole"* ]]
+	[ "$(junit_case j.xml stage.build)" = error ]
+	[ "$(junit_case j.xml stage.static)" = skipped ]
+}
+
+@test "ci: a limits drop-in with memlock not unlimited fails the static stage with its check id" {
+	run ci --junit good.xml
+	[ "$(junit_case good.xml limits.unit.memlock)" = pass ]
+	[ "$(junit_case good.xml stage.build)" = pass ]
+	[ "$(junit_case good.xml ci.secrets.munge_key)" = pass ]
+	[ "$(junit_case good.xml ci.identity.machine_id)" = pass ]
+	[ "$(junit_case good.xml ci.identity.ssh_host_keys)" = pass ]
+	mkdir -p ov/compute/etc/systemd/system/slurmd.service.d
+	# drop-ins apply in name order: this one comes after nodeforge-limits.conf
+	printf '[Service]\nLimitMEMLOCK=64M\n' > ov/compute/etc/systemd/system/slurmd.service.d/zz-local.conf
+	run ci --junit bad.xml
+	status_is 3
+	[[ "$output" == *"fail  limits.unit.memlock"* ]]
+	[[ "$output" == *"fail  stage.static"* ]]
+	[ "$(junit_case bad.xml limits.unit.memlock)" = failure ]
+	[ "$(junit_case bad.xml stage.static)" = failure ]
+	[ "$(junit_case bad.xml stage.build)" = pass ]
+	[ "$(junit_case bad.xml stage.boot)" = skipped ]
+	grep -q 'zz-local.conf' bad.xml
+}
+
+@test "ci: secrets and host identity in an overlay are findings" {
+	mkdir -p ov/compute/etc/slurm ov/compute/root/.ssh ov/compute/etc/ssh
+	printf 'StorageHost=db\nStoragePass=hunter2\n' > ov/compute/etc/slurm/slurmdbd.conf
+	printf -- '-----BEGIN OPENSSH PRIVATE KEY-----\nx\n-----END OPENSSH PRIVATE KEY-----\n' > ov/compute/root/.ssh/id_ed25519
+	echo PRIVATE > ov/compute/etc/ssh/ssh_host_rsa_key
+	run ci --junit j.xml --json
+	status_is 3
+	[ "$(junit_case j.xml ci.secrets.storage_pass)" = failure ]
+	[ "$(junit_case j.xml ci.secrets.private_key)" = failure ]
+	echo "$output" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["verdict"] == "fail", d["verdict"]
+c = {x["id"]: x for x in d["cases"]}
+assert c["ci.secrets.private_key"]["verdict"] == "fail"
+assert "root/.ssh/id_ed25519" in c["ci.secrets.private_key"]["message"]
+assert "etc/slurm/slurmdbd.conf" in c["ci.secrets.storage_pass"]["message"]
+'
+}
+
+@test "ci: --boot is reported not implemented, never a pass" {
+	run ci --boot --junit j.xml
+	status_is 1
+	[[ "$output" == *"not implemented in this version"* ]]
+	[ "$(junit_case j.xml stage.boot)" = skipped ]
+	grep -q 'not implemented in this version' j.xml
+}
