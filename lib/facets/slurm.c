@@ -621,6 +621,7 @@ static int check_gres(struct nf_vcheck *c, const json_t *sec)
 	const char *type = json_string_value(json_object_get(g, "type"));
 	json_int_t want = json_integer_value(json_object_get(g, "count"));
 	struct gres_line v[16];
+	struct stat st;
 	size_t total = 0;
 	int n;
 
@@ -633,6 +634,12 @@ static int check_gres(struct nf_vcheck *c, const json_t *sec)
 		nf_v_seen(c, "AutoDetect=nvml");
 		return NF_V_PASS;
 	}
+	/* GPU lines with Cores=/Links= "auto" are the node's own topology:
+	 * an image holds them in gres.auto.json until the node's first boot */
+	if (n == 0 && nf_v_static(c) &&
+	    nf_v_stat(c, NF_VROOT, "/etc/nodeforge/gres.auto.json", &st) == 0)
+		return nf_v_skip(c, "GPU lines are rendered from the node's topology "
+				 "at first boot (gres.auto.json)");
 	if (n < 0) {
 		nf_v_seen(c, "no /etc/slurm/gres.conf");
 		nf_v_remedy(c, "rebuild the image: nodeforge build ROLE");

@@ -93,3 +93,11 @@ assert "etc/slurm/slurmdbd.conf" in c["ci.secrets.storage_pass"]["message"]
 	[ "$(junit_case j.xml stage.boot)" = skipped ]
 	grep -q 'not implemented in this version' j.xml
 }
+
+@test "ci: a role without slurmd skips slurmd's unit limits; compute's auto GRES waits for first boot" {
+	run nf ci controller --cache "$SCRATCH/cache" --overlays "$SCRATCH/ov" --junit c.xml
+	[ "$(junit_case c.xml limits.unit.nofile)" = skipped ]
+	run ci --junit g.xml
+	[ "$(junit_case g.xml slurm.gres.conf)" = skipped ]
+	grep -q 'gres.auto.json' g.xml
+}
