@@ -42,6 +42,7 @@ static const struct nf_field secret_fields[] = {
 	{ "path", NF_T_PATH },
 	{ "command", NF_T_STR },
 	{ "fingerprint", NF_T_STR },
+	{ "previous_fingerprint", NF_T_STR },
 	{ "owner", NF_T_STR },
 	{ 0 }
 };
@@ -204,9 +205,16 @@ static json_t *make_public(const json_t *j)
 
 	json_object_foreach(sec, k, v) {
 		json_t *fp = json_object_get(v, "fingerprint");
+		json_t *prev = json_object_get(v, "previous_fingerprint");
 
 		if (fp)
 			json_object_set(fps, k, fp);
+		if (prev) {
+			char name[128];
+
+			snprintf(name, sizeof(name), "%s.previous", k);
+			json_object_set(fps, name, prev);
+		}
 	}
 	json_object_del(pub, "secrets");
 	json_object_del(pub, "profiles");

@@ -175,6 +175,7 @@ static int check_fingerprint(struct nf_vcheck *c, const json_t *sec)
 {
 	const char *want = json_string_value(json_object_get(json_object_get(
 		json_object_get(nf_v_profile(c), "site"), "fingerprints"), "munge_key"));
+	const char *prev;
 	char hex[NF_SHA256_HEX];
 	char *key = NULL;
 	size_t len = 0;
@@ -195,7 +196,16 @@ static int check_fingerprint(struct nf_vcheck *c, const json_t *sec)
 	nf_v_seen(c, "sha256 %.16s...", hex);
 	if (!strcasecmp(hex, want))
 		return NF_V_PASS;
-	nf_v_remedy(c, "nodeforge enroll && systemctl restart munge   # wrong cluster key");
+	prev = json_string_value(json_object_get(json_object_get(json_object_get(
+		nf_v_profile(c), "site"), "fingerprints"), "munge_key.previous"));
+	if (prev && !strncmp(prev, "sha256:", 7))
+		prev += 7;
+	if (prev && !strcasecmp(hex, prev)) {
+		nf_v_seen(c, "sha256 %.16s... (the key before the last rotation)", hex);
+		nf_v_remedy(c, "%s", nf_munge_fingerprint_remedy(NF_MUNGE_FP_PREVIOUS));
+		return NF_V_FAIL;
+	}
+	nf_v_remedy(c, "%s", nf_munge_fingerprint_remedy(NF_MUNGE_FP_OTHER));
 	return NF_V_FAIL;
 }
 

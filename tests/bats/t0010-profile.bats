@@ -98,3 +98,18 @@ assert d["site"]["cluster"]=="blue"'
 	status_is 0
 	[ "$output" = "quiet" ]
 }
+
+@test "a site's munge fingerprints (current and previous) travel, the key's path does not" {
+	cp "$FIXTURES/site-good.yaml" site.yaml
+	cat >> site.yaml <<YAML
+secrets:
+  munge_key:
+    path: /srv/secret/munge.key
+    fingerprint: "sha256:$(printf 'a%.0s' {1..64})"
+    previous_fingerprint: "sha256:$(printf 'b%.0s' {1..64})"
+YAML
+	run nf --site site.yaml profile show compute --json
+	status_is 0
+	echo "$output" | jq -e '.site.fingerprints["munge_key.previous"] | startswith("sha256:bbbb")'
+	[[ "$output" != *"/srv/secret"* ]]
+}

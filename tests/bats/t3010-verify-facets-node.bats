@@ -62,3 +62,19 @@ load verify_helper
 	[[ "$(verdict_of munge.key.present)" == fail* ]]
 	[[ "$(verdict_of munge.key.mode)" == "skip because munge.key.present failed" ]]
 }
+
+@test "munge: a node still on the key before a rotation fails with the rotation remedy" {
+	vfx fail-munge
+	sha=$(sha256sum "$SYS/etc/munge/munge.key" | cut -d' ' -f1)
+	jq --arg p "sha256:$sha" '.site.fingerprints["munge_key.previous"] = $p' \
+		"$SYS/etc/nodeforge/profile.json" > p.json && mv p.json "$SYS/etc/nodeforge/profile.json"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of munge.key.fingerprint)" == "fail sha256 "*"(the key before the last rotation)" ]]
+	echo "$output" | jq -r '.checks[] | select(.id == "munge.key.fingerprint") | .remedy' | grep -q "nodeforge enroll rotate"
+}
+
+@test "munge: a key the site does not know names re-enrollment" {
+	expect_root fail-munge munge.key.fingerprint "sha256"
+	echo "$output" | jq -r '.checks[] | select(.id == "munge.key.fingerprint") | .remedy' | grep -q "enroll open"
+}
