@@ -103,7 +103,13 @@ roundtrip() { munge -S "m-$1/sock" -s ping | unmunge -S "m-$2/sock" >/dev/null 2
 	roundtrip gpu-01 cp-01
 	roundtrip gpu-01 old
 
-	# the node agents poll; the driver stages, then switches group by group
+	# the driver stages, then switches group by group; the node agents
+	# (a timer's poll on real nodes) start once it is staging, since a
+	# poll with no rotation under way ends at once
+	"$NF_BIN" keys rotate munge -i racks.yaml --stage-timeout 30 --group-timeout 30 \
+		> driver.out 2>&1 &
+	DRIVER=$!
+	for _ in $(seq 100); do grep -q staging driver.out && break; sleep 0.1; done
 	AGENTS=()
 	for n in cp-01:127.0.0.1 gpu-01:127.0.0.2; do
 		"$NF_BIN" enroll rotate --server "$SERVER" --node ${n%%:*} --root ${n%%:*} \
@@ -112,7 +118,9 @@ roundtrip() { munge -S "m-$1/sock" -s ping | unmunge -S "m-$2/sock" >/dev/null 2
 		PIDS+=($!)
 		AGENTS+=($!)
 	done
-	run nf keys rotate munge -i racks.yaml --stage-timeout 30 --group-timeout 30
+	status=0
+	wait "$DRIVER" || status=$?
+	output=$(cat driver.out)
 	status_is 0
 	[[ "$output" == *"cp-01"*"group 0"*"switched: yes"* ]]
 	[[ "$output" == *"gpu-01"*"group 1"*"switched: yes"* ]]
