@@ -871,26 +871,6 @@ done:
 
 /* ------------------------------------------------------------- reports */
 
-static void xml_esc(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '<')
-			fputs("&lt;", f);
-		else if (ch == '>')
-			fputs("&gt;", f);
-		else if (ch == '&')
-			fputs("&amp;", f);
-		else if (ch == '"')
-			fputs("&quot;", f);
-		else if (ch < 0x20 && ch != '\n' && ch != '\t')
-			fputc(' ', f);
-		else
-			fputc(ch, f);
-	}
-}
-
 int nf_ci_write_junit(struct nf_ctx *ctx, const struct nf_ci *ci,
 		      const char *role, const char *path)
 {
@@ -903,7 +883,7 @@ int nf_ci_write_junit(struct nf_ctx *ctx, const struct nf_ci *ci,
 		return -ENOMEM;
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 	      "<testsuite name=\"nodeforge-ci.", f);
-	xml_esc(f, role);
+	nf_xml_escape(f, role);
 	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
 		   "skipped=\"%zu\" time=\"%.3f\">\n",
 		ci->n, nf_ci_tally(ci, NF_V_FAIL), nf_ci_tally(ci, NF_V_HUNG),
@@ -913,9 +893,9 @@ int nf_ci_write_junit(struct nf_ctx *ctx, const struct nf_ci *ci,
 		const char *tag = c->verdict == NF_V_HUNG ? "error" : "failure";
 
 		fputs("  <testcase classname=\"", f);
-		xml_esc(f, c->classname);
+		nf_xml_escape(f, c->classname);
 		fputs("\" name=\"", f);
-		xml_esc(f, c->name);
+		nf_xml_escape(f, c->name);
 		fprintf(f, "\" time=\"%.6f\"", c->secs);
 		if (c->verdict == NF_V_PASS && !c->message) {
 			fputs("/>\n", f);
@@ -924,17 +904,17 @@ int nf_ci_write_junit(struct nf_ctx *ctx, const struct nf_ci *ci,
 		fputs(">\n", f);
 		if (c->verdict == NF_V_PASS) {
 			fputs("    <system-out>", f);
-			xml_esc(f, c->message);
+			nf_xml_escape(f, c->message);
 			fputs("</system-out>\n", f);
 		} else if (c->verdict == NF_V_SKIP) {
 			fputs("    <skipped message=\"", f);
-			xml_esc(f, c->message);
+			nf_xml_escape(f, c->message);
 			fputs("\"/>\n", f);
 		} else {
 			fprintf(f, "    <%s message=\"", tag);
-			xml_esc(f, c->message);
+			nf_xml_escape(f, c->message);
 			fputs("\">", f);
-			xml_esc(f, c->detail ? c->detail : c->message);
+			nf_xml_escape(f, c->detail ? c->detail : c->message);
 			fprintf(f, "</%s>\n", tag);
 		}
 		fputs("  </testcase>\n", f);

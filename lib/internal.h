@@ -35,6 +35,9 @@ char *nf_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,
 		 size_t *len);
 
+/* Escape text for XML (JUnit reports) */
+void nf_xml_escape(FILE *f, const char *s);
+
 /* Write `len` bytes to `path` atomically: temp file in the same directory,
  * fsync, rename, fsync of the directory */
 int nf_write_atomic(struct nf_ctx *ctx, const char *path, const void *buf,

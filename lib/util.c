@@ -157,3 +157,25 @@ fail:
 	free(tmp);
 	return nf_fail(ctx, -e, "cannot write '%s': %s", path, strerror(e));
 }
+
+/* Text for an XML attribute or element (JUnit reports): markup escaped,
+ * control characters XML 1.0 cannot hold replaced by spaces */
+void nf_xml_escape(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '<')
+			fputs("&lt;", f);
+		else if (ch == '>')
+			fputs("&gt;", f);
+		else if (ch == '&')
+			fputs("&amp;", f);
+		else if (ch == '"')
+			fputs("&quot;", f);
+		else if (ch < 0x20 && ch != '\n' && ch != '\t')
+			fputc(' ', f);
+		else
+			fputc(ch, f);
+	}
+}

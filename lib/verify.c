@@ -1243,26 +1243,6 @@ json_t *nf_verify_json(const struct nf_verify *v)
 	return doc;
 }
 
-static void xml_esc(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '<')
-			fputs("&lt;", f);
-		else if (ch == '>')
-			fputs("&gt;", f);
-		else if (ch == '&')
-			fputs("&amp;", f);
-		else if (ch == '"')
-			fputs("&quot;", f);
-		else if (ch < 0x20 && ch != '\n' && ch != '\t')
-			fputc(' ', f);
-		else
-			fputc(ch, f);
-	}
-}
-
 int nf_verify_write_junit(struct nf_ctx *ctx, const struct nf_verify *v,
 			  const char *path)
 {
@@ -1278,7 +1258,7 @@ int nf_verify_write_junit(struct nf_ctx *ctx, const struct nf_verify *v,
 		   "errors=\"%zu\" skipped=\"%zu\" time=\"%.3f\" hostname=\"",
 		v->n, nf_verify_tally(v, NF_V_FAIL), nf_verify_tally(v, NF_V_HUNG),
 		nf_verify_tally(v, NF_V_SKIP), v->elapsed_ms / 1000.0);
-	xml_esc(f, v->host);
+	nf_xml_escape(f, v->host);
 	fputs("\">\n", f);
 	for (size_t i = 0; i < v->n; i++) {
 		const struct nf_check_result *c = &v->v[i].res;
@@ -1292,17 +1272,17 @@ int nf_verify_write_junit(struct nf_ctx *ctx, const struct nf_verify *v,
 		fputs(">\n", f);
 		if (c->verdict == NF_V_SKIP) {
 			fputs("    <skipped message=\"", f);
-			xml_esc(f, c->reason);
+			nf_xml_escape(f, c->reason);
 			fputs("\"/>\n", f);
 		} else {
 			fprintf(f, "    <%s message=\"", c->verdict == NF_V_HUNG ? "error" : "failure");
-			xml_esc(f, c->verdict == NF_V_HUNG ? c->reason : c->seen);
+			nf_xml_escape(f, c->verdict == NF_V_HUNG ? c->reason : c->seen);
 			fputs("\">expected: ", f);
-			xml_esc(f, c->expected);
+			nf_xml_escape(f, c->expected);
 			fputs("\nseen: ", f);
-			xml_esc(f, c->seen);
+			nf_xml_escape(f, c->seen);
 			fputs("\nremedy: ", f);
-			xml_esc(f, c->remedy);
+			nf_xml_escape(f, c->remedy);
 			fprintf(f, "</%s>\n", c->verdict == NF_V_HUNG ? "error" : "failure");
 		}
 		fputs("  </testcase>\n", f);
