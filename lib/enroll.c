@@ -312,9 +312,10 @@ static int state_load(struct nf_enroll *e, json_t **out)
 	return 0;
 }
 
-static int state_save(struct nf_enroll *e, json_t *j)
+/* A JSON document of the state directory, written atomically, 0600 */
+static int json_save(struct nf_enroll *e, const char *name, json_t *j)
 {
-	char *p = nf_asprintf("%s/%s", e->dir, STATE_FILE);
+	char *p = nf_asprintf("%s/%s", e->dir, name);
 	char *s = json_dumps(j, JSON_INDENT(1) | JSON_SORT_KEYS);
 	int r;
 
@@ -327,6 +328,11 @@ static int state_save(struct nf_enroll *e, json_t *j)
 	free(p);
 	free(s);
 	return r;
+}
+
+static int state_save(struct nf_enroll *e, json_t *j)
+{
+	return json_save(e, STATE_FILE, j);
 }
 
 int nf_enroll_state(struct nf_enroll *e, json_t **out)
@@ -1168,19 +1174,7 @@ static int rot_load(struct nf_enroll *e, json_t **out)
 
 static int rot_save(struct nf_enroll *e, json_t *j)
 {
-	char *p = nf_asprintf("%s/%s", e->dir, ROTATE_FILE);
-	char *s = json_dumps(j, JSON_INDENT(1) | JSON_SORT_KEYS);
-	int r;
-
-	if (!p || !s) {
-		free(p);
-		free(s);
-		return -ENOMEM;
-	}
-	r = nf_write_atomic(e->ctx, p, s, strlen(s), 0600);
-	free(p);
-	free(s);
-	return r;
+	return json_save(e, ROTATE_FILE, j);
 }
 
 int nf_rotate_status(struct nf_enroll *e, json_t **out)
