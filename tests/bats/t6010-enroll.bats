@@ -1,36 +1,11 @@
 #!/usr/bin/env bats
 # enroll: windows, claims and refusals through 'enroll answer' (the
 # transport-independent server entry), the systemd unit.
-load helper
+load enroll_helper
 
 setup() {
 	nf_setup
-	mkdir -m 700 sec
-	nf keys munge -o sec/munge.key >/dev/null
-	printf 'db-pass\n' > sec/db && chmod 600 sec/db
-	cat > site.yaml <<-EOF
-	cluster: test
-	distro: debian12
-	controllers:
-	  - { name: cp-01, address: 127.0.0.1 }
-	networks:
-	  provisioning:
-	    cidr: 127.0.0.0/8
-	server:
-	  url: http://127.0.0.1:1
-	  state_dir: $SCRATCH/state
-	secrets:
-	  munge_key:
-	    path: $SCRATCH/sec/munge.key
-	  slurmdbd_password:
-	    path: $SCRATCH/sec/db
-	EOF
-	cat > racks.yaml <<-EOF
-	nodes:
-	  - { name: cp-01, mac: "52:54:00:00:00:01", ip: 127.0.0.1, role: controller }
-	  - { name: gpu-01, mac: "52:54:00:00:00:02", ip: 127.0.0.2, role: compute, rack: r1 }
-	EOF
-	export NODEFORGE_SITE=$SCRATCH/site.yaml
+	enroll_fixture db-pass
 }
 
 # A claim body with a random public key

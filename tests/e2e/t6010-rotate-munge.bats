@@ -2,73 +2,21 @@
 # Munge key rotation across two enrolled nodes with real munged processes:
 # controller first, then the compute rack; afterwards both round-trip with
 # the new key and not with the old.
-load ../bats/helper
+load ../bats/enroll_helper
 
 setup() {
 	command -v munged >/dev/null || skip "munge is not installed"
 	nf_setup
 	PIDS=()
-	mkdir -m 700 sec
-	nf keys munge -o sec/munge.key >/dev/null
+	enroll_fixture pw
 	cp sec/munge.key old.key
-	printf 'pw\n' > sec/db && chmod 600 sec/db
-	cat > site.yaml <<-EOF
-	cluster: e2e
-	distro: debian12
-	controllers:
-	  - { name: cp-01, address: 127.0.0.1 }
-	networks:
-	  provisioning:
-	    cidr: 127.0.0.0/8
-	server:
-	  url: http://127.0.0.1:1
-	  state_dir: $SCRATCH/state
-	secrets:
-	  munge_key:
-	    path: $SCRATCH/sec/munge.key
-	  slurmdbd_password:
-	    path: $SCRATCH/sec/db
-	EOF
-	cat > racks.yaml <<-EOF
-	nodes:
-	  - { name: cp-01, mac: "52:54:00:00:00:01", ip: 127.0.0.1, role: controller }
-	  - { name: gpu-01, mac: "52:54:00:00:00:02", ip: 127.0.0.2, role: compute, rack: r1 }
-	EOF
-	export NODEFORGE_SITE=$SCRATCH/site.yaml
-	for n in cp-01 gpu-01; do
-		mkdir -p $n/etc
-		printf 'munge:x:%s:%s::/:/bin/false\nslurm:x:%s:%s::/:/bin/false\n' \
-			"$(id -u)" "$(id -g)" "$(id -u)" "$(id -g)" > $n/etc/passwd
-	done
+	node_roots cp-01 gpu-01
 }
 
 teardown() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
 	for f in m-*/pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	stop_pids
 	nf_teardown
-}
-
-# start_serve: the real 'nodeforge serve' on 127.0.0.1 with enrollment,
-# serving the boot tree rendered for the inventory; URL in $SERVER
-start_serve() {
-	nf pxe --out boot -i racks.yaml --images "$FIXTURES/boot/out" >/dev/null
-	"$NF_BIN" serve --tree boot --listen 127.0.0.1:0 --state nodes -i racks.yaml \
-		>serve.out 2>serve.log &
-	PIDS+=($!)
-	for _ in $(seq 50); do grep -q '^listening on' serve.out && break; sleep 0.1; done
-	SERVER=$(sed -n 's/^listening on //p' serve.out)
-	[ -n "$SERVER" ] || { cat serve.log >&2; return 1; }
-}
-
-# start_proxy [tamper]: a man in the middle in front of serve, recording
-# the answers in capture.json; its URL in $SERVER
-start_proxy() {
-	python3 "$NF_SRCDIR/tests/e2e/enroll-proxy.py" port "${SERVER##*:}" \
-		capture.json ${1:-} 2>proxy.log &
-	PIDS+=($!)
-	for _ in $(seq 50); do [ -s port ] && break; sleep 0.1; done
-	SERVER=http://127.0.0.1:$(cat port)
 }
 
 # A restart script per munged: stop it (pid file), start it on the key
