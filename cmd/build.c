@@ -90,19 +90,49 @@ static void progress(void *data, int ev, const char *stage, double secs,
 	fflush(stderr);
 }
 
+int nf_cmd_build_opt(const char *cmd, int o, const char *arg,
+		     struct nf_build_opts *bo)
+{
+	char *end;
+
+	switch (o) {
+	case 'o': bo->out = arg; return 0;
+	case 'c': bo->cache = arg; return 0;
+	case 'N': bo->no_cache = 1; return 0;
+	case 'm': bo->mirror = arg; return 0;
+	case 'O': bo->offline = 1; return 0;
+	case 'A': bo->artifact_mirror = arg; return 0;
+	case 'V': bo->overlays = arg; return 0;
+	case 'k': bo->key = arg; return 0;
+	case 'E':
+		errno = 0;
+		bo->epoch = strtoll(arg, &end, 10);
+		if (errno || *end || bo->epoch < 0 || !*arg)
+			return nf_usage_error(cmd, "--epoch '%s' is not a number "
+					      "of seconds", arg);
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+int nf_cmd_build_check(const char *cmd, const char *role,
+		       const struct nf_build_opts *bo)
+{
+	if (!role)
+		return nf_usage_error(cmd, "which role? (nodeforge profile "
+				      "list shows them)");
+	if (bo->offline && bo->no_cache)
+		return nf_usage_error(cmd, "--offline needs the cache: it "
+				      "cannot be combined with --no-cache");
+	return 0;
+}
+
 static int cmd_build(struct nf_global *g, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "cache", required_argument, NULL, 'c' },
-		{ "no-cache", no_argument, NULL, 'N' },
-		{ "mirror", required_argument, NULL, 'm' },
-		{ "offline", no_argument, NULL, 'O' },
-		{ "artifact-mirror", required_argument, NULL, 'A' },
-		{ "overlays", required_argument, NULL, 'V' },
-		{ "key", required_argument, NULL, 'k' },
-		{ "epoch", required_argument, NULL, 'E' },
+		NF_BUILD_LONGOPTS,
 		{ 0 }
 	};
 	struct nf_build_opts bo = { .epoch = -1 };
@@ -116,9 +146,7 @@ static int cmd_build(struct nf_global *g, int argc, char **argv)
 
 	/* options may come before or after ROLE */
 	for (;;) {
-		char *end;
-
-		o = nf_getopt(&nf_cmd_build, argc, argv, "o:m:k:", opts);
+		o = nf_getopt(&nf_cmd_build, argc, argv, NF_BUILD_SHORTOPTS, opts);
 		if (o == -1) {
 			if (optind >= argc)
 				break;
@@ -129,34 +157,17 @@ static int cmd_build(struct nf_global *g, int argc, char **argv)
 			role = argv[optind++];
 			continue;
 		}
-		switch (o) {
-		case -2: return 0;
-		case -3: return NF_EXIT_USAGE;
-		case 'o': bo.out = optarg; break;
-		case 'c': bo.cache = optarg; break;
-		case 'N': bo.no_cache = 1; break;
-		case 'm': bo.mirror = optarg; break;
-		case 'O': bo.offline = 1; break;
-		case 'A': bo.artifact_mirror = optarg; break;
-		case 'V': bo.overlays = optarg; break;
-		case 'k': bo.key = optarg; break;
-		case 'E':
-			errno = 0;
-			bo.epoch = strtoll(optarg, &end, 10);
-			if (errno || *end || bo.epoch < 0 || !*optarg)
-				return nf_usage_error("build", "--epoch '%s' is not "
-						      "a number of seconds", optarg);
-			break;
-		default:
+		if (o == -2)
+			return 0;
+		if (o == -3)
+			return NF_EXIT_USAGE;
+		if ((r = nf_cmd_build_opt("build", o, optarg, &bo)) == 1)
 			return nf_usage_error("build", "unknown option");
-		}
+		if (r)
+			return r;
 	}
-	if (!role)
-		return nf_usage_error("build", "which role? (nodeforge profile "
-				      "list shows them)");
-	if (bo.offline && bo.no_cache)
-		return nf_usage_error("build", "--offline needs the cache: it "
-				      "cannot be combined with --no-cache");
+	if ((r = nf_cmd_build_check("build", role, &bo)))
+		return r;
 	bo.progress = progress;
 	bo.progress_data = &pr;
 	r = nf_build(g->ctx, role, g->site, &bo, &res);

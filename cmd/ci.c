@@ -96,15 +96,7 @@ static int cmd_ci(struct nf_global *g, int argc, char **argv)
 		{ "baseline", required_argument, NULL, 'b' },
 		{ "junit", required_argument, NULL, 'j' },
 		{ "boot", no_argument, NULL, 'B' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "cache", required_argument, NULL, 'c' },
-		{ "no-cache", no_argument, NULL, 'N' },
-		{ "mirror", required_argument, NULL, 'm' },
-		{ "offline", no_argument, NULL, 'O' },
-		{ "artifact-mirror", required_argument, NULL, 'A' },
-		{ "overlays", required_argument, NULL, 'V' },
-		{ "key", required_argument, NULL, 'k' },
-		{ "epoch", required_argument, NULL, 'E' },
+		NF_BUILD_LONGOPTS,
 		{ 0 }
 	};
 	struct nf_ci_opts co = { .build = { .epoch = -1 } };
@@ -115,9 +107,7 @@ static int cmd_ci(struct nf_global *g, int argc, char **argv)
 	int o, r, status;
 
 	for (;;) {
-		char *end;
-
-		o = nf_getopt(&nf_cmd_ci, argc, argv, "b:j:o:m:k:", opts);
+		o = nf_getopt(&nf_cmd_ci, argc, argv, "b:j:" NF_BUILD_SHORTOPTS, opts);
 		if (o == -1) {
 			if (optind >= argc)
 				break;
@@ -133,31 +123,15 @@ static int cmd_ci(struct nf_global *g, int argc, char **argv)
 		case 'b': co.baseline = optarg; break;
 		case 'j': junit = optarg; break;
 		case 'B': co.boot = 1; break;
-		case 'o': co.build.out = optarg; break;
-		case 'c': co.build.cache = optarg; break;
-		case 'N': co.build.no_cache = 1; break;
-		case 'm': co.build.mirror = optarg; break;
-		case 'O': co.build.offline = 1; break;
-		case 'A': co.build.artifact_mirror = optarg; break;
-		case 'V': co.build.overlays = optarg; break;
-		case 'k': co.build.key = optarg; break;
-		case 'E':
-			errno = 0;
-			co.build.epoch = strtoll(optarg, &end, 10);
-			if (errno || *end || co.build.epoch < 0 || !*optarg)
-				return nf_usage_error("ci", "--epoch '%s' is not "
-						      "a number of seconds", optarg);
-			break;
 		default:
-			return nf_usage_error("ci", "unknown option");
+			if ((r = nf_cmd_build_opt("ci", o, optarg, &co.build)) == 1)
+				return nf_usage_error("ci", "unknown option");
+			if (r)
+				return r;
 		}
 	}
-	if (!role)
-		return nf_usage_error("ci", "which role? (nodeforge profile "
-				      "list shows them)");
-	if (co.build.offline && co.build.no_cache)
-		return nf_usage_error("ci", "--offline needs the cache: it "
-				      "cannot be combined with --no-cache");
+	if ((r = nf_cmd_build_check("ci", role, &co.build)))
+		return r;
 
 	r = nf_ci_run(g->ctx, role, g->site, &co, &ci);
 	if (!ci)

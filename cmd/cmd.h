@@ -87,4 +87,26 @@ int nf_verify_cli_opt(const char *cmd, struct nf_verify_cli *vc, int o,
 int nf_verify_cli_run(struct nf_global *g, const char *cmd,
 		      struct nf_verify_cli *vc);
 
+
+/* ---- options shared by 'build' and 'ci' (cmd/build.c) ---- */
+struct nf_build_opts;
+#define NF_BUILD_LONGOPTS \
+	{ "out", required_argument, NULL, 'o' }, \
+	{ "cache", required_argument, NULL, 'c' }, \
+	{ "no-cache", no_argument, NULL, 'N' }, \
+	{ "mirror", required_argument, NULL, 'm' }, \
+	{ "offline", no_argument, NULL, 'O' }, \
+	{ "artifact-mirror", required_argument, NULL, 'A' }, \
+	{ "overlays", required_argument, NULL, 'V' }, \
+	{ "key", required_argument, NULL, 'k' }, \
+	{ "epoch", required_argument, NULL, 'E' }
+#define NF_BUILD_SHORTOPTS "o:m:k:"
+/* Apply one of NF_BUILD_LONGOPTS: 0 taken, 1 not a build option, or an
+ * exit status after a usage error */
+int nf_cmd_build_opt(const char *cmd, int o, const char *arg,
+		     struct nf_build_opts *bo);
+/* After parsing: the role is named and the options fit; 0 or exit status */
+int nf_cmd_build_check(const char *cmd, const char *role,
+		       const struct nf_build_opts *bo);
+
 #endif
