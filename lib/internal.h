@@ -480,4 +480,22 @@ json_t *nf_ci_dpkg_packages(const char *text);
 int nf_ci_has_storagepass(const char *buf, size_t len);
 /* ---- end of image CI ---- */
 
+/* ---- storage checks: disks and EFI from the verifier (lib/verify.c,
+ * lib/blkid.c, lib/diskrule.c, lib/facets/storage.c) ---- */
+/* A context whose sysroot is the run's, for library calls from a check
+ * (nf_mount_find, nf_disk_scan_hw, nf_efi_open): the live node and a
+ * fixture tree go through the same code.  Owned by the check; NULL on
+ * ENOMEM; its nf_errmsg() holds the last library error */
+struct nf_ctx *nf_v_ctx(struct nf_vcheck *c);
+/* What <sysroot>/sys/block says about each disk (size, model, transport,
+ * rotational, removable), without opening the devices: contents are not
+ * probed (probe_error says so), so a failing disk cannot block a check */
+int nf_disk_scan_hw(struct nf_ctx *ctx, struct nf_disks *out);
+/* Drop the terms about a disk's contents (empty, pttype, fstype, label)
+ * from a rule: they describe the disk before provisioning formats it.
+ * Returns how many were dropped; their keys go to `dropped` */
+int nf_diskrule_hardware_only(struct nf_diskrule *r, char *dropped,
+			      size_t sz);
+/* ---- end of storage checks ---- */
+
 #endif

@@ -530,7 +530,9 @@ int nf_efi_parse_num(const char *s, unsigned *num);
  * `fixture` is a JSON file answering the hardware ops (NVML, adjtimex,
  * cgroup2 test, external commands) instead of the real node: tests only.
  */
-enum nf_verdict { NF_V_PASS = 0, NF_V_FAIL, NF_V_SKIP, NF_V_HUNG };
+/* NF_V_WARN: worth telling the operator, never a failure (the gate lets
+ * slurmd start) */
+enum nf_verdict { NF_V_PASS = 0, NF_V_FAIL, NF_V_SKIP, NF_V_HUNG, NF_V_WARN };
 
 struct nf_verify_opts {
 	const char *root;     /* NULL: "/" */

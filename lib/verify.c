@@ -59,6 +59,8 @@ struct nf_vcheck {
 	char seen[1024];
 	char remedy[512];
 	char reason[256];
+	/* library calls bound to the run's sysroot (nf_v_ctx) */
+	struct nf_ctx *ctx;
 	/* worker thread hand-off */
 	const json_t *section;
 	int verdict;
@@ -109,6 +111,7 @@ static void check_unref(struct nf_vcheck *c)
 	if (atomic_fetch_sub(&c->refs, 1) != 1)
 		return;
 	run_unref(c->run);
+	nf_ctx_free(c->ctx);
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cv);
 	free(c);
@@ -175,6 +178,19 @@ int nf_v_skip(struct nf_vcheck *c, const char *fmt, ...)
 const json_t *nf_v_profile(const struct nf_vcheck *c)
 {
 	return c->run->profile;
+}
+
+struct nf_ctx *nf_v_ctx(struct nf_vcheck *c)
+{
+	if (c->ctx)
+		return c->ctx;
+	if (nf_ctx_new(&c->ctx))
+		return NULL;
+	if (nf_ctx_set_sysroot(c->ctx, c->run->sysroot)) {
+		nf_ctx_free(c->ctx);
+		c->ctx = NULL;
+	}
+	return c->ctx;
 }
 
 const char *nf_v_id(const struct nf_vcheck *c)
@@ -865,7 +881,7 @@ static void run_one(struct nf_vrun *run, struct entry *e,
 			snprintf(c->reason, sizeof(c->reason), "no answer within %u ms", budget);
 			v = NF_V_HUNG;
 		}
-		if (v < NF_V_PASS || v > NF_V_HUNG)
+		if (v < NF_V_PASS || v > NF_V_WARN)
 			v = NF_V_FAIL;
 		e->res.verdict = v;
 		e->expected = *c->expected ? strdup(c->expected) : NULL;
@@ -930,8 +946,9 @@ static int rank_of(const struct entry *e)
 	switch (e->res.verdict) {
 	case NF_V_FAIL: return 0;
 	case NF_V_HUNG: return 1;
-	case NF_V_SKIP: return e->cause ? 2 : 3;
-	default: return 4;
+	case NF_V_SKIP: return e->cause ? 2 : 4;
+	case NF_V_WARN: return 3;
+	default: return 5;
 	}
 }
 
@@ -1185,9 +1202,9 @@ int nf_verify_passed(const struct nf_verify *v)
 
 const char *nf_verdict_name(int verdict)
 {
-	static const char *const names[] = { "pass", "fail", "skip", "hung" };
+	static const char *const names[] = { "pass", "fail", "skip", "hung", "warn" };
 
-	return verdict >= 0 && verdict <= NF_V_HUNG ? names[verdict] : "?";
+	return verdict >= 0 && verdict <= NF_V_WARN ? names[verdict] : "?";
 }
 
 static void set_str(json_t *o, const char *k, const char *s)
@@ -1233,11 +1250,12 @@ json_t *nf_verify_json(const struct nf_verify *v)
 	json_object_set_new(doc, "version", json_string(NF_VERSION));
 	json_object_set_new(doc, "elapsed_ms", json_integer(v->elapsed_ms));
 	json_object_set_new(doc, "counts",
-			    json_pack("{s:i, s:i, s:i, s:i}",
+			    json_pack("{s:i, s:i, s:i, s:i, s:i}",
 				      "pass", (int)nf_verify_tally(v, NF_V_PASS),
 				      "fail", (int)nf_verify_tally(v, NF_V_FAIL),
 				      "skip", (int)nf_verify_tally(v, NF_V_SKIP),
-				      "hung", (int)nf_verify_tally(v, NF_V_HUNG)));
+				      "hung", (int)nf_verify_tally(v, NF_V_HUNG),
+				      "warn", (int)nf_verify_tally(v, NF_V_WARN)));
 	json_object_set_new(doc, "root_causes", roots);
 	json_object_set_new(doc, "checks", checks);
 	return doc;
@@ -1270,7 +1288,15 @@ int nf_verify_write_junit(struct nf_ctx *ctx, const struct nf_verify *v,
 			continue;
 		}
 		fputs(">\n", f);
-		if (c->verdict == NF_V_SKIP) {
+		if (c->verdict == NF_V_WARN) {
+			/* JUnit has no warning: a passed case with the
+			 * message on its output */
+			fputs("    <system-out>warning: ", f);
+			nf_xml_escape(f, c->seen);
+			fputs("\nremedy: ", f);
+			nf_xml_escape(f, c->remedy);
+			fputs("</system-out>\n", f);
+		} else if (c->verdict == NF_V_SKIP) {
 			fputs("    <skipped message=\"", f);
 			nf_xml_escape(f, c->reason);
 			fputs("\"/>\n", f);
@@ -1428,7 +1454,16 @@ int nf_verify_publish(struct nf_ctx *ctx, const struct nf_verify *v,
 		snprintf(dir, sizeof(dir), "%s/run/motd.d", root);
 		mkdir(dir, 0755);
 		snprintf(path, sizeof(path), "%s/nodeforge", dir);
-		motd = nf_verify_passed(v) || !c
+		const struct nf_check_result *w = NULL;
+
+		for (size_t i = 0; i < v->n && !w; i++)
+			if (v->v[i].res.verdict == NF_V_WARN)
+				w = &v->v[i].res;
+		motd = (nf_verify_passed(v) || !c) && w
+			? nf_asprintf("nodeforge verify: PASS (warning: %s: %s)\n"
+				      "  details: /run/nodeforge/verdict.json\n",
+				      w->id, w->seen ? w->seen : "")
+			: nf_verify_passed(v) || !c
 			? nf_asprintf("nodeforge verify: PASS\n")
 			: nf_asprintf("nodeforge verify: FAIL: %s: %s\n"
 				      "  details: /run/nodeforge/verdict.json\n",
