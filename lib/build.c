@@ -11,7 +11,8 @@
  *   content-addressed names renamed into OUT/ROLE, ROLE.current replaced
  *   by rename.  EL roles also get the rootfs as tar.xz, the tarball
  *   Anaconda's kickstart 'liveimg' accepts (it goes by the URL's suffix
- *   and knows no .tar.zst), signed and named in ROLE.current as 'liveimg'.
+ *   and knows no .tar.zst), signed and named in ROLE.current as 'liveimg'
+ *   (ROLE-<sha12 of the tar.xz>.rootfs.tar.xz).
  *
  * A killed build leaves only temporary names (.tmp-*), removed by the next
  * build; the previous image and its pointer are never touched before the
@@ -62,7 +63,7 @@ struct build {
 	struct timespec t0;
 	const char *cur_stage;
 	json_t *overlay_names;
-	char liveimg[256];        /* EL: ROLE-<id>.rootfs.tar.xz */
+	char liveimg[256];        /* EL: ROLE-<its sha12>.rootfs.tar.xz */
 	char liveimg_sha256[NF_SHA256_HEX];
 };
 
@@ -1704,12 +1705,25 @@ static int build_image(struct build *b, const struct nf_site *site,
 	    (r = name_archive(b, "initramfs.cpio.zst", initrd, imanifest, NULL)))
 		goto out;
 	if (b->el) {
-		snprintf(b->liveimg, sizeof(b->liveimg), "%s-%s.rootfs.tar.xz",
-			 b->role, id);
+		json_t *m = NULL;
+
+		/* named by its own hash: the tree and caches hold a name
+		 * forever, and xz's bytes may change with liblzma while the
+		 * tar.zst's stay */
+		snprintf(p, sizeof(p), "%s/rootfs.tar.xz.manifest.json",
+			 b->stage);
+		if ((r = nf_manifest_load(b->ctx, p, &m)))
+			goto out;
+		snprintf(b->liveimg_sha256, sizeof(b->liveimg_sha256), "%s",
+			 json_string_value(json_object_get(json_object_get(m,
+				"archive"), "sha256")) ?: "");
+		json_decref(m);
+		snprintf(b->liveimg, sizeof(b->liveimg), "%s-%.12s.rootfs.tar.xz",
+			 b->role, b->liveimg_sha256);
 		snprintf(lmanifest, sizeof(lmanifest),
 			 "%s-%s.liveimg.manifest.json", b->role, id);
 		if ((r = name_archive(b, "rootfs.tar.xz", b->liveimg, lmanifest,
-				      b->liveimg_sha256)))
+				      NULL)))
 			goto out;
 		snprintf(p, sizeof(p), "%s/%s", b->stage, lmanifest);
 		if ((r = nf_sign_file(b->ctx, p, b->key)))

@@ -752,7 +752,7 @@ static int render_kickstart(struct pxe *p, const struct role *r,
 			       "suffix: .tar, .tbz, .tgz, .txz, .tar.bz2, "
 			       ".tar.gz, .tar.xz); rebuild the role with an EL "
 			       "site ('nodeforge build %s' then publishes "
-			       "'%s-<id>.rootfs.tar.xz' as 'liveimg' in "
+			       "'%s-<sha12>.rootfs.tar.xz' as 'liveimg' in "
 			       "'%s.current'), or render without kickstarts",
 			       r->name, p->o->images_dir, r->name, tar,
 			       r->name, r->name, r->name);

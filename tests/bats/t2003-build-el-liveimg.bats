@@ -14,15 +14,17 @@ setup() {
 
 cur() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2], ""))' "$1" "$2"; }
 
-@test "el build: ROLE-<id>.rootfs.tar.xz beside the tar.zst, signed, named by the pointer" {
+@test "el build: ROLE-<xz sha12>.rootfs.tar.xz beside the tar.zst, signed, named by the pointer" {
 	run nf -C "$PROFS" build elmini --cache "$SCRATCH/cache"
 	status_is 0
 	c=out/elmini/elmini.current
 	id=$(cur $c rootfs_sha256 | cut -c1-12)
-	[ "$(cur $c liveimg)" = "elmini-$id.rootfs.tar.xz" ]
 	f=out/elmini/$(cur $c liveimg)
-	# the pointer's checksum is that of exactly the file it names
-	[ "$(sha256sum "$f" | cut -d' ' -f1)" = "$(cur $c liveimg_sha256)" ]
+	# the pointer's checksum is that of exactly the file it names, and the
+	# name carries that hash (content-addressed like the others)
+	sha=$(sha256sum "$f" | cut -d' ' -f1)
+	[ "$sha" = "$(cur $c liveimg_sha256)" ]
+	[ "$(cur $c liveimg)" = "elmini-${sha:0:12}.rootfs.tar.xz" ]
 	xz -t "$f"
 	# the same entries, in the same order, as the tar.zst
 	diff <(tar -tJf "$f") <(tar --zstd -tf "out/elmini/$(cur $c rootfs)")

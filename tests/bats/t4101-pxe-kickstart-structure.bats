@@ -59,7 +59,7 @@ setup() {
 	bad 's/ hugepages=64 nodeforge/ nodeforge/' "lacks the role's 'hugepages=64'"
 	bad 's/--checksum=[0-9a-f]/--checksum=f/' "is not the sha256 of"
 	bad 's/--checksum=[0-9a-f]*/--checksum=abc/' "64 hex digits"
-	bad 's/rootfs\.tar\.xz/rootfs.tar.zst/' "takes 'http://10.0.0.1:8080/images/compute/compute-c91411da8643.rootfs.tar.zst' for a disk image"
+	bad 's/rootfs\.tar\.xz/rootfs.tar.zst/' "rootfs.tar.zst' for a disk image"
 	bad 's/^rootpw --lock$/rootpw --iscrypted $6$salt$abcdefghijklmnop/' "a crypt(3) password hash"
 	bad "s|^zerombr\$|# $(base64 -w0 munge.key | head -c 60)|" "base64 blob"
 	bad "s|^zerombr\$|# $(xxd -p munge.key | tr -d '\n')|" "holds the secret of 'munge.key'"
@@ -84,7 +84,7 @@ PY
 	status_is 1
 	[[ "$output" == *"cannot render the kickstart of role 'compute'"* ]]
 	[[ "$output" == *"'out/compute/compute-c91411da8643.rootfs.tar.zst' for a disk image, not a tarball"* ]]
-	[[ "$output" == *"nodeforge build compute"*"compute-<id>.rootfs.tar.xz"* ]]
+	[[ "$output" == *"nodeforge build compute"*"compute-<sha12>.rootfs.tar.xz"* ]]
 	# nothing rendered: not even the other roles' kickstarts
 	[ -z "$(ls -A tree/kickstart 2>/dev/null)" ]
 	[ ! -e tree/ipxe/boot.ipxe ]
