@@ -9,6 +9,7 @@
 #                    parts of /usr: binaries, libraries, headers, docs
 #   BENCH_LEVEL=N    zstd level for nodeforge and tar|zstd (default 3)
 #   BENCH_RUNS=N     runs per tool, the fastest is kept (default 1)
+#   BENCH_XZ=1       also nodeforge tar.xz against tar | xz -T0 -6 (slow)
 #
 # CPU is user+sys of the whole pipeline: on a shared machine it is steadier
 # than wall time, which also measures how much CPU the scheduler lent.
@@ -87,6 +88,16 @@ echo "  nodeforge RSS / tar+zstd RSS:     $(ratio "${RSS[nodeforge]}" "${RSS[tar
 if [ -n "${WALL[mksquashfs]:-}" ]; then
 	echo "  mksquashfs time / nodeforge time: $(ratio "${WALL[mksquashfs]}" "${WALL[nodeforge]}")"
 	echo "  nodeforge size / mksquashfs size: $(ratio "${SIZE[nodeforge]}" "${SIZE[mksquashfs]}")"
+fi
+if [ -n "${BENCH_XZ:-}" ] && command -v xz >/dev/null; then
+	# tar.xz (what EL builds publish for kickstart liveimg), default level 6
+	measure nf-tar.xz "$O.tar.xz" \
+		"'$NF_BIN' -q pack '$TREE' -o '$O.tar.xz' --epoch 0"
+	measure tar+xz "$O.txz" \
+		"tar --sort=name --mtime=@0 --numeric-owner -C '$TREE' -cf - . | xz -q -T0 -6 >'$O.txz'"
+	echo "  tar+xz time / nodeforge xz time:  $(ratio "${WALL[tar+xz]}" "${WALL[nf-tar.xz]}")"
+	echo "  nodeforge xz size / tar+xz size:  $(ratio "${SIZE[nf-tar.xz]}" "${SIZE[tar+xz]}")"
+	echo "  nodeforge xz RSS / tar+xz RSS:    $(ratio "${RSS[nf-tar.xz]}" "${RSS[tar+xz]}")"
 fi
 echo "load average during the run: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 echo "(nodeforge's time includes writing the manifest with every file's sha256)"

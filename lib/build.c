@@ -9,7 +9,10 @@
  *   initramfs (cpio.zst, the whole root with systemd as /init), kernel
  *   copied out, mtimes clamped by the packer -> manifest signed ->
  *   content-addressed names renamed into OUT/ROLE, ROLE.current replaced
- *   by rename.
+ *   by rename.  EL roles also get the rootfs as tar.xz, the tarball
+ *   Anaconda's kickstart 'liveimg' accepts (it goes by the URL's suffix
+ *   and knows no .tar.zst), signed and named in ROLE.current as 'liveimg'
+ *   (ROLE-<sha12 of the tar.xz>.rootfs.tar.xz).
  *
  * A killed build leaves only temporary names (.tmp-*), removed by the next
  * build; the previous image and its pointer are never touched before the
@@ -60,6 +63,8 @@ struct build {
 	struct timespec t0;
 	const char *cur_stage;
 	json_t *overlay_names;
+	char liveimg[256];        /* EL: ROLE-<its sha12>.rootfs.tar.xz */
+	char liveimg_sha256[NF_SHA256_HEX];
 };
 
 /* ------------------------------------------------------------ progress */
@@ -638,6 +643,14 @@ static int published_matches(struct build *b, const char *ikey,
 		ok = 1;
 		for (size_t i = 0; i < NF_ARRAY_SIZE(keys); i++) {
 			const char *v = json_string_value(json_object_get(j, keys[i]));
+
+			snprintf(f, sizeof(f), "%s/%s", b->out, v ? v : "");
+			if (!v || strchr(v, '/') || !file_exists(f))
+				ok = 0;
+		}
+		if (b->el) {
+			const char *v = json_string_value(json_object_get(j,
+								"liveimg"));
 
 			snprintf(f, sizeof(f), "%s/%s", b->out, v ? v : "");
 			if (!v || strchr(v, '/') || !file_exists(f))
@@ -1309,6 +1322,13 @@ static int publish(struct build *b, const char *const *names, size_t n,
 		      "manifest", res->manifest, "inputs_sha256", ikey);
 	if (!j)
 		return -ENOMEM;
+	if (*b->liveimg &&
+	    (json_object_set_new(j, "liveimg", json_string(b->liveimg)) ||
+	     json_object_set_new(j, "liveimg_sha256",
+				 json_string(b->liveimg_sha256)))) {
+		json_decref(j);
+		return -ENOMEM;
+	}
 	doc = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(j);
 	if (!doc)
@@ -1536,7 +1556,8 @@ static int build_image(struct build *b, const struct nf_site *site,
 	char bkey[NF_SHA256_HEX], ikey[NF_SHA256_HEX], tool[256];
 	char tar[PATH_MAX + 96], kernel[PATH_MAX * 2], p[PATH_MAX * 3];
 	char id[13], rootfs[256], initrd[256], vmlinuz[256], manifest[256],
-	     imanifest[256], sig[300], pubout[PATH_MAX + 32];
+	     imanifest[256], lmanifest[256] = "", sig[300],
+	     pubout[PATH_MAX + 32];
 	char **pkgs = NULL;
 	size_t npkgs = 0;
 	int rootfd = -1, cached = 0, r;
@@ -1646,6 +1667,17 @@ static int build_image(struct build *b, const struct nf_site *site,
 			goto out;
 		stat(p, &st);
 		stage_end(b, (unsigned long long)st.st_size);
+
+		if (b->el) {
+			stage_begin(b, "pack liveimg");
+			po.format = NF_PACK_TAR;
+			po.compressor = NF_COMP_XZ;
+			snprintf(p, sizeof(p), "%s/rootfs.tar.xz", b->stage);
+			if ((r = nf_pack(b->ctx, b->root, p, &po)))
+				goto out;
+			stat(p, &st);
+			stage_end(b, (unsigned long long)st.st_size);
+		}
 	}
 
 	stage_begin(b, "sign");
@@ -1672,6 +1704,31 @@ static int build_image(struct build *b, const struct nf_site *site,
 	if ((r = name_archive(b, "rootfs.tar.zst", rootfs, manifest, NULL)) ||
 	    (r = name_archive(b, "initramfs.cpio.zst", initrd, imanifest, NULL)))
 		goto out;
+	if (b->el) {
+		json_t *m = NULL;
+
+		/* named by its own hash: the tree and caches hold a name
+		 * forever, and xz's bytes may change with liblzma while the
+		 * tar.zst's stay */
+		snprintf(p, sizeof(p), "%s/rootfs.tar.xz.manifest.json",
+			 b->stage);
+		if ((r = nf_manifest_load(b->ctx, p, &m)))
+			goto out;
+		snprintf(b->liveimg_sha256, sizeof(b->liveimg_sha256), "%s",
+			 json_string_value(json_object_get(json_object_get(m,
+				"archive"), "sha256")) ?: "");
+		json_decref(m);
+		snprintf(b->liveimg, sizeof(b->liveimg), "%s-%.12s.rootfs.tar.xz",
+			 b->role, b->liveimg_sha256);
+		snprintf(lmanifest, sizeof(lmanifest),
+			 "%s-%s.liveimg.manifest.json", b->role, id);
+		if ((r = name_archive(b, "rootfs.tar.xz", b->liveimg, lmanifest,
+				      NULL)))
+			goto out;
+		snprintf(p, sizeof(p), "%s/%s", b->stage, lmanifest);
+		if ((r = nf_sign_file(b->ctx, p, b->key)))
+			goto out;
+	}
 	snprintf(p, sizeof(p), "%s/%s", b->stage, vmlinuz);
 	if ((r = copy_file(b->ctx, kernel, p)))
 		goto out;
@@ -1689,14 +1746,23 @@ static int build_image(struct build *b, const struct nf_site *site,
 	res->rootfs = nf_strdup(rootfs);
 	res->manifest = nf_strdup(manifest);
 	{
-		char s1[300], s2[300];
+		char s1[300], s2[300], s3[300];
+		/* the manifest the pointer names goes last */
 		const char *names[] = { rootfs, initrd, vmlinuz, imanifest, s2,
-					manifest, s1 };
+					b->liveimg, lmanifest, s3, manifest,
+					s1 };
+		size_t n = 0;
+		const char *list[NF_ARRAY_SIZE(names)];
 
 		snprintf(s1, sizeof(s1), "%s.sig", manifest);
 		snprintf(s2, sizeof(s2), "%s.sig", imanifest);
+		snprintf(s3, sizeof(s3), "%s%s", lmanifest, *lmanifest ? ".sig"
+									 : "");
 		(void)sig;
-		if ((r = publish(b, names, NF_ARRAY_SIZE(names), res, ikey)))
+		for (size_t i = 0; i < NF_ARRAY_SIZE(names); i++)
+			if (*names[i])
+				list[n++] = names[i];
+		if ((r = publish(b, list, n, res, ikey)))
 			goto out;
 	}
 	/* the public key beside the images, for 'nodeforge manifest verify' */

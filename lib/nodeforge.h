@@ -211,18 +211,18 @@ void nf_sha256_hex(const void *data, size_t len, char out[NF_SHA256_HEX]);
 
 
 /* ------------------------------------------ pack, manifests, signatures
- * Deterministic image archives (tar or cpio newc, zstd/gzip/none), the
+ * Deterministic image archives (tar or cpio newc, zstd/xz/gzip/none), the
  * manifest written in the same pass, Ed25519 signatures, drift checks,
  * diffs and a safe unpacker.  Manifests are jansson trees. */
 
 enum nf_pack_format { NF_PACK_TAR = 0, NF_PACK_CPIO };
-enum nf_pack_comp { NF_COMP_NONE = 0, NF_COMP_GZIP, NF_COMP_ZSTD };
+enum nf_pack_comp { NF_COMP_NONE = 0, NF_COMP_GZIP, NF_COMP_ZSTD, NF_COMP_XZ };
 
 struct nf_pack_opts {
 	int format;             /* enum nf_pack_format */
 	int compressor;         /* enum nf_pack_comp */
 	int level;              /* < 0: the compressor's default */
-	int threads;            /* zstd workers; <= 0: one per CPU */
+	int threads;            /* zstd/xz workers; <= 0: one per CPU */
 	long long epoch;        /* mtimes above it are clamped to it */
 	/* Called now and then while packing (may be NULL) */
 	void (*progress)(void *data, unsigned long long entries,
