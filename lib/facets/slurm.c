@@ -338,11 +338,54 @@ static int write_slurm_conf(struct nf_apply *a, const json_t *sec)
 	return nf_apply_write_buf(a, "/etc/slurm/slurm.conf", &b, 0644, 0, 0);
 }
 
+/* The first-boot unit that renders gres.auto.json into gres.conf: after
+ * the services that bring the GPUs and their NVLink fabric up, before
+ * anything that reads gres.conf */
+static int write_gres_unit(struct nf_apply *a)
+{
+	const json_t *gpu = json_object_get(a->prof, "gpu");
+	const json_t *fm = json_object_get(a->prof, "fabric_manager");
+	const char *pkg = json_string_value(json_object_get(fm, "package"));
+	struct nf_buf b = { 0 };
+	int r;
+
+	nf_apply_header(&b, "#", "slurm");
+	nf_buf_printf(&b,
+		"[Unit]\n"
+		"Description=nodeforge first-boot rendering of gres.conf from this "
+		"node's GPU topology\n"
+		"Documentation=man:nodeforge-gres(1)\n"
+		"ConditionPathExists=/etc/nodeforge/gres.auto.json\n"
+		"Before=nodeforge-verify.service slurmd.service\n");
+	if (json_is_true(json_object_get(gpu, "persistence")))
+		nf_buf_printf(&b, "After=nvidia-persistenced.service\n");
+	if (json_is_true(json_object_get(fm, "enabled")))
+		nf_buf_printf(&b, "After=%s.service\n",
+			      pkg && !strchr(pkg, '/') ? pkg : "nvidia-fabricmanager");
+	nf_buf_printf(&b,
+		"\n"
+		"[Service]\n"
+		"Type=oneshot\n"
+		"RemainAfterExit=yes\n"
+		"ExecStart=/usr/bin/nodeforge gres render\n"
+		"TimeoutStartSec=120\n"
+		"\n"
+		"[Install]\n"
+		"WantedBy=multi-user.target\n");
+	if ((r = nf_apply_write_buf(a, "/etc/systemd/system/nodeforge-gres.service",
+				    &b, 0644, 0, 0)))
+		return r;
+	return nf_apply_symlink(a, "/etc/systemd/system/multi-user.target.wants/"
+				"nodeforge-gres.service",
+				"/etc/systemd/system/nodeforge-gres.service");
+}
+
 /* gres.conf: explicit entries now.  Entries whose Cores= or Links= say
  * "auto" depend on the node's own topology: they are kept in
- * /etc/nodeforge/gres.auto.json and appended to gres.conf at first boot by
- * 'nodeforge verify --gate' (slurmd is gated on it, so it never reads the
- * file before); the comment lines tell an operator where they come from */
+ * /etc/nodeforge/gres.auto.json and rendered into gres.conf at first boot
+ * by 'nodeforge gres render' (nodeforge-gres.service, ordered before
+ * slurmd and the verifier); the comment lines tell an operator where they
+ * come from */
 static int write_gres_conf(struct nf_apply *a, const json_t *sec)
 {
 	const json_t *gres = json_object_get(sec, "gres");
@@ -368,7 +411,7 @@ static int write_gres_conf(struct nf_apply *a, const json_t *sec)
 			json_array_append(autos, g);
 			nf_buf_printf(&b, "# Name=%s%s%s File=%s: Cores=/Links= "
 				      "from this node's topology at first boot "
-				      "(nodeforge verify --gate)\n",
+				      "(nodeforge gres render)\n",
 				      name, type ? " Type=" : "", type ? type : "",
 				      file ? file : "-");
 			continue;
@@ -393,7 +436,8 @@ static int write_gres_conf(struct nf_apply *a, const json_t *sec)
 		nf_buf_printf(&d, "%s\n", doc ? doc : "[]");
 		free(doc);
 		if ((r = nf_apply_write_buf(a, "/etc/nodeforge/gres.auto.json", &d,
-					    0644, 0, 0)))
+					    0644, 0, 0)) ||
+		    (r = write_gres_unit(a)))
 			goto out;
 	}
 	r = nf_apply_write_buf(a, "/etc/slurm/gres.conf", &b, 0644, 0, 0);
@@ -731,9 +775,8 @@ static int check_cores(struct nf_vcheck *c, const json_t *sec)
 		if (!*v[i].cores)
 			continue;
 		for (size_t j = 0; j < v[i].n; j++) {
-			uint8_t local[MAXCPU / 8];
 			char path[256], *buf;
-			int m = v[i].minors[j];
+			int m = v[i].minors[j], bad;
 
 			if (m < 0 || m >= ng) {
 				nf_v_seen(c, "/dev/nvidia%d has no GPU on the PCI bus", m);
@@ -742,19 +785,12 @@ static int check_cores(struct nf_vcheck *c, const json_t *sec)
 			snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/local_cpulist", addr[m]);
 			if (nf_v_read(c, NF_VSYS, path, 64 * 1024, &buf, NULL))
 				return nf_v_skip(c, "no local_cpulist for %s", addr[m]);
-			if (nf_cpulist_parse(buf, local, MAXCPU, NULL)) {
-				free(buf);
+			bad = nf_cpulist_fold_cores(buf, (unsigned)ncores, want, MAXCPU);
+			free(buf);
+			if (bad) {
 				nf_v_seen(c, "bad local_cpulist for %s", addr[m]);
 				return NF_V_FAIL;
 			}
-			free(buf);
-			/* Cores= counts cores; hyperthreads fold onto their core */
-			for (unsigned cpu = 0; cpu < MAXCPU; cpu++)
-				if (local[cpu / 8] & (1u << (cpu % 8))) {
-					unsigned core = (unsigned)(cpu % ncores);
-
-					want[core / 8] |= (uint8_t)(1u << (core % 8));
-				}
 		}
 		if (nf_cpulist_parse(v[i].cores, have, MAXCPU, NULL)) {
 			nf_v_seen(c, "bad Cores=%s", v[i].cores);
