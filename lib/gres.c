@@ -738,6 +738,7 @@ static int render(struct render *x)
 	long long want = 0;
 	struct nf_buf lines = { 0 };
 	char *old = NULL, *conf = NULL;
+	unsigned char used[NF_GRES_MAX_GPUS] = { 0 };
 	size_t i, len;
 	json_t *e;
 	int r;
@@ -780,6 +781,18 @@ static int render(struct render *x)
 		}
 		x->res->nvlink = x->t->nvlink_known && any_link(x->t);
 	}
+	/* two entries naming one GPU would declare it twice */
+	json_array_foreach(x->autos, i, e) {
+		size_t idx[NF_GRES_MAX_GPUS], n;
+
+		if ((r = entry_gpus(x->ctx, e, x->t, idx, &n)))
+			return r;
+		for (size_t k = 0; k < n; k++)
+			if (used[idx[k]]++)
+				return nf_fail(x->ctx, NF_E_CONFLICT, "'%s' names "
+					       "/dev/nvidia%d twice: nothing written",
+					       AUTO_JSON, x->t->gpu[idx[k]].minor);
+	}
 	json_array_foreach(x->autos, i, e) {
 		if ((r = nf_gres_entry_lines(x->ctx, e, x->t, ncores, nvlink,
 					     &lines))) {
@@ -791,23 +804,6 @@ static int render(struct render *x)
 		r = lines.err;
 		nf_buf_free(&lines);
 		return r;
-	}
-	/* two entries naming one GPU would declare it twice */
-	for (const char *p = lines.s ? lines.s : ""; *p; p = strchr(p, '\n') + 1) {
-		const char *f = strstr(p, " File="), *q;
-		size_t n = strcspn(f, " \n");
-
-		for (q = strchr(p, '\n') + 1; *q; q = strchr(q, '\n') + 1) {
-			const char *g = strstr(q, " File=");
-
-			if (strcspn(g, " \n") == n && !strncmp(f, g, n)) {
-				r = nf_fail(x->ctx, NF_E_CONFLICT, "'%s' names GPU "
-					    "'%.*s' twice: nothing written",
-					    AUTO_JSON, (int)n - 6, f + 6);
-				nf_buf_free(&lines);
-				return r;
-			}
-		}
 	}
 	r = nf_apply_read(&x->a, GRES_CONF, CONF_MAX, &old, &len);
 	if (r && r != -ENOENT) {

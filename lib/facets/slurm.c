@@ -752,6 +752,41 @@ static int check_hardware(struct nf_vcheck *c, const json_t *sec)
 
 #define MAXCPU 8192
 
+/* With the driver loaded, /dev/nvidiaN is the GPU whose
+ * /proc/driver/nvidia/gpus/BUS/information says "Device Minor: N": put
+ * each GPU's address at its minor (the PCI order stays where the driver
+ * says nothing) */
+static void driver_minors(struct nf_vcheck *c, char addr[][32], int *ng, int max)
+{
+	char **names, path[320], *buf, bus[NF_PCI_ADDR_LEN];
+	char by_minor[64][32] = { { 0 } };
+	int n = nf_v_list(c, NF_VSYS, "/proc/driver/nvidia/gpus", &names, 64);
+	int top = -1, minor, ok = n > 0;
+
+	for (int i = 0; ok && i < n; i++) {
+		snprintf(path, sizeof(path), "/proc/driver/nvidia/gpus/%.40s/information",
+			 names[i]);
+		if (nf_v_read(c, NF_VSYS, path, 16 * 1024, &buf, NULL))
+			ok = 0;
+		else {
+			ok = nf_gres_parse_information(buf, &minor, bus) == 0 &&
+			     minor < max && minor < 64 && !*by_minor[minor];
+			free(buf);
+		}
+		if (ok) {
+			snprintf(by_minor[minor], 32, "%s", bus);
+			top = minor > top ? minor : top;
+		}
+	}
+	if (n > 0)
+		nf_strv_free(names, (size_t)n);
+	if (!ok)
+		return;
+	for (int m = 0; m <= top; m++)
+		memcpy(addr[m], by_minor[m], 32);
+	*ng = top + 1;
+}
+
 static int check_cores(struct nf_vcheck *c, const json_t *sec)
 {
 	const json_t *node = json_object_get(sec, "node");
@@ -761,6 +796,8 @@ static int check_cores(struct nf_vcheck *c, const json_t *sec)
 	char addr[64][32];
 	int n = gres_lines(c, v, NF_ARRAY_SIZE(v)), ng = pci_gpus(c, addr, 64);
 	int checked = 0;
+
+	driver_minors(c, addr, &ng, 64);
 
 	if (n == -2)
 		return nf_v_skip(c, "gres.conf uses AutoDetect=nvml");
@@ -778,7 +815,7 @@ static int check_cores(struct nf_vcheck *c, const json_t *sec)
 			char path[256], *buf;
 			int m = v[i].minors[j], bad;
 
-			if (m < 0 || m >= ng) {
+			if (m < 0 || m >= ng || !*addr[m]) {
 				nf_v_seen(c, "/dev/nvidia%d has no GPU on the PCI bus", m);
 				return NF_V_FAIL;
 			}
