@@ -60,8 +60,10 @@ static int gres_render(struct nf_global *g, const struct nf_gres_opts *o)
 		: o->dry_run ? "would change" : "written";
 	nf_emit_arr_open(e, "lines");
 	for (char *l = res.lines, *nl; l && *l; l = nl + 1) {
-		nl = strchr(l, '\n');
-		*nl = '\0';
+		if (!(nl = strchr(l, '\n')))
+			nl = l + strlen(l) - 1;
+		else
+			*nl = '\0';
 		if (!g->quiet || g->json)
 			nf_emit_str(e, NULL, "%s\n", l);
 	}

@@ -177,11 +177,13 @@ int nf_gres_auto_parse(struct nf_ctx *ctx, const char *buf, size_t len,
 				ok = json_is_integer(v) && json_integer_value(v) >= 0 &&
 				     json_integer_value(v) <= NF_GRES_MAX_GPUS;
 			if (!ok) {
+				int r = nf_fail(ctx, NF_E_INVALID, "'%s': entry %zu: "
+						"'%.64s' is not a gres field or has a "
+						"value gres.conf cannot hold",
+						AUTO_JSON, i, k);
+
 				json_decref(doc);
-				return nf_fail(ctx, NF_E_INVALID, "'%s': entry %zu: "
-					       "'%.64s' is not a gres field or has a "
-					       "value gres.conf cannot hold",
-					       AUTO_JSON, i, k);
+				return r;
 			}
 		}
 	}
