@@ -149,6 +149,7 @@ struct nf_apply {
 	const char *role;
 	const char *distro;               /* "debian12", "rocky9", ... */
 	int el;                           /* EL family (paths differ) */
+	const json_t *cluster_nodes;      /* nf_slurm_nodes() or NULL */
 };
 
 /* Text buffer for rendering config files; grows up to a hard cap */
@@ -537,5 +538,16 @@ int nf_nvml_snapshot(const json_t *fixture, json_t **snap);
 /* Load a hardware-ops fixture (fixture.json, size-capped) */
 int nf_hw_fixture_load(struct nf_ctx *ctx, const char *path, json_t **out);
 /* ---- end of gres render ---- */
+
+/* ---- Slurm nodes of an inventory (lib/slurm_nodes.c, build --inventory) ----
+ * The inventory's nodes grouped by role, for the controller's slurm.conf:
+ * [{"role", "nodes": hostlist, "node": the role's slurm.node, "gres": its
+ * slurm.gres, "slurmd": runs slurmd}], sorted by role */
+int nf_slurm_nodes(struct nf_ctx *ctx, const char *inventory,
+		   const struct nf_site *site, json_t **out);
+/* nf_apply_all() with the cluster's nodes (NULL: none) */
+int nf_apply_all_nodes(struct nf_ctx *ctx, int rootfd,
+		       const struct nf_profile *p, const json_t *nodes);
+/* ---- end of Slurm nodes ---- */
 
 #endif

@@ -620,6 +620,8 @@ struct nf_build_opts {
 	void (*progress)(void *data, int event, const char *stage,
 			 double secs, unsigned long long bytes);
 	void *progress_data;
+	const char *inventory;  /* racks.yaml: the controller's slurm.conf
+				 * lists its nodes and partitions; or NULL */
 };
 
 struct nf_build_result {
@@ -941,6 +943,12 @@ struct nf_gres_result {
 int nf_gres_render(struct nf_ctx *ctx, const struct nf_gres_opts *o,
 		   struct nf_gres_result *res);
 void nf_gres_result_free(struct nf_gres_result *res);
+
+/* Names back into a Slurm hostlist, sorted, duplicates dropped:
+ * {gpu-001, gpu-002, gpu-004, login-01} -> "gpu-[001-002,004],login-01"
+ * (names with a different digit count stay in separate groups, so
+ * nf_hostlist_expand() gives the same names back); caller frees */
+int nf_hostlist_compress(char *const *names, size_t n, char **out);
 
 /* ------------------------------------------------- end of gres render */
 

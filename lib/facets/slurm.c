@@ -249,6 +249,85 @@ static int conf_ok(struct nf_apply *a, const char *where, const char *k,
 	return 0;
 }
 
+/* "NodeName=NAMES Sockets=... Gres=... Feature=... State=UNKNOWN" */
+static void node_line(struct nf_buf *b, const char *names, const json_t *node,
+		      const json_t *gres)
+{
+	const json_t *feat = json_object_get(node, "features");
+	json_t *g, *v;
+	size_t i;
+
+	nf_buf_printf(b, "NodeName=%s", names);
+	if (json_is_object(node))
+		nf_buf_printf(b, " Sockets=%lld CoresPerSocket=%lld "
+			      "ThreadsPerCore=%lld RealMemory=%lld",
+			      (long long)json_integer_value(json_object_get(node, "sockets")),
+			      (long long)json_integer_value(json_object_get(node, "cores_per_socket")),
+			      (long long)json_integer_value(json_object_get(node, "threads_per_core")),
+			      (long long)json_integer_value(json_object_get(node, "real_memory_mb")));
+	json_array_foreach(gres, i, g) {
+		const char *type = json_string_value(json_object_get(g, "type"));
+		json_int_t n = json_integer_value(json_object_get(g, "count"));
+
+		nf_buf_printf(b, "%s%s%s%s:%lld", i ? "," : " Gres=",
+			      json_string_value(json_object_get(g, "name")),
+			      type ? ":" : "", type ? type : "",
+			      (long long)(n ? n : 1));
+	}
+	json_array_foreach(feat, i, v)
+		nf_buf_printf(b, "%s%s", i ? "," : " Feature=", json_string_value(v));
+	nf_buf_printf(b, " State=UNKNOWN\n");
+}
+
+/* The controller knows every node (build --inventory): one NodeName= line
+ * per role that runs slurmd, one partition per such role unless the
+ * profile declares one of that name; the first is the default */
+static int cluster_nodes(struct nf_apply *a, struct nf_buf *b,
+			 const json_t *sec)
+{
+	const json_t *parts = json_object_get(sec, "partitions");
+	int have_default = 0;
+	size_t i, j;
+	json_t *e, *p;
+
+	json_array_foreach(parts, j, p) {
+		const char *d = json_string_value(json_object_get(
+			json_object_get(p, "options"), "Default"));
+
+		have_default |= d && !strcasecmp(d, "yes");
+	}
+	json_array_foreach(a->cluster_nodes, i, e) {
+		const char *nodes = json_string_value(json_object_get(e, "nodes"));
+
+		if (!json_is_true(json_object_get(e, "slurmd")))
+			continue;
+		if (!nodes || strpbrk(nodes, " \t\n#="))
+			return nf_fail(a->ctx, NF_E_INVALID, "inventory node names "
+				       "'%s' cannot go into slurm.conf",
+				       nodes ? nodes : "");
+		node_line(b, nodes, json_object_get(e, "node"),
+			  json_object_get(e, "gres"));
+	}
+	json_array_foreach(a->cluster_nodes, i, e) {
+		const char *role = json_string_value(json_object_get(e, "role"));
+		int declared = 0;
+
+		if (!json_is_true(json_object_get(e, "slurmd")))
+			continue;
+		json_array_foreach(parts, j, p)
+			declared |= !strcmp(json_string_value(json_object_get(p, "name")) ?: "",
+					    role ? role : "");
+		if (declared)
+			continue;
+		nf_buf_printf(b, "PartitionName=%s Nodes=%s%s MaxTime=INFINITE "
+			      "State=UP\n", role,
+			      json_string_value(json_object_get(e, "nodes")),
+			      have_default ? "" : " Default=YES");
+		have_default = 1;
+	}
+	return 0;
+}
+
 static int write_slurm_conf(struct nf_apply *a, const json_t *sec)
 {
 	const json_t *conf = json_object_get(sec, "conf");
@@ -260,6 +339,7 @@ static int write_slurm_conf(struct nf_apply *a, const json_t *sec)
 	const char *k;
 	json_t *v;
 	size_t i;
+	int r;
 
 	nf_apply_header(&b, "#", "slurm");
 	if (cluster)
@@ -290,32 +370,14 @@ static int write_slurm_conf(struct nf_apply *a, const json_t *sec)
 		}
 		conf_kv(&b, k, v);
 	}
-	if (node) {
-		const json_t *feat = json_object_get(node, "features");
-		const json_t *gres = json_object_get(sec, "gres");
-		json_t *g;
-
-		/* Node names come from the inventory; the image carries the
-		 * hardware shape every node of this role shares */
-		nf_buf_printf(&b, "NodeName=DEFAULT Sockets=%lld CoresPerSocket=%lld "
-			      "ThreadsPerCore=%lld RealMemory=%lld",
-			      (long long)json_integer_value(json_object_get(node, "sockets")),
-			      (long long)json_integer_value(json_object_get(node, "cores_per_socket")),
-			      (long long)json_integer_value(json_object_get(node, "threads_per_core")),
-			      (long long)json_integer_value(json_object_get(node, "real_memory_mb")));
-		json_array_foreach(gres, i, g) {
-			const char *type = json_string_value(json_object_get(g, "type"));
-			json_int_t n = json_integer_value(json_object_get(g, "count"));
-
-			nf_buf_printf(&b, "%s%s%s%s:%lld", i ? "," : " Gres=",
-				      json_string_value(json_object_get(g, "name")),
-				      type ? ":" : "", type ? type : "",
-				      (long long)(n ? n : 1));
-		}
-		json_array_foreach(feat, i, v)
-			nf_buf_printf(&b, "%s%s", i ? "," : " Feature=",
-				      json_string_value(v));
-		nf_buf_printf(&b, " State=UNKNOWN\n");
+	/* Node names come from the inventory; the image carries the
+	 * hardware shape every node of this role shares */
+	if (node)
+		node_line(&b, "DEFAULT", node, json_object_get(sec, "gres"));
+	if (a->cluster_nodes && nf_apply_has_daemon(a, "slurmctld") &&
+	    (r = cluster_nodes(a, &b, sec))) {
+		nf_buf_free(&b);
+		return r;
 	}
 	json_array_foreach(json_object_get(sec, "partitions"), i, v) {
 		const json_t *opt = json_object_get(v, "options");
