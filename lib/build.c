@@ -65,6 +65,7 @@ struct build {
 	json_t *overlay_names;
 	char liveimg[256];        /* EL: ROLE-<its sha12>.rootfs.tar.xz */
 	char liveimg_sha256[NF_SHA256_HEX];
+	json_t *nodes;            /* --inventory: nf_slurm_nodes() */
 };
 
 /* ------------------------------------------------------------ progress */
@@ -583,6 +584,13 @@ static int inputs_key(struct build *b, const char *bkey, char out[NF_SHA256_HEX]
 	nf_sha256_update(ov_hash, line, strlen(line));
 	nf_sha256_update(ov_hash, doc, strlen(doc));
 	free(doc);
+	if (b->nodes) {
+		if (!(doc = json_dumps(b->nodes, JSON_SORT_KEYS | JSON_COMPACT)))
+			return -ENOMEM;
+		nf_sha256_update(ov_hash, "nodes=", 6);
+		nf_sha256_update(ov_hash, doc, strlen(doc));
+		free(doc);
+	}
 	/* nodeforge itself goes into the image */
 	{
 		char hex[NF_SHA256_HEX];
@@ -1538,6 +1546,30 @@ static int resolve(struct build *b, const struct nf_site *site)
 	return r;
 }
 
+/* --inventory: the nodes the controller's slurm.conf lists.  Loaded (and
+ * so checked) for any role, kept for the roles that run slurmctld: only
+ * their image, and its inputs' hash, depend on it */
+static int resolve_nodes(struct build *b, const struct nf_site *site)
+{
+	const json_t *daemons = json_object_get(json_object_get(b->prof, "slurm"),
+						"daemons");
+	size_t i;
+	json_t *v;
+	int r, ctld = 0;
+
+	if (!b->o->inventory)
+		return 0;
+	if ((r = nf_slurm_nodes(b->ctx, b->o->inventory, site, &b->nodes)))
+		return r;
+	json_array_foreach(daemons, i, v)
+		ctld |= !strcmp(json_string_value(v) ?: "", "slurmctld");
+	if (!ctld) {
+		json_decref(b->nodes);
+		b->nodes = NULL;
+	}
+	return 0;
+}
+
 void nf_build_result_free(struct nf_build_result *res)
 {
 	if (!res)
@@ -1563,7 +1595,8 @@ static int build_image(struct build *b, const struct nf_site *site,
 	int rootfd = -1, cached = 0, r;
 
 	stage_begin(b, "resolve");
-	if ((r = resolve(b, site)) || (r = setup_paths(b)))
+	if ((r = resolve(b, site)) || (r = resolve_nodes(b, site)) ||
+	    (r = setup_paths(b)))
 		return r;
 	if ((r = take_lock(b)))
 		return r;
@@ -1632,7 +1665,7 @@ static int build_image(struct build *b, const struct nf_site *site,
 	stage_end(b, 0);
 
 	stage_begin(b, "facets");
-	if ((r = nf_apply_all(b->ctx, rootfd, b->profile)) ||
+	if ((r = nf_apply_all_nodes(b->ctx, rootfd, b->profile, b->nodes)) ||
 	    (r = install_self(b, rootfd)))
 		goto out;
 	stage_end(b, 0);
@@ -1810,6 +1843,7 @@ int nf_build(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 	if (b.lockfd >= 0)
 		close(b.lockfd);
 	json_decref(b.overlay_names);
+	json_decref(b.nodes);
 	nf_profile_free(b.profile);
 	return r;
 }

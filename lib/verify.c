@@ -691,6 +691,39 @@ struct nf_nvml_fabric {
 	unsigned char state;
 };
 
+/* nvmlPciInfo_t */
+struct nf_nvml_pci {
+	char bus_id_legacy[16];
+	unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+	char bus_id[32];
+};
+
+#define NF_NVML_MAX_LINKS 18    /* NVML_NVLINK_MAX_LINKS */
+
+/* The PCI bus id of every active NVLink's far end, one entry per link:
+ * a peer GPU's, or an NVSwitch's (tells gres.conf's Links=) */
+static json_t *nvml_nvlinks(nvmlDevice_t d,
+			    nvmlReturn_t (*state)(nvmlDevice_t, unsigned, int *),
+			    nvmlReturn_t (*remote)(nvmlDevice_t, unsigned,
+						   struct nf_nvml_pci *))
+{
+	json_t *v = json_array();
+
+	for (unsigned l = 0; v && l < NF_NVML_MAX_LINKS; l++) {
+		struct nf_nvml_pci pci = { 0 };
+		char id[NF_PCI_ADDR_LEN];
+		int active = 0;
+
+		if (state(d, l, &active) != 0 || !active ||
+		    remote(d, l, &pci) != 0)
+			continue;
+		pci.bus_id[sizeof(pci.bus_id) - 1] = '\0';
+		if (nf_pci_addr_norm(pci.bus_id, id) == 0)
+			json_array_append_new(v, json_string(id));
+	}
+	return v;
+}
+
 static int nvml_real(json_t **snap)
 {
 	nvmlReturn_t (*init)(void), (*shutdown)(void);
@@ -702,6 +735,9 @@ static int nvml_real(json_t **snap)
 	nvmlReturn_t (*remap)(nvmlDevice_t, unsigned *, unsigned *, unsigned *, unsigned *);
 	nvmlReturn_t (*persist)(nvmlDevice_t, int *);
 	nvmlReturn_t (*fabric)(nvmlDevice_t, struct nf_nvml_fabric *);
+	nvmlReturn_t (*pciinfo)(nvmlDevice_t, struct nf_nvml_pci *);
+	nvmlReturn_t (*lstate)(nvmlDevice_t, unsigned, int *);
+	nvmlReturn_t (*lremote)(nvmlDevice_t, unsigned, struct nf_nvml_pci *);
 	void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	char ver[96] = "";
 	unsigned n = 0;
@@ -719,6 +755,9 @@ static int nvml_real(json_t **snap)
 	*(void **)&remap = dlsym(h, "nvmlDeviceGetRemappedRows");
 	*(void **)&persist = dlsym(h, "nvmlDeviceGetPersistenceMode");
 	*(void **)&fabric = dlsym(h, "nvmlDeviceGetGpuFabricInfo");
+	*(void **)&pciinfo = dlsym(h, "nvmlDeviceGetPciInfo_v3");
+	*(void **)&lstate = dlsym(h, "nvmlDeviceGetNvLinkState");
+	*(void **)&lremote = dlsym(h, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
 	if (!init || !shutdown || !drv || !count || !handle || !name) {
 		dlclose(h);
 		return NF_E_NOHW;
@@ -761,6 +800,20 @@ static int nvml_real(json_t **snap)
 					    json_string(fi.state < 4 ? st[fi.state] : "unknown"));
 			json_object_set_new(g, "fabric_status", json_integer(fi.status));
 		}
+		if (pciinfo) {
+			struct nf_nvml_pci pci = { 0 };
+			char id[NF_PCI_ADDR_LEN];
+
+			if (pciinfo(d, &pci) == 0) {
+				pci.bus_id[sizeof(pci.bus_id) - 1] = '\0';
+				if (nf_pci_addr_norm(pci.bus_id, id) == 0)
+					json_object_set_new(g, "pci_bus_id",
+							    json_string(id));
+			}
+		}
+		if (lstate && lremote)
+			json_object_set_new(g, "nvlink_remote",
+					    nvml_nvlinks(d, lstate, lremote));
 	}
 	shutdown();
 	dlclose(h);
@@ -768,22 +821,30 @@ static int nvml_real(json_t **snap)
 	return *snap ? 0 : -ENOMEM;
 }
 
-int nf_v_nvml(struct nf_vcheck *c, json_t **snap)
+int nf_nvml_snapshot(const json_t *fixture, json_t **snap)
 {
-	const json_t *fx = c->run->fixture, *a;
+	const json_t *a;
 
-	if (!fx)
+	if (!fixture)
 		return nvml_real(snap);
-	a = json_object_get(fx, "nvml");
+	a = json_object_get(fixture, "nvml");
 	if (!a || json_is_null(a))
 		return NF_E_NOHW;
-	if (json_is_true(json_object_get(a, "hang"))) {
+	*snap = json_deep_copy(a);
+	return *snap ? 0 : -ENOMEM;
+}
+
+int nf_v_nvml(struct nf_vcheck *c, json_t **snap)
+{
+	const json_t *fx = c->run->fixture;
+
+	if (fx && json_is_true(json_object_get(json_object_get(fx, "nvml"),
+					       "hang"))) {
 		/* a driver call that never returns: only the deadline ends it */
 		for (;;)
 			pause();
 	}
-	*snap = json_deep_copy(a);
-	return *snap ? 0 : -ENOMEM;
+	return nf_nvml_snapshot(fx, snap);
 }
 
 /* -------------------------------------------------------------- engine */
@@ -961,7 +1022,7 @@ static int cmp_entry(const void *a, const void *b)
 	return (int)x->order - (int)y->order;
 }
 
-static int load_fixture(struct nf_ctx *ctx, const char *path, json_t **out)
+int nf_hw_fixture_load(struct nf_ctx *ctx, const char *path, json_t **out)
 {
 	json_error_t err;
 	char *buf;
@@ -1032,7 +1093,7 @@ static int run_new(struct nf_ctx *ctx, const json_t *prof,
 			return r;
 		}
 	}
-	if (o->fixture && (r = load_fixture(ctx, o->fixture, &run->fixture))) {
+	if (o->fixture && (r = nf_hw_fixture_load(ctx, o->fixture, &run->fixture))) {
 		run_unref(run);
 		return r;
 	}
