@@ -1159,9 +1159,12 @@ static int stage_identity(struct build *b, int rootfd)
 				unlinkat(dirfd(d), de->d_name, 0);
 		closedir(d);
 		nf_apply_header(&u, "#", "build");
+		/* before the unit's own 'sshd -t', which fails without keys */
 		nf_buf_printf(&u, "# host keys are removed from the image: each "
-			      "node generates its own\n[Service]\n"
-			      "ExecStartPre=/usr/bin/ssh-keygen -A\n");
+			      "node generates its own before sshd checks its "
+			      "config\n[Service]\nExecStartPre=\n"
+			      "ExecStartPre=/usr/bin/ssh-keygen -A\n"
+			      "ExecStartPre=/usr/sbin/sshd -t\n");
 		if ((r = nf_apply_write_buf(&a, "/etc/systemd/system/ssh.service.d/"
 					    "nodeforge-hostkeys.conf", &u, 0644,
 					    0, 0)))

@@ -707,12 +707,12 @@ static int render_node(struct pxe *p, const struct nf_node *nd,
 		"#!ipxe\n"
 		"# node %s (%s, rack %s, %s) - rendered by nodeforge; do not edit\n"
 		"kernel %s/images/%s/%s initrd=%s %s%snodeforge.server=%s "
-		"nodeforge.node=%s\n"
+		"nodeforge.node=%s systemd.hostname=%s\n"
 		"initrd %s/images/%s/%s\n"
 		"boot\n",
 		nd->name, r->name, *nd->rack ? nd->rack : "-", ip, url,
 		r->name, r->kernel, r->initramfs, r->args, *r->args ? " " : "",
-		url, nd->name, url, r->name, r->initramfs);
+		url, nd->name, nd->name, url, r->name, r->initramfs);
 	snprintf(file, sizeof(file), "%s.ipxe", mac);
 	if ((e = bput(p, "ipxe/mac", file, b)))
 		return e;
@@ -721,11 +721,12 @@ static int render_node(struct pxe *p, const struct nf_node *nd,
 		"set default=0\n"
 		"set timeout=0\n"
 		"menuentry 'nodeforge %s (%s)' {\n"
-		"\tlinux /images/%s/%s %s%snodeforge.server=%s nodeforge.node=%s\n"
+		"\tlinux /images/%s/%s %s%snodeforge.server=%s nodeforge.node=%s "
+		"systemd.hostname=%s\n"
 		"\tinitrd /images/%s/%s\n"
 		"}\n",
 		nd->name, r->name, nd->name, r->name, r->name, r->kernel,
-		r->args, *r->args ? " " : "", url, nd->name, r->name,
+		r->args, *r->args ? " " : "", url, nd->name, nd->name, r->name,
 		r->initramfs);
 	snprintf(file, sizeof(file), "grub.cfg-01-%s", mac);
 	return bput(p, "grub", file, b);

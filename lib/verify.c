@@ -1042,11 +1042,41 @@ int nf_hw_fixture_load(struct nf_ctx *ctx, const char *path, json_t **out)
 	return 0;
 }
 
+/* KEY=VALUE of the kernel command line (the first one), 0 if present */
+static int cmdline_value(const char *sysroot, const char *key, char *out, size_t sz)
+{
+	char p[4096], buf[8192];
+	size_t kl = strlen(key), n;
+	FILE *f;
+	char *s;
+
+	snprintf(p, sizeof(p), "%s/proc/cmdline", sysroot ? sysroot : "");
+	if (!(f = fopen(p, "re")))
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (s = buf; *s; s += strcspn(s, " \t\n"), s += strspn(s, " \t\n"))
+		if (!strncmp(s, key, kl) && s[kl] == '=') {
+			s += kl + 1;
+			snprintf(out, sz, "%.*s", (int)strcspn(s, " \t\n"), s);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* The node's name: nodeforge.node= when the boot server named it (a
+ * network-booted node knows no other name before its hostname is set),
+ * else the kernel's host name */
 static char *read_host(const char *sysroot)
 {
 	char p[4096], buf[256] = "";
 	FILE *f;
 
+	if (!cmdline_value(sysroot, "nodeforge.node", buf, sizeof(buf)) && *buf &&
+	    !strpbrk(buf, "/\\?#%\"'"))
+		return strdup(buf);
+	*buf = '\0';
 	snprintf(p, sizeof(p), "%s/proc/sys/kernel/hostname", sysroot ? sysroot : "");
 	if ((f = fopen(p, "re"))) {
 		if (!fgets(buf, sizeof(buf), f))
@@ -1386,31 +1416,19 @@ int nf_verify_write_junit(struct nf_ctx *ctx, const struct nf_verify *v,
 
 int nf_verify_server_url(struct nf_ctx *ctx, const char *sysroot, char **url)
 {
-	char p[4096], *buf, *s;
-	int r;
+	char buf[4096];
+	int r = cmdline_value(sysroot, "nodeforge.server", buf, sizeof(buf));
 
-	snprintf(p, sizeof(p), "%s/proc/cmdline", sysroot ? sysroot : "");
-	if ((r = nf_read_file(ctx, p, 64 * 1024, &buf, NULL)))
-		return r;
-	for (s = buf; (s = strstr(s, "nodeforge.server=")); s++) {
-		if (s == buf || s[-1] == ' ') {
-			s += strlen("nodeforge.server=");
-			*url = strndup(s, strcspn(s, " \n\t"));
-			free(buf);
-			if (!*url)
-				return -ENOMEM;
-			if (strncmp(*url, "http://", 7) && strncmp(*url, "https://", 8)) {
-				r = nf_fail(ctx, NF_E_INVALID,
-					    "nodeforge.server '%s' is not an http(s) URL", *url);
-				free(*url);
-				*url = NULL;
-				return r;
-			}
-			return 0;
-		}
-	}
-	free(buf);
-	return nf_fail(ctx, NF_E_NOTFOUND, "no nodeforge.server= on the kernel command line");
+	if (r == -ENOENT || (!r && !*buf))
+		return nf_fail(ctx, NF_E_NOTFOUND,
+			       "no nodeforge.server= on the kernel command line");
+	if (r)
+		return nf_fail(ctx, r, "cannot read '%s/proc/cmdline': %s",
+			       sysroot ? sysroot : "", strerror(-r));
+	if (strncmp(buf, "http://", 7) && strncmp(buf, "https://", 8))
+		return nf_fail(ctx, NF_E_INVALID,
+			       "nodeforge.server '%s' is not an http(s) URL", buf);
+	return (*url = strdup(buf)) ? 0 : -ENOMEM;
 }
 
 static int health_exec(struct nf_ctx *ctx, struct nf_vcheck *c,

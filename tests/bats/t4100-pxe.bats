@@ -26,11 +26,11 @@ setup() {
 		[ -f "tree/$f" ] || { echo "missing $f"; false; }
 	done
 	k=$(python3 -c 'import json;print(json.load(open("'"$FIXTURES"'/boot/out/compute/compute.current"))["kernel"])')
-	grep -qx "kernel http://10.0.0.1:8080/images/compute/$k initrd=compute-[0-9a-f]*.initramfs.cpio.zst quiet hugepages=64 nodeforge.server=http://10.0.0.1:8080 nodeforge.node=gpu-04" tree/ipxe/mac/52-54-00-00-01-04.ipxe
+	grep -qx "kernel http://10.0.0.1:8080/images/compute/$k initrd=compute-[0-9a-f]*.initramfs.cpio.zst quiet hugepages=64 nodeforge.server=http://10.0.0.1:8080 nodeforge.node=gpu-04 systemd.hostname=gpu-04" tree/ipxe/mac/52-54-00-00-01-04.ipxe
 	cmp tree/images/compute/$k "$FIXTURES/boot/out/compute/$k"
 	grep -q 'chain --autofree http://10.0.0.1:8080/ipxe/mac/${netX/mac:hexhyp}.ipxe' tree/ipxe/boot.ipxe
 	grep -q '/api/v1/unknown/${netX/mac:hexhyp}' tree/ipxe/unknown.ipxe
-	grep -q "linux /images/controller/controller-.*.vmlinuz quiet nodeforge.server=http://10.0.0.1:8080 nodeforge.node=ctl-01" tree/grub/grub.cfg-01-52-54-00-00-00-01
+	grep -q "linux /images/controller/controller-.*.vmlinuz quiet nodeforge.server=http://10.0.0.1:8080 nodeforge.node=ctl-01 systemd.hostname=ctl-01" tree/grub/grub.cfg-01-52-54-00-00-00-01
 	grep -qx "dhcp-host=52:54:00:00:01:03,10.0.1.13,gpu-03,infinite" tree/dnsmasq.conf
 	# liveimg names the tar.xz the build published for Anaconda, with its own sha256
 	live=$(python3 -c 'import json;c=json.load(open("'"$FIXTURES"'/boot/out/compute/compute.current"));print(c["liveimg"], c["liveimg_sha256"])')
@@ -130,7 +130,7 @@ setup() {
 	line=$(grep '^kernel ' tree/ipxe/mac/52-54-00-00-01-01.ipxe)
 	[[ "$line" == *" cgroup_memory=1 "* ]]
 	[[ "$line" == *" systemd.unified_cgroup_hierarchy=1 "* ]]
-	[[ "$line" == *" nodeforge.server=$url nodeforge.node=gpu-01" ]]
+	[[ "$line" == *" nodeforge.server=$url nodeforge.node=gpu-01 systemd.hostname=gpu-01" ]]
 	# a Debian site: Anaconda has nothing to install, no kickstarts by default
 	[ ! -e tree/kickstart ]
 }
