@@ -81,9 +81,10 @@ check-e2e: $(BUILD)/nodeforge
 		bats --print-output-on-failure tests/e2e
 
 # Golden-image CI of the compute role on this site (docs/nodeforge-ci.md):
-# the real bootstrap; CI_ARGS adds options (--baseline, --mirror, --boot)
+# the real bootstrap and a PXE boot in QEMU; CI_ARGS adds options
+# (--baseline, --mirror, --accel kvm)
 ci-image: $(BUILD)/nodeforge
-	$(BUILD)/nodeforge ci compute --junit $(BUILD)/ci-compute.junit.xml $(CI_ARGS)
+	$(BUILD)/nodeforge ci compute --boot --junit $(BUILD)/ci-compute.junit.xml $(CI_ARGS)
 
 asan:
 	$(MAKE) BUILD=build-asan CC=clang \

@@ -490,7 +490,26 @@ static int apply_verifier(struct nf_apply *a)
 		"Description=nodeforge first-boot verification of this node\n"
 		"Documentation=man:nodeforge-verify(1)\n"
 		"Wants=network-online.target time-sync.target\n"
-		"After=network-online.target time-sync.target munge.service\n"
+		"After=network-online.target time-sync.target munge.service\n");
+	/* the services the profile enables have started (or failed) before
+	 * their checks run: a unit still 'activating' is no verdict */
+	{
+		const json_t *en = json_object_get(json_object_get(
+			json_object_get(a->prof, "system"), "services"), "enable");
+		size_t i;
+		json_t *v;
+
+		json_array_foreach(en, i, v) {
+			const char *u = json_string_value(v);
+
+			if (!u || !strncmp(u, "slurm", 5) || strchr(u, '/') ||
+			    strpbrk(u, " \t\n"))
+				continue;
+			nf_buf_printf(&b, "After=%s%s\n", u,
+				      strchr(u, '.') ? "" : ".service");
+		}
+	}
+	nf_buf_printf(&b,
 		"Before=slurmd.service\n"
 		"ConditionPathExists=/etc/nodeforge/profile.json\n"
 		"\n"

@@ -799,7 +799,9 @@ int nf_ci_run(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 		goto done;
 	}
 	mark = ci->n;
-	r = nf_unpack(ctx, archive, root, NULL);
+	/* device nodes (an image's /dev/console) are not needed to read it */
+	r = nf_unpack(ctx, archive, root,
+		      &(struct nf_unpack_opts){ .skip_devices = 1 });
 	if (!r)
 		r = static_stage(ctx, ci, root);
 	if (r) {

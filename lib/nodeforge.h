@@ -265,6 +265,8 @@ int nf_verify_file(struct nf_ctx *ctx, const char *path, const char *sig,
 
 struct nf_unpack_opts {
 	int devices;                      /* create device nodes */
+	int skip_devices;                 /* leave device nodes out (not an
+					   * error); for a tree only read */
 	unsigned long long max_size;      /* total content cap; 0: default */
 	unsigned long long max_entries;   /* 0: default */
 };

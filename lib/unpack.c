@@ -37,6 +37,7 @@ struct unpack {
 	struct nf_areader *r;
 	int rootfd;
 	int devices;
+	int skip_devices;
 	int owners;       /* chown: only when running as root */
 	unsigned long long max_size, max_entries, total, nentries;
 	char *buf;
@@ -364,6 +365,9 @@ static int do_entry(struct unpack *u, const struct nf_aentry *e)
 		}
 	}
 	if (!e->hardlink && (type == S_IFCHR || type == S_IFBLK) &&
+	    !u->devices && u->skip_devices)
+		return 0;
+	if (!e->hardlink && (type == S_IFCHR || type == S_IFBLK) &&
 	    !u->devices)
 		return nf_fail(u->ctx, NF_E_UNSAFE,
 			       "archive holds device node '%s': refusing "
@@ -468,6 +472,7 @@ static int unpack_run(struct nf_ctx *ctx, struct nf_areader *r, int rootfd,
 	struct unpack u = {
 		.ctx = ctx, .r = r, .rootfd = rootfd,
 		.devices = o && o->devices,
+		.skip_devices = o && o->skip_devices,
 		.owners = geteuid() == 0,
 		.max_size = o && o->max_size ? o->max_size : UNPACK_MAX_SIZE,
 		.max_entries = o && o->max_entries ? o->max_entries
