@@ -4,10 +4,10 @@
  * ARCHIVE_OK/WARN/FATAL convention.
  *
  * Writing: tar is pax-restricted (plain ustar headers unless an entry needs
- * pax records: long names, xattrs); cpio is newc.  zstd runs with at least
- * one worker thread: zstd's multi-threaded output is the same for every
- * worker count >= 1 but differs from its single-threaded mode, so "0
- * workers" is never used.  gzip headers carry no timestamp.
+ * pax records: long names, xattrs); cpio is newc.  zstd is not
+ * libarchive's filter but lib/zstd.c, fed with the uncompressed stream:
+ * it sets the frame parameters libarchive does not expose.  gzip headers
+ * carry no timestamp.
  */
 #include "internal.h"
 
@@ -22,6 +22,7 @@ struct nf_awriter {
 	struct nf_ctx *ctx;
 	struct archive *a;
 	struct archive_entry *e;
+	struct nf_zstd *z;   /* NULL: libarchive's own filter or none */
 	nf_awrite_fn fn;
 	void *data;
 	int err;
@@ -34,7 +35,7 @@ static la_ssize_t aw_write(struct archive *a, void *data, const void *buf,
 	int r;
 
 	(void)a;
-	r = w->fn(w->data, buf, len);
+	r = w->z ? nf_zstd_write(w->z, buf, len) : w->fn(w->data, buf, len);
 	if (r < 0) {
 		w->err = r;
 		return -1;
@@ -81,22 +82,11 @@ int nf_awriter_new(struct nf_ctx *ctx, int format, int compressor, int level,
 		goto fail;
 	switch (compressor) {
 	case NF_COMP_ZSTD:
-		if (archive_write_add_filter_zstd(w->a) != ARCHIVE_OK)
-			goto fail;
-		if (level >= 0) {
-			snprintf(num, sizeof(num), "%d", level);
-			if (archive_write_set_filter_option(w->a, "zstd",
-					"compression-level", num) != ARCHIVE_OK)
-				goto fail;
+		if ((r = nf_zstd_new(ctx, level >= 0 ? level : 3, threads, fn,
+				     data, &w->z))) {
+			nf_awriter_free(w);
+			return r;
 		}
-		if (threads <= 0) {
-			long n = sysconf(_SC_NPROCESSORS_ONLN);
-			threads = n > 0 ? (int)n : 1;
-		}
-		snprintf(num, sizeof(num), "%d", threads);
-		if (archive_write_set_filter_option(w->a, "zstd", "threads",
-						    num) != ARCHIVE_OK)
-			goto fail;
 		break;
 	case NF_COMP_GZIP:
 		if (archive_write_add_filter_gzip(w->a) != ARCHIVE_OK)
@@ -184,6 +174,10 @@ int nf_awriter_close(struct nf_awriter *w)
 
 	if (archive_write_close(w->a) != ARCHIVE_OK)
 		r = aw_fail(w, "finish the archive");
+	if (!r && w->z) {
+		r = nf_zstd_close(w->z);
+		w->z = NULL;
+	}
 	nf_awriter_free(w);
 	return r;
 }
@@ -196,6 +190,7 @@ void nf_awriter_free(struct nf_awriter *w)
 		archive_write_free(w->a);
 	if (w->e)
 		archive_entry_free(w->e);
+	nf_zstd_free(w->z);
 	free(w);
 }
 

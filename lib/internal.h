@@ -480,4 +480,16 @@ json_t *nf_ci_dpkg_packages(const char *text);
 int nf_ci_has_storagepass(const char *buf, size_t len);
 /* ---- end of image CI ---- */
 
+/* ---- zstd stream (lib/zstd.c) ---- */
+/* Multi-threaded zstd (threads <= 0: one per CPU; the bytes do not depend
+ * on it); compressed output goes to fn */
+struct nf_zstd;
+int nf_zstd_new(struct nf_ctx *ctx, int level, int threads, nf_awrite_fn fn,
+		void *data, struct nf_zstd **out);
+int nf_zstd_write(struct nf_zstd *z, const void *buf, size_t len);
+/* Ends the frame and flushes it; frees z */
+int nf_zstd_close(struct nf_zstd *z);
+void nf_zstd_free(struct nf_zstd *z);
+/* ---- end of zstd stream ---- */
+
 #endif

@@ -28,6 +28,7 @@
 
 #define PACK_DEPTH 256
 #define PACK_BUF (1 << 20)
+#define PACK_FLUSH (8ULL << 20)
 #define XATTR_LIST_MAX_ (64 * 1024)
 
 /* ------------------------------------------------------------ formats */
@@ -392,7 +393,7 @@ struct pack {
 	struct nf_awriter *w;
 	struct nf_sha256 *file_hash, *arc_hash;
 	int outfd;
-	unsigned long long arc_size;
+	unsigned long long arc_size, arc_flushed;
 	FILE *mf;
 	char *buf;
 	struct xattrs *xa;
@@ -418,6 +419,14 @@ static int out_write(void *data, const void *buf, size_t len)
 		}
 		b += n;
 		len -= (size_t)n;
+	}
+	/* Start writeback as the archive grows, so the fsync that publishes
+	 * it waits for the last few MiB only, not the whole image */
+	if (p->arc_size - p->arc_flushed >= PACK_FLUSH) {
+		sync_file_range(p->outfd, (off_t)p->arc_flushed,
+				(off_t)(p->arc_size - p->arc_flushed),
+				SYNC_FILE_RANGE_WRITE);
+		p->arc_flushed = p->arc_size;
 	}
 	return 0;
 }
