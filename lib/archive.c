@@ -108,8 +108,10 @@ int nf_awriter_new(struct nf_ctx *ctx, int format, int compressor, int level,
 		return nf_fail(ctx, NF_E_USAGE, "unknown compressor %d",
 			       compressor);
 	}
-	/* Large blocks, no padding of the last one beyond the format's own */
-	archive_write_set_bytes_per_block(w->a, 256 * 1024);
+	/* Large blocks, no padding of the last one beyond the format's own.
+	 * zstd buffers its input itself: libarchive passes content through
+	 * without copying it into blocks. */
+	archive_write_set_bytes_per_block(w->a, w->z ? 0 : 256 * 1024);
 	archive_write_set_bytes_in_last_block(w->a, 1);
 	if (archive_write_open2(w->a, w, NULL, aw_write, NULL, NULL) !=
 	    ARCHIVE_OK)

@@ -135,26 +135,34 @@ static struct hl_slot *hl_get(struct hl_table *t, dev_t dev, ino_t ino,
 
 /* ----------------------------------------------------------------- pass 1 */
 
+/* A path and its type as pass 1 saw it (DT_*) */
+struct pent {
+	char *path;
+	unsigned char type;
+};
+
 struct walk {
 	struct nf_ctx *ctx;
-	char **paths;
+	struct pent *paths;
 	size_t n, cap;
 	struct hl_table hl;
 	unsigned long long sockets;
 };
 
-static int add_path(struct walk *w, char *p)
+static int add_path(struct walk *w, char *p, unsigned char type)
 {
 	if (w->n == w->cap) {
 		size_t ncap = w->cap ? w->cap * 2 : 1024;
-		char **nv = realloc(w->paths, ncap * sizeof(*nv));
+		struct pent *nv = realloc(w->paths, ncap * sizeof(*nv));
 
 		if (!nv)
 			return -ENOMEM;
 		w->paths = nv;
 		w->cap = ncap;
 	}
-	w->paths[w->n++] = p;
+	w->paths[w->n].path = p;
+	w->paths[w->n].type = type;
+	w->n++;
 	return 0;
 }
 
@@ -194,7 +202,8 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 			}
 			type = S_ISDIR(st.st_mode) ? DT_DIR
 			       : S_ISREG(st.st_mode) ? DT_REG
-			       : S_ISSOCK(st.st_mode) ? DT_SOCK : DT_UNKNOWN;
+			       : S_ISSOCK(st.st_mode) ? DT_SOCK
+			       : S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN;
 			if (type == DT_REG && st.st_nlink > 1) {
 				struct hl_slot *s = hl_get(&w->hl, st.st_dev,
 							   st.st_ino, 1);
@@ -223,7 +232,7 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 			free(p);
 			continue;
 		}
-		if ((r = add_path(w, p))) {
+		if ((r = add_path(w, p, type))) {
 			free(p);
 			break;
 		}
@@ -254,8 +263,10 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
  */
 static int cmp_path(const void *a, const void *b)
 {
-	const unsigned char *x = *(const unsigned char *const *)a;
-	const unsigned char *y = *(const unsigned char *const *)b;
+	const unsigned char *x =
+		(const unsigned char *)((const struct pent *)a)->path;
+	const unsigned char *y =
+		(const unsigned char *)((const struct pent *)b)->path;
 
 	while (*x && *x == *y) {
 		x++;
@@ -470,8 +481,35 @@ static int set_str(struct pack *p, json_t *o, const char *key,
 	return 0;
 }
 
+/* Open a regular file or directory that pass 1 saw as one: open and fstat
+ * instead of stat, open and fstat.  1: opened, 0: not a file or directory
+ * any more (the caller stats it), < 0: error. */
+static int open_known(int pfd, const char *base, unsigned char type, int *fd,
+		      struct stat *st)
+{
+	if (type != DT_REG && type != DT_DIR)
+		return 0;
+	*fd = openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC |
+		     O_NONBLOCK | (type == DT_DIR ? O_DIRECTORY : 0));
+	if (*fd < 0)
+		return errno == ELOOP || errno == ENOTDIR ? 0 : -errno;
+	if (fstat(*fd, st) < 0) {
+		int e = -errno;
+
+		close(*fd);
+		*fd = -1;
+		return e;
+	}
+	if (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode))
+		return 1;
+	close(*fd);
+	*fd = -1;
+	return 0;
+}
+
 static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
-		      const char *path, unsigned long long ino)
+		      const char *path, unsigned char type,
+		      unsigned long long ino)
 {
 	struct nf_ctx *ctx = p->ctx;
 	struct nf_aentry e = { 0 };
@@ -492,7 +530,11 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 	} else {
 		if ((r = dstack_parent(ctx, ds, path, &pfd)))
 			return r;
-		if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		r = open_known(pfd, base, type, &fd, &st);
+		if (r < 0)
+			return nf_fail(ctx, r, "cannot open '%s': %s", path,
+				       strerror(-r));
+		if (!r && fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			return nf_fail(ctx, -errno, "cannot stat '%s': %s", path,
 				       strerror(errno));
 	}
@@ -500,7 +542,7 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 		nf_log(ctx, NF_LOG_WARN, "skipping socket '%s'", path);
 		return 0;
 	}
-	if (!is_root && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
+	if (fd < 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
 		fd = openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NOCTTY |
 			    O_CLOEXEC | O_NONBLOCK |
 			    (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
@@ -602,30 +644,38 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 	if (e.size > 0) {
 		long long left = e.size;
 
-		while (left > 0) {
-			size_t want = left > PACK_BUF ? PACK_BUF : (size_t)left;
+		/* Ask for one byte more than is left: a short read is the end
+		 * of the file, so a file that fits the buffer takes one read,
+		 * and one that grew is caught without another */
+		for (;;) {
+			size_t want = left >= PACK_BUF ? PACK_BUF
+						       : (size_t)left + 1;
 			ssize_t n = read(fd, p->buf, want);
 
 			if (n < 0 && errno == EINTR)
 				continue;
-			if (n <= 0) {
+			if (n < 0 || (n == 0 && left > 0)) {
 				r = nf_fail(ctx, n < 0 ? -errno : NF_E_CONFLICT,
 					    "cannot read '%s': %s", path,
 					    n < 0 ? strerror(errno)
 						  : "file shrank while packing");
 				goto out_m;
 			}
+			if (n > left) {
+				r = nf_fail(ctx, NF_E_CONFLICT,
+					    "cannot pack '%s': file grew while "
+					    "packing", path);
+				goto out_m;
+			}
+			if (n == 0)
+				break;
 			nf_sha256_update(p->file_hash, p->buf, (size_t)n);
 			if ((r = nf_awriter_data(p->w, p->buf, (size_t)n)))
 				goto out_m;
 			left -= n;
 			p->bytes += (unsigned long long)n;
-		}
-		if (read(fd, p->buf, 1) > 0) {
-			r = nf_fail(ctx, NF_E_CONFLICT,
-				    "cannot pack '%s': file grew while packing",
-				    path);
-			goto out_m;
+			if (left == 0 && (size_t)n < want)
+				break;
 		}
 	}
 	if (S_ISREG(st.st_mode) && !json_object_get(m, "target")) {
@@ -763,10 +813,11 @@ int nf_pack(struct nf_ctx *ctx, const char *root, const char *out,
 	if (r)
 		goto out;
 	ds.rootfd = rootfd;
-	if ((r = pack_entry(&p, &ds, &w.hl, ".", 1)))
+	if ((r = pack_entry(&p, &ds, &w.hl, ".", DT_DIR, 1)))
 		goto out;
 	for (size_t i = 0; i < w.n; i++) {
-		if ((r = pack_entry(&p, &ds, &w.hl, w.paths[i], i + 2)))
+		if ((r = pack_entry(&p, &ds, &w.hl, w.paths[i].path,
+				    w.paths[i].type, i + 2)))
 			goto out;
 		if (o->progress && (i % 256 == 255 || i + 1 == w.n))
 			o->progress(o->progress_data, i + 2, w.n + 1, p.bytes);
@@ -843,7 +894,9 @@ out:
 	if (p.xa)
 		free(p.xa->store);
 	free(p.xa);
-	nf_strv_free(w.paths, w.n);
+	for (size_t i = 0; i < w.n; i++)
+		free(w.paths[i].path);
+	free(w.paths);
 	free(w.hl.v);
 	close(rootfd);
 	return r;
