@@ -404,6 +404,7 @@ struct pack {
 	struct nf_awriter *w;
 	struct nf_sha256 *file_hash, *arc_hash;
 	int outfd;
+	int werr;     /* errno of a failed write of the archive */
 	unsigned long long arc_size, arc_flushed;
 	FILE *mf;
 	char *buf;
@@ -425,8 +426,10 @@ static int out_write(void *data, const void *buf, size_t len)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return nf_fail(p->ctx, -errno, "cannot write archive: %s",
-				       strerror(errno));
+			/* May run in the compressing thread: the message is
+			 * recorded by nf_pack() */
+			p->werr = errno;
+			return -errno;
 		}
 		b += n;
 		len -= (size_t)n;
@@ -875,6 +878,9 @@ out:
 	while (ds.depth > 0)
 		dstack_pop(&ds);
 	nf_awriter_free(p.w);
+	if (p.werr)
+		r = nf_fail(ctx, -p.werr, "cannot write archive: %s",
+			    strerror(p.werr));
 	if (p.outfd >= 0)
 		close(p.outfd);
 	if (tmp)
