@@ -147,6 +147,9 @@ struct walk {
 	size_t n, cap;
 	struct hl_table hl;
 	unsigned long long sockets;
+	/* cpio records how many names a hard-linked file has in the tree:
+	 * stat every file here.  tar does not: pass 2 finds the links. */
+	int count_links;
 };
 
 static int add_path(struct walk *w, char *p, unsigned char type)
@@ -193,7 +196,7 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 
 		if (!strcmp(name, ".") || !strcmp(name, ".."))
 			continue;
-		if (type == DT_UNKNOWN || type == DT_REG) {
+		if (type == DT_UNKNOWN || (type == DT_REG && w->count_links)) {
 			if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 				r = nf_fail(w->ctx, -errno,
 					    "cannot stat '%s/%s': %s", prefix,
@@ -587,7 +590,15 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 	if ((r = set_str(p, m, "path", path, path)))
 		goto out_m;
 	if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
-		link = hl_get(hl, st.st_dev, st.st_ino, 0);
+		int tar = p->o->format == NF_PACK_TAR;
+
+		link = hl_get(hl, st.st_dev, st.st_ino, tar);
+		if (tar && !link) {
+			r = -ENOMEM;
+			goto out_m;
+		}
+		if (tar)
+			link->count++;
 		if (link && link->first) {
 			e.ino = link->sino;
 			e.nlink = link->count;
@@ -738,7 +749,7 @@ static void fsync_dir_of(const char *path)
 int nf_pack(struct nf_ctx *ctx, const char *root, const char *out,
 	    const struct nf_pack_opts *o)
 {
-	struct walk w = { .ctx = ctx };
+	struct walk w = { .ctx = ctx, .count_links = o->format == NF_PACK_CPIO };
 	struct pack p = { .ctx = ctx, .o = o, .outfd = -1 };
 	struct dstack ds = { .rootfd = -1 };
 	char *tmp = NULL, *mpath = NULL, *mtmp = NULL, hex[NF_SHA256_HEX];
