@@ -170,6 +170,11 @@ int nf_awriter_data(struct nf_awriter *w, const void *buf, size_t len)
 	return 0;
 }
 
+void *nf_awriter_buffer(struct nf_awriter *w, size_t *len)
+{
+	return w->z ? nf_zstd_buffer(w->z, len) : NULL;
+}
+
 int nf_awriter_close(struct nf_awriter *w)
 {
 	int r = 0;

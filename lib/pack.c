@@ -662,9 +662,17 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 		 * of the file, so a file that fits the buffer takes one read,
 		 * and one that grew is caught without another */
 		for (;;) {
-			size_t want = left >= PACK_BUF ? PACK_BUF
-						       : (size_t)left + 1;
-			ssize_t n = read(fd, p->buf, want);
+			size_t room = PACK_BUF, want;
+			char *buf = nf_awriter_buffer(p->w, &room);
+			ssize_t n;
+
+			if (!buf) {
+				buf = p->buf;
+				room = PACK_BUF;
+			}
+			want = (unsigned long long)left >= room ? room
+								 : (size_t)left + 1;
+			n = read(fd, buf, want);
 
 			if (n < 0 && errno == EINTR)
 				continue;
@@ -683,8 +691,8 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 			}
 			if (n == 0)
 				break;
-			nf_sha256_update(p->file_hash, p->buf, (size_t)n);
-			if ((r = nf_awriter_data(p->w, p->buf, (size_t)n)))
+			nf_sha256_update(p->file_hash, buf, (size_t)n);
+			if ((r = nf_awriter_data(p->w, buf, (size_t)n)))
 				goto out_m;
 			left -= n;
 			p->bytes += (unsigned long long)n;

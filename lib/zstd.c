@@ -204,11 +204,25 @@ static int zs_push(struct nf_zstd *z)
 	return r;
 }
 
+void *nf_zstd_buffer(struct nf_zstd *z, size_t *len)
+{
+	*len = NF_ZSTD_SLOT - z->fill;
+	return z->slot[z->head % NF_ZSTD_SLOTS] + z->fill;
+}
+
 int nf_zstd_write(struct nf_zstd *z, const void *buf, size_t len)
 {
 	const char *b = buf;
 	int r;
 
+	/* Already in place: written into nf_zstd_buffer()'s room */
+	if (b == z->slot[z->head % NF_ZSTD_SLOTS] + z->fill &&
+	    len <= NF_ZSTD_SLOT - z->fill) {
+		z->fill += len;
+		if (z->fill == NF_ZSTD_SLOT && (r = zs_push(z)))
+			return zs_err(z, r);
+		return 0;
+	}
 	while (len > 0) {
 		size_t n = NF_ZSTD_SLOT - z->fill;
 
