@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -414,6 +415,8 @@ struct pack {
 	struct xattrs *xa;
 	unsigned long long nentries, bytes;
 	int xattr_dropped;
+	char *line;   /* the current entry's manifest line */
+	size_t line_len, line_cap;
 };
 
 static int out_write(void *data, const void *buf, size_t len)
@@ -461,30 +464,76 @@ static const char *type_name(mode_t m)
 	}
 }
 
-/* One manifest line; the entry object is stolen */
-static int manifest_entry(struct pack *p, json_t *o, int first)
+/* The manifest line of the entry being packed, built as it goes: the
+ * same bytes as jansson's compact dump of the entry object, without an
+ * object per entry */
+static int line_add(struct pack *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int line_add(struct pack *p, const char *fmt, ...)
 {
-	char *s = json_dumps(o, JSON_COMPACT);
+	va_list ap;
+	int n;
 
-	json_decref(o);
-	if (!s)
-		return -ENOMEM;
-	fprintf(p->mf, "%s    %s", first ? "" : ",\n", s);
-	free(s);
-	return ferror(p->mf) ? -EIO : 0;
+	for (;;) {
+		size_t room = p->line_cap - p->line_len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(p->line + p->line_len, room, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return -EIO;
+		if ((size_t)n < room)
+			break;
+		{
+			size_t ncap = (p->line_len + (size_t)n + 1) * 2;
+			char *nl = realloc(p->line, ncap);
+
+			if (!nl)
+				return -ENOMEM;
+			p->line = nl;
+			p->line_cap = ncap;
+		}
+	}
+	p->line_len += (size_t)n;
+	return 0;
 }
 
-static int set_str(struct pack *p, json_t *o, const char *key,
-		   const char *val, const char *path)
+/* A JSON string: printable ASCII as it is, anything else through jansson
+ * (its escapes, its UTF-8 check).  1: not valid UTF-8. */
+static int line_str(struct pack *p, const char *v)
 {
-	json_t *s = json_string(val);
+	const unsigned char *c = (const unsigned char *)v;
+	json_t *j;
+	char *d;
+	int r;
 
-	if (!s)
+	while (*c >= 0x20 && *c < 0x7f && *c != '"' && *c != '\\')
+		c++;
+	if (!*c)
+		return line_add(p, "\"%s\"", v);
+	if (!(j = json_string(v)))
+		return 1;
+	d = json_dumps(j, JSON_ENCODE_ANY);
+	json_decref(j);
+	if (!d)
+		return -ENOMEM;
+	r = line_add(p, "%s", d);
+	free(d);
+	return r;
+}
+
+/* `,"key":"value"` (`{"key":"value"` for the first) for a path or a
+ * link target of the entry `path` */
+static int line_path(struct pack *p, const char *key, const char *val,
+		     const char *path)
+{
+	int r = line_add(p, "%s\"%s\":", p->line_len ? "," : "{", key);
+
+	if (!r && (r = line_str(p, val)) == 1)
 		return nf_fail(p->ctx, NF_E_UNSUPPORTED,
 			       "'%s' is not valid UTF-8: cannot record it in "
 			       "the manifest", path);
-	json_object_set_new(o, key, s);
-	return 0;
+	return r;
 }
 
 /* Open a regular file or directory that pass 1 saw as one: open and fstat
@@ -520,11 +569,11 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 	struct nf_ctx *ctx = p->ctx;
 	struct nf_aentry e = { 0 };
 	struct stat st;
-	char target[PATH_MAX], hex[NF_SHA256_HEX], mode[16];
+	char target[PATH_MAX], hex[NF_SHA256_HEX];
 	const char *base = strrchr(path, '/');
 	int pfd = -1, fd = -1, r, is_root = !strcmp(path, ".");
 	struct hl_slot *link = NULL;
-	json_t *m;
+	int hardlink = 0;
 
 	base = base ? base + 1 : path;
 	if (is_root) {
@@ -582,20 +631,16 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 			e.xattr_sizes = p->xa->sizes;
 		}
 	}
-	m = json_object();
-	if (!m) {
-		r = -ENOMEM;
+	p->line_len = 0;
+	if ((r = line_path(p, "path", path, path)))
 		goto out;
-	}
-	if ((r = set_str(p, m, "path", path, path)))
-		goto out_m;
 	if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
 		int tar = p->o->format == NF_PACK_TAR;
 
 		link = hl_get(hl, st.st_dev, st.st_ino, tar);
 		if (tar && !link) {
 			r = -ENOMEM;
-			goto out_m;
+			goto out;
 		}
 		if (tar)
 			link->count++;
@@ -604,21 +649,24 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 			e.nlink = link->count;
 			if (p->o->format == NF_PACK_TAR)
 				e.hardlink = link->first;
-			json_object_set_new(m, "type", json_string("hardlink"));
-			json_object_set_new(m, "target",
-					    json_string(link->first));
+			hardlink = 1;
+			if ((r = line_add(p, ",\"type\":\"hardlink\"")) ||
+			    (r = line_path(p, "target", link->first, path)))
+				goto out;
 		} else if (link) {
 			link->first = path;
 			link->sino = ino;
 			e.nlink = link->count;
 		}
 	}
-	if (!e.hardlink && !json_object_get(m, "type"))
-		json_object_set_new(m, "type", json_string(type_name(st.st_mode)));
-	snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
-	json_object_set_new(m, "mode", json_string(mode));
-	json_object_set_new(m, "uid", json_integer((json_int_t)st.st_uid));
-	json_object_set_new(m, "gid", json_integer((json_int_t)st.st_gid));
+	if (!hardlink && (r = line_add(p, ",\"type\":\"%s\"",
+				       type_name(st.st_mode))))
+		goto out;
+	if ((r = line_add(p, ",\"mode\":\"%04o\",\"uid\":%llu,\"gid\":%llu",
+			  (unsigned)(st.st_mode & 07777),
+			  (unsigned long long)st.st_uid,
+			  (unsigned long long)st.st_gid)))
+		goto out;
 	if (S_ISLNK(st.st_mode)) {
 		ssize_t n = readlinkat(pfd, base, target, sizeof(target) - 1);
 
@@ -626,35 +674,48 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 			r = nf_fail(ctx, n < 0 ? -errno : NF_E_LIMIT,
 				    "cannot read symlink '%s': %s", path,
 				    n < 0 ? strerror(errno) : "too long");
-			goto out_m;
+			goto out;
 		}
 		target[n] = '\0';
 		e.symlink = target;
-		if ((r = set_str(p, m, "target", target, path)))
-			goto out_m;
+		if ((r = line_path(p, "target", target, path)))
+			goto out;
 	}
 	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
-		char rdev[48];
-
 		e.rdev_major = major(st.st_rdev);
 		e.rdev_minor = minor(st.st_rdev);
-		snprintf(rdev, sizeof(rdev), "%lu:%lu", e.rdev_major,
-			 e.rdev_minor);
-		json_object_set_new(m, "rdev", json_string(rdev));
+		if ((r = line_add(p, ",\"rdev\":\"%lu:%lu\"", e.rdev_major,
+				  e.rdev_minor)))
+			goto out;
 	}
 	if (S_ISREG(st.st_mode) && !(link && link->first != path))
 		e.size = st.st_size;
-	if (S_ISREG(st.st_mode) && !json_object_get(m, "target"))
-		json_object_set_new(m, "size", json_integer(st.st_size));
+	if (S_ISREG(st.st_mode) && !hardlink &&
+	    (r = line_add(p, ",\"size\":%lld", (long long)st.st_size)))
+		goto out;
 	if (e.nxattr) {
-		json_t *a = json_array();
+		int sep = 0;
 
-		for (size_t i = 0; i < e.nxattr; i++)
-			json_array_append_new(a, json_string(e.xattr_names[i]));
-		json_object_set_new(m, "xattrs", a);
+		if ((r = line_add(p, ",\"xattrs\":[")))
+			goto out;
+		for (size_t i = 0; i < e.nxattr; i++) {
+			size_t at = p->line_len;
+
+			/* a name jansson cannot hold is left out, as before */
+			if ((r = line_add(p, sep ? "," : "")) ||
+			    (r = line_str(p, e.xattr_names[i])) < 0)
+				goto out;
+			if (r == 1)
+				p->line_len = at;
+			else
+				sep = 1;
+			r = 0;
+		}
+		if ((r = line_add(p, "]")))
+			goto out;
 	}
 	if ((r = nf_awriter_header(p->w, &e)))
-		goto out_m;
+		goto out;
 	if (e.size > 0) {
 		long long left = e.size;
 
@@ -681,34 +742,36 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 					    "cannot read '%s': %s", path,
 					    n < 0 ? strerror(errno)
 						  : "file shrank while packing");
-				goto out_m;
+				goto out;
 			}
 			if (n > left) {
 				r = nf_fail(ctx, NF_E_CONFLICT,
 					    "cannot pack '%s': file grew while "
 					    "packing", path);
-				goto out_m;
+				goto out;
 			}
 			if (n == 0)
 				break;
 			nf_sha256_update(p->file_hash, buf, (size_t)n);
 			if ((r = nf_awriter_data(p->w, buf, (size_t)n)))
-				goto out_m;
+				goto out;
 			left -= n;
 			p->bytes += (unsigned long long)n;
 			if (left == 0 && (size_t)n < want)
 				break;
 		}
 	}
-	if (S_ISREG(st.st_mode) && !json_object_get(m, "target")) {
+	if (S_ISREG(st.st_mode) && !hardlink) {
 		nf_sha256_final_hex(p->file_hash, hex);
-		json_object_set_new(m, "sha256", json_string(hex));
+		if ((r = line_add(p, ",\"sha256\":\"%s\"", hex)))
+			goto out;
 	}
-	r = manifest_entry(p, m, p->nentries == 0);
+	if ((r = line_add(p, "}")))
+		goto out;
+	fprintf(p->mf, "%s    ", p->nentries == 0 ? "" : ",\n");
+	fwrite(p->line, 1, p->line_len, p->mf);
+	r = ferror(p->mf) ? -EIO : 0;
 	p->nentries++;
-	m = NULL;
-out_m:
-	json_decref(m);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -916,6 +979,7 @@ out:
 	nf_sha256_free(p.file_hash);
 	nf_sha256_free(p.arc_hash);
 	free(p.buf);
+	free(p.line);
 	if (p.xa)
 		free(p.xa->store);
 	free(p.xa);

@@ -56,3 +56,20 @@ make_big_tree() {
 	[ "$(stat -c %h outc/x)" = 2 ]
 	[ "$(cat outc/y)" = two ]
 }
+
+@test "the manifest holds names with quotes, backslashes, control bytes and UTF-8" {
+	mkdir -p root/d
+	touch 'root/q"uote' 'root/back\slash' "root/$(printf 'nl\nx')" \
+		"root/$(printf 'ctl\001\037\177')" 'root/héllo wörld' 'root/日本'
+	ln -s "$(printf 'tgt"\\\n\001é')" root/d/link
+	nf pack root -o o.tar -q
+	python3 - <<'PY'
+import json, os
+m = json.load(open("o.tar.manifest.json", encoding="utf-8"))
+paths = {e["path"] for e in m["entries"]}
+want = {".", "d", "d/link"} | set(os.listdir("root"))
+assert paths == want, (paths ^ want)
+link = [e for e in m["entries"] if e["path"] == "d/link"][0]
+assert link["target"] == os.readlink("root/d/link"), link
+PY
+}
