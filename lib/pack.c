@@ -844,10 +844,13 @@ int nf_pack(struct nf_ctx *ctx, const char *root, const char *out,
 	mpath = nf_asprintf("%s.manifest.json", out);
 	mtmp = nf_asprintf("%s.manifest.json.tmp.XXXXXX", out);
 	p.buf = malloc(PACK_BUF);
+	p.line_cap = 1024;
+	p.line = malloc(p.line_cap);
 	p.xa = calloc(1, sizeof(*p.xa));
 	if (p.xa)
 		p.xa->store = malloc((size_t)NF_XATTR_MAX * NF_XATTR_VALUE_MAX);
-	if (!tmp || !mpath || !mtmp || !p.buf || !p.xa || !p.xa->store) {
+	if (!tmp || !mpath || !mtmp || !p.buf || !p.line || !p.xa ||
+	    !p.xa->store) {
 		r = -ENOMEM;
 		goto out;
 	}
