@@ -120,7 +120,7 @@ DEPS_TEST := cpio pigz jq tar libarchive-tools xz-utils munge slurmd slurmctld s
 	systemd python3 squashfs-tools fakeroot attr libcap2-bin util-linux \
 	e2fsprogs dosfstools fdisk curl openssl time busybox-static linux-image-cloud-amd64
 DEPS_TEST += dnf rpm createrepo-c
-DEPS_TEST += xfsprogs mtools grub-efi-amd64-bin
+DEPS_TEST += xfsprogs mtools grub-efi-amd64-bin ovmf
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \

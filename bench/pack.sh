@@ -12,6 +12,7 @@
 #                    parts of /usr: binaries, libraries, headers, docs
 #   BENCH_LEVEL=N    zstd level for nodeforge and tar|zstd (default 3)
 #   BENCH_RUNS=N     runs (default 3)
+#   BENCH_XZ=1       also nodeforge tar.xz against tar | xz -T0 -6 (slow)
 #
 # On a shared machine, CPU time is the steadier figure: wall time also
 # measures how much CPU the scheduler lent each tool.  nodeforge's times
@@ -49,12 +50,13 @@ echo "tree: $TREE, ${MB} MB, $FILES entries, $(nproc) CPUs, zstd level $LEVEL"
 # Warm the page cache so every tool reads from memory
 find "$TREE" -type f -exec cat {} + >/dev/null 2>&1 || true
 
-declare -A WALL SIZE RSS CPU ALLW OUT CMD
+declare -A WALL SIZE RSS CPU OUT CMD REF
 TOOLS=()
-tool() { # NAME OUTPUT COMMAND
+tool() { # NAME OUTPUT COMMAND [the nodeforge run it is compared with]
 	TOOLS+=("$1")
 	OUT[$1]=$2
 	CMD[$1]=$3
+	REF[$1]=${4:-nodeforge}
 }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 }
 	END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
@@ -69,6 +71,14 @@ tool cpio+pigz "$O.cpio.gz" \
 if command -v mksquashfs >/dev/null; then
 	tool mksquashfs "$O.sqfs" \
 		"mksquashfs '$TREE' '$O.sqfs' -comp zstd -noappend -quiet -no-progress"
+fi
+if [ -n "${BENCH_XZ:-}" ] && command -v xz >/dev/null; then
+	# tar.xz (what EL builds publish for kickstart liveimg), default level 6
+	tool nf-tar.xz "$O.tar.xz" \
+		"'$NF_BIN' -q pack '$TREE' -o '$O.tar.xz' --epoch 0" self
+	tool tar+xz "$O.txz" \
+		"tar --sort=name --mtime=@0 --numeric-owner -C '$TREE' -cf - . | xz -q -T0 -6 >'$O.txz'" \
+		nf-tar.xz
 fi
 
 declare -A W C M
@@ -96,17 +106,18 @@ done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 echo "ratios, peer / nodeforge for time (> 1: nodeforge faster), nodeforge / peer for size and RSS (target in brackets):"
 for t in "${TOOLS[@]}"; do
-	[ "$t" = nodeforge ] && continue
+	n=${REF[$t]}
+	[ "$t" = nodeforge ] || [ "$n" = self ] && continue
 	case $t in
 	tar+zstd) tw='[>= 1.00]' ts='[<= 1.00]' ;;
 	cpio+pigz) tw='[>= 2.00]' ts='' ;;
 	*) tw='' ts='' ;;
 	esac
-	printf '  %-11s wall %5s %-9s cpu %5s   size %5s %-9s RSS %5s\n' "$t" \
-		"$(ratio "${WALL[$t]}" "${WALL[nodeforge]}")" "$tw" \
-		"$(ratio "${CPU[$t]}" "${CPU[nodeforge]}")" \
-		"$(ratio "${SIZE[nodeforge]}" "${SIZE[$t]}")" "$ts" \
-		"$(ratio "${RSS[nodeforge]}" "${RSS[$t]}")"
+	printf '  %-11s wall %5s %-9s cpu %5s   size %5s %-9s RSS %5s   (against %s)\n' "$t" \
+		"$(ratio "${WALL[$t]}" "${WALL[$n]}")" "$tw" \
+		"$(ratio "${CPU[$t]}" "${CPU[$n]}")" \
+		"$(ratio "${SIZE[$n]}" "${SIZE[$t]}")" "$ts" \
+		"$(ratio "${RSS[$n]}" "${RSS[$t]}")" "$n"
 done
 echo "load average during the run: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 echo "(nodeforge's time includes the manifest with every file's sha256 and the publishing fsync)"

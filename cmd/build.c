@@ -16,7 +16,7 @@ const struct nf_cmd nf_cmd_build = {
 	.help = "usage: nodeforge build ROLE [--out DIR] [--cache DIR] [--no-cache]\n"
 		"                       [--mirror URL|DIR] [--artifact-mirror URL|DIR]\n"
 		"                       [--offline] [--overlays DIR]\n"
-		"                       [--key FILE] [--epoch N]\n"
+		"                       [--key FILE] [--epoch N] [--inventory FILE]\n"
 		"\n"
 		"Build ROLE's golden image from its resolved profile: bootstrap\n"
 		"with the distro's own tool (mmdebstrap), overlays, every facet's\n"
@@ -40,6 +40,11 @@ const struct nf_cmd nf_cmd_build = {
 		"                      OUT/signing.pub)\n"
 		"      --epoch N       clamp mtimes to N (default:\n"
 		"                      $SOURCE_DATE_EPOCH, else 2024-01-01)\n"
+		"      --inventory FILE  racks.yaml: a role that runs slurmctld\n"
+		"                      gets slurm.conf NodeName= lines for the\n"
+		"                      inventory's slurmd roles (grouped by role,\n"
+		"                      with each role's hardware) and one\n"
+		"                      partition per such role\n"
 		"\n"
 		"Unchanged inputs are a cache hit: nothing is rebuilt.  A second\n"
 		"build of the same role while one runs is refused.\n"
@@ -104,6 +109,7 @@ int nf_cmd_build_opt(const char *cmd, int o, const char *arg,
 	case 'A': bo->artifact_mirror = arg; return 0;
 	case 'V': bo->overlays = arg; return 0;
 	case 'k': bo->key = arg; return 0;
+	case 'I': bo->inventory = arg; return 0;
 	case 'E':
 		errno = 0;
 		bo->epoch = strtoll(arg, &end, 10);

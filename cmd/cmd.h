@@ -99,7 +99,8 @@ struct nf_build_opts;
 	{ "artifact-mirror", required_argument, NULL, 'A' }, \
 	{ "overlays", required_argument, NULL, 'V' }, \
 	{ "key", required_argument, NULL, 'k' }, \
-	{ "epoch", required_argument, NULL, 'E' }
+	{ "epoch", required_argument, NULL, 'E' }, \
+	{ "inventory", required_argument, NULL, 'I' }
 #define NF_BUILD_SHORTOPTS "o:m:k:"
 /* Apply one of NF_BUILD_LONGOPTS: 0 taken, 1 not a build option, or an
  * exit status after a usage error */

@@ -15,18 +15,19 @@ const struct nf_cmd nf_cmd_pack = {
 	.summary = "pack a root tree into a deterministic archive and manifest",
 	.help = "usage: nodeforge pack ROOT -o OUT [--format F] [--level N] [--threads N] [--epoch N]\n"
 		"\n"
-		"Pack the tree under ROOT into OUT (tar or cpio newc, zstd, gzip or\n"
-		"none) and write OUT.manifest.json.  The same tree always gives the\n"
+		"Pack the tree under ROOT into OUT (tar or cpio newc, zstd, xz, gzip\n"
+		"or none) and write OUT.manifest.json.  The same tree always gives the\n"
 		"same bytes: entries sorted, numeric owners, mtimes clamped to the\n"
 		"epoch, no atime/ctime, synthesized inode numbers.\n"
 		"\n"
 		"  -o, --output OUT   archive to write (published atomically)\n"
-		"  -f, --format F     tar.zst, cpio.zst, tar.gz, cpio.gz, tar or cpio\n"
+		"  -f, --format F     tar.zst, cpio.zst, tar.xz, cpio.xz, tar.gz,\n"
+		"                     cpio.gz, tar or cpio\n"
 		"                     (default: from OUT's suffix)\n"
 		"  -l, --level N      compression level (zstd 1-19, default 3;\n"
-		"                     gzip 1-9, default 6)\n"
-		"  -t, --threads N    zstd worker threads (default: one per CPU; the\n"
-		"                     output does not depend on it)\n"
+		"                     xz 0-9, default 6; gzip 1-9, default 6)\n"
+		"  -t, --threads N    zstd or xz worker threads (default: one per CPU;\n"
+		"                     the output does not depend on it)\n"
 		"  -e, --epoch N      clamp mtimes to N (default: $SOURCE_DATE_EPOCH,\n"
 		"                     else 0)\n",
 	.run = cmd_pack,
@@ -128,6 +129,9 @@ static int cmd_pack(struct nf_global *g, int argc, char **argv)
 	if (po.level > 9 && po.compressor == NF_COMP_GZIP)
 		return nf_usage_error("pack", "bad value '%d' for --level: gzip "
 				      "takes 1-9", po.level);
+	if (po.level > 9 && po.compressor == NF_COMP_XZ)
+		return nf_usage_error("pack", "bad value '%d' for --level: xz "
+				      "takes 0-9", po.level);
 	if (!g->quiet && !g->json && isatty(STDERR_FILENO))
 		po.progress = progress;
 	r = nf_pack(g->ctx, root, out, &po);

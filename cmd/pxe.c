@@ -30,8 +30,11 @@ const struct nf_cmd nf_cmd_pxe = {
 		"                         site's server.url)\n"
 		"      --images DIR       build output with ROLE/ROLE.current\n"
 		"                         (default: out)\n"
-		"      --kickstart DIR    kickstart templates (default: kickstart/\n"
-		"                         next to the profiles directory, if present)\n"
+		"      --kickstart DIR    kickstart templates (default for an EL site:\n"
+		"                         kickstart/ next to the profiles directory,\n"
+		"                         if present); every role then needs a tarball\n"
+		"                         Anaconda's liveimg accepts (EL builds\n"
+		"                         publish ROLE-<id>.rootfs.tar.xz)\n"
 		"      --network CIDR     provisioning network (default: the site's\n"
 		"                         networks.provisioning.cidr)\n"
 		"      --kernel-args ROLE=ARGS\n"
@@ -76,6 +79,15 @@ static int role_args(struct nf_global *g, const struct nf_inventory *inv,
 		free(s);
 	}
 	return 0;
+}
+
+static int site_is_el(struct nf_global *g)
+{
+	const char *d = g->site ? json_string_value(json_object_get(
+					nf_site_json(g->site), "distro")) : NULL;
+
+	return d && (!strncmp(d, "rocky", 5) || !strncmp(d, "rhel", 4) ||
+		     !strncmp(d, "alma", 4));
 }
 
 static double now(void)
@@ -165,7 +177,8 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 		return nf_usage_error("pxe", "missing '--server-url URL' (no "
 				      "server.url in the site)");
 	}
-	if (!po.kickstart_dir) {
+	/* Anaconda installs EL only: no kickstarts by default elsewhere */
+	if (!po.kickstart_dir && site_is_el(g)) {
 		snprintf(ksdef, sizeof(ksdef), "%s/../kickstart",
 			 nf_ctx_profiles_dir(g->ctx));
 		if (stat(ksdef, &sb) == 0 && S_ISDIR(sb.st_mode))

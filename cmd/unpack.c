@@ -12,7 +12,7 @@ const struct nf_cmd nf_cmd_unpack = {
 	.summary = "unpack an image archive safely into a new directory",
 	.help = "usage: nodeforge unpack ARCHIVE DIR [--devices] [--max-size N]\n"
 		"\n"
-		"Unpack ARCHIVE (tar or cpio; zstd, gzip or none) into DIR, which\n"
+		"Unpack ARCHIVE (tar or cpio; zstd, xz, gzip or none) into DIR, which\n"
 		"must not exist or be empty.  Absolute paths, '..', writing through\n"
 		"symlinks and device nodes (unless --devices) are refused; the\n"
 		"unpacked tree appears in DIR only when everything succeeded.\n"

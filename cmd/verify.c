@@ -120,7 +120,8 @@ static void render_text(struct nf_global *g, struct nf_emit *e,
 
 	for (size_t i = 0; i < n; i++) {
 		const struct nf_check_result *c = nf_verify_result(v, i);
-		const char *why = c->verdict == NF_V_FAIL ? c->seen : c->reason;
+		const char *why = c->verdict == NF_V_FAIL || c->verdict == NF_V_WARN
+				  ? c->seen : c->reason;
 
 		if (c->verdict == NF_V_PASS && !g->verbose)
 			continue;
@@ -133,13 +134,16 @@ static void render_text(struct nf_global *g, struct nf_emit *e,
 		if (c->verdict == NF_V_FAIL && c->expected)
 			nf_emit_text(e, " (expected %s)", c->expected);
 		nf_emit_text(e, "\n");
-		if ((c->verdict == NF_V_FAIL || c->verdict == NF_V_HUNG) && c->remedy)
+		if (c->verdict != NF_V_PASS && c->verdict != NF_V_SKIP && c->remedy)
 			nf_emit_text(e, "%-5s %-34s -> %s\n", "", "", c->remedy);
 	}
-	nf_emit_text(e, "%s: %s: %zu passed, %zu failed, %zu hung, %zu skipped\n",
+	nf_emit_text(e, "%s: %s: %zu passed, %zu failed, %zu hung, %zu skipped",
 		     role, nf_verify_passed(v) ? "PASS" : "FAIL",
 		     nf_verify_tally(v, NF_V_PASS), nf_verify_tally(v, NF_V_FAIL),
 		     nf_verify_tally(v, NF_V_HUNG), nf_verify_tally(v, NF_V_SKIP));
+	if (nf_verify_tally(v, NF_V_WARN))
+		nf_emit_text(e, ", %zu warned", nf_verify_tally(v, NF_V_WARN));
+	nf_emit_text(e, "\n");
 }
 
 int nf_verify_cli_run(struct nf_global *g, const char *cmd, struct nf_verify_cli *vc)

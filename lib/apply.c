@@ -524,6 +524,12 @@ static int apply_verifier(struct nf_apply *a)
 
 int nf_apply_all(struct nf_ctx *ctx, int rootfd, const struct nf_profile *p)
 {
+	return nf_apply_all_nodes(ctx, rootfd, p, NULL);
+}
+
+int nf_apply_all_nodes(struct nf_ctx *ctx, int rootfd,
+		       const struct nf_profile *p, const json_t *nodes)
+{
 	const json_t *prof = nf_profile_json(p);
 	const json_t *site = json_object_get(prof, "site");
 	const char *distro = json_string_value(json_object_get(site, "distro"));
@@ -535,6 +541,7 @@ int nf_apply_all(struct nf_ctx *ctx, int rootfd, const struct nf_profile *p)
 		.site = site,
 		.role = json_string_value(json_object_get(prof, "role")),
 		.distro = distro ? distro : "debian12",
+		.cluster_nodes = nodes,
 	};
 	char *doc;
 	int r;

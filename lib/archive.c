@@ -6,8 +6,14 @@
  * Writing: tar is pax-restricted (plain ustar headers unless an entry needs
  * pax records: long names, xattrs); cpio is newc.  zstd is not
  * libarchive's filter but lib/zstd.c, fed with the uncompressed stream:
- * it sets the frame parameters libarchive does not expose.  gzip headers
- * carry no timestamp.
+ * it sets the parameters libarchive does not expose, and it always runs
+ * zstd's multi-threaded mode (see there).  xz: liblzma's multi-threaded
+ * encoder cuts the input into blocks of a size fixed by the preset and its
+ * output does not depend on the thread count, but libarchive picks the
+ * single-stream encoder for exactly one thread, so xz always gets at least
+ * two (and at most NF_XZ_THREADS_MAX, which bounds the encoder's memory:
+ * about 100 MiB a thread at the default preset).  gzip headers carry no
+ * timestamp.
  */
 #include "internal.h"
 
@@ -17,6 +23,8 @@
 #include <stdlib.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+
+#define NF_XZ_THREADS_MAX 16
 
 struct nf_awriter {
 	struct nf_ctx *ctx;
@@ -100,6 +108,28 @@ int nf_awriter_new(struct nf_ctx *ctx, int format, int compressor, int level,
 					"compression-level", num) != ARCHIVE_OK)
 				goto fail;
 		}
+		break;
+	case NF_COMP_XZ:
+		if (archive_write_add_filter_xz(w->a) != ARCHIVE_OK)
+			goto fail;
+		if (level >= 0) {
+			snprintf(num, sizeof(num), "%d", level);
+			if (archive_write_set_filter_option(w->a, "xz",
+					"compression-level", num) != ARCHIVE_OK)
+				goto fail;
+		}
+		if (threads <= 0) {
+			long n = sysconf(_SC_NPROCESSORS_ONLN);
+			threads = n > 0 ? (int)n : 1;
+		}
+		threads = threads < 2 ? 2 : threads > NF_XZ_THREADS_MAX
+					  ? NF_XZ_THREADS_MAX : threads;
+		snprintf(num, sizeof(num), "%d", threads);
+		/* a libarchive without the option ("Undefined option") writes
+		 * one stream with one thread: deterministic too, only slower */
+		if (archive_write_set_filter_option(w->a, "xz", "threads",
+						    num) == ARCHIVE_FATAL)
+			goto fail;
 		break;
 	case NF_COMP_NONE:
 		break;
@@ -227,6 +257,7 @@ static int ar_setup(struct nf_ctx *ctx, struct nf_areader **out)
 	 * programs, no exotic formats */
 	archive_read_support_filter_zstd(r->a);
 	archive_read_support_filter_gzip(r->a);
+	archive_read_support_filter_xz(r->a);
 	archive_read_support_filter_none(r->a);
 	archive_read_support_format_tar(r->a);
 	archive_read_support_format_cpio(r->a);

@@ -362,7 +362,7 @@ static int by_name(const void *a, const void *b)
 		      ((const struct nf_disk *)b)->name);
 }
 
-int nf_disk_scan(struct nf_ctx *ctx, struct nf_disks *out)
+static int scan(struct nf_ctx *ctx, int probe, struct nf_disks *out)
 {
 	char *dir = nf_sr_path(ctx, "/sys/block");
 	struct dirent *de;
@@ -394,8 +394,18 @@ int nf_disk_scan(struct nf_ctx *ctx, struct nf_disks *out)
 		}
 		if ((r = sysfs_fill(ctx, d, de->d_name)) < 0)
 			break;
-		if (!(d->path = nf_asprintf("/dev/%s", de->d_name)) ||
-		    !(devpath = nf_sr_path(ctx, "/dev/%s", de->d_name))) {
+		if (!(d->path = nf_asprintf("/dev/%s", de->d_name))) {
+			r = -ENOMEM;
+			break;
+		}
+		if (!probe) {
+			if (!(d->probe_error = nf_strdup("contents not probed"))) {
+				r = -ENOMEM;
+				break;
+			}
+			continue;
+		}
+		if (!(devpath = nf_sr_path(ctx, "/dev/%s", de->d_name))) {
 			r = -ENOMEM;
 			break;
 		}
@@ -413,6 +423,16 @@ int nf_disk_scan(struct nf_ctx *ctx, struct nf_disks *out)
 	if (out->n)
 		qsort(out->v, out->n, sizeof(*out->v), by_name);
 	return 0;
+}
+
+int nf_disk_scan(struct nf_ctx *ctx, struct nf_disks *out)
+{
+	return scan(ctx, 1, out);
+}
+
+int nf_disk_scan_hw(struct nf_ctx *ctx, struct nf_disks *out)
+{
+	return scan(ctx, 0, out);
 }
 
 int nf_disk_probe(struct nf_ctx *ctx, const char *path, struct nf_disks *out)

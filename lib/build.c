@@ -9,7 +9,10 @@
  *   initramfs (cpio.zst, the whole root with systemd as /init), kernel
  *   copied out, mtimes clamped by the packer -> manifest signed ->
  *   content-addressed names renamed into OUT/ROLE, ROLE.current replaced
- *   by rename.
+ *   by rename.  EL roles also get the rootfs as tar.xz, the tarball
+ *   Anaconda's kickstart 'liveimg' accepts (it goes by the URL's suffix
+ *   and knows no .tar.zst), signed and named in ROLE.current as 'liveimg'
+ *   (ROLE-<sha12 of the tar.xz>.rootfs.tar.xz).
  *
  * A killed build leaves only temporary names (.tmp-*), removed by the next
  * build; the previous image and its pointer are never touched before the
@@ -60,6 +63,9 @@ struct build {
 	struct timespec t0;
 	const char *cur_stage;
 	json_t *overlay_names;
+	char liveimg[256];        /* EL: ROLE-<its sha12>.rootfs.tar.xz */
+	char liveimg_sha256[NF_SHA256_HEX];
+	json_t *nodes;            /* --inventory: nf_slurm_nodes() */
 };
 
 /* ------------------------------------------------------------ progress */
@@ -578,6 +584,13 @@ static int inputs_key(struct build *b, const char *bkey, char out[NF_SHA256_HEX]
 	nf_sha256_update(ov_hash, line, strlen(line));
 	nf_sha256_update(ov_hash, doc, strlen(doc));
 	free(doc);
+	if (b->nodes) {
+		if (!(doc = json_dumps(b->nodes, JSON_SORT_KEYS | JSON_COMPACT)))
+			return -ENOMEM;
+		nf_sha256_update(ov_hash, "nodes=", 6);
+		nf_sha256_update(ov_hash, doc, strlen(doc));
+		free(doc);
+	}
 	/* nodeforge itself goes into the image */
 	{
 		char hex[NF_SHA256_HEX];
@@ -638,6 +651,14 @@ static int published_matches(struct build *b, const char *ikey,
 		ok = 1;
 		for (size_t i = 0; i < NF_ARRAY_SIZE(keys); i++) {
 			const char *v = json_string_value(json_object_get(j, keys[i]));
+
+			snprintf(f, sizeof(f), "%s/%s", b->out, v ? v : "");
+			if (!v || strchr(v, '/') || !file_exists(f))
+				ok = 0;
+		}
+		if (b->el) {
+			const char *v = json_string_value(json_object_get(j,
+								"liveimg"));
 
 			snprintf(f, sizeof(f), "%s/%s", b->out, v ? v : "");
 			if (!v || strchr(v, '/') || !file_exists(f))
@@ -1138,9 +1159,12 @@ static int stage_identity(struct build *b, int rootfd)
 				unlinkat(dirfd(d), de->d_name, 0);
 		closedir(d);
 		nf_apply_header(&u, "#", "build");
+		/* before the unit's own 'sshd -t', which fails without keys */
 		nf_buf_printf(&u, "# host keys are removed from the image: each "
-			      "node generates its own\n[Service]\n"
-			      "ExecStartPre=/usr/bin/ssh-keygen -A\n");
+			      "node generates its own before sshd checks its "
+			      "config\n[Service]\nExecStartPre=\n"
+			      "ExecStartPre=/usr/bin/ssh-keygen -A\n"
+			      "ExecStartPre=/usr/sbin/sshd -t\n");
 		if ((r = nf_apply_write_buf(&a, "/etc/systemd/system/ssh.service.d/"
 					    "nodeforge-hostkeys.conf", &u, 0644,
 					    0, 0)))
@@ -1309,6 +1333,13 @@ static int publish(struct build *b, const char *const *names, size_t n,
 		      "manifest", res->manifest, "inputs_sha256", ikey);
 	if (!j)
 		return -ENOMEM;
+	if (*b->liveimg &&
+	    (json_object_set_new(j, "liveimg", json_string(b->liveimg)) ||
+	     json_object_set_new(j, "liveimg_sha256",
+				 json_string(b->liveimg_sha256)))) {
+		json_decref(j);
+		return -ENOMEM;
+	}
 	doc = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(j);
 	if (!doc)
@@ -1518,6 +1549,30 @@ static int resolve(struct build *b, const struct nf_site *site)
 	return r;
 }
 
+/* --inventory: the nodes the controller's slurm.conf lists.  Loaded (and
+ * so checked) for any role, kept for the roles that run slurmctld: only
+ * their image, and its inputs' hash, depend on it */
+static int resolve_nodes(struct build *b, const struct nf_site *site)
+{
+	const json_t *daemons = json_object_get(json_object_get(b->prof, "slurm"),
+						"daemons");
+	size_t i;
+	json_t *v;
+	int r, ctld = 0;
+
+	if (!b->o->inventory)
+		return 0;
+	if ((r = nf_slurm_nodes(b->ctx, b->o->inventory, site, &b->nodes)))
+		return r;
+	json_array_foreach(daemons, i, v)
+		ctld |= !strcmp(json_string_value(v) ?: "", "slurmctld");
+	if (!ctld) {
+		json_decref(b->nodes);
+		b->nodes = NULL;
+	}
+	return 0;
+}
+
 void nf_build_result_free(struct nf_build_result *res)
 {
 	if (!res)
@@ -1536,13 +1591,15 @@ static int build_image(struct build *b, const struct nf_site *site,
 	char bkey[NF_SHA256_HEX], ikey[NF_SHA256_HEX], tool[256];
 	char tar[PATH_MAX + 96], kernel[PATH_MAX * 2], p[PATH_MAX * 3];
 	char id[13], rootfs[256], initrd[256], vmlinuz[256], manifest[256],
-	     imanifest[256], sig[300], pubout[PATH_MAX + 32];
+	     imanifest[256], lmanifest[256] = "", sig[300],
+	     pubout[PATH_MAX + 32];
 	char **pkgs = NULL;
 	size_t npkgs = 0;
 	int rootfd = -1, cached = 0, r;
 
 	stage_begin(b, "resolve");
-	if ((r = resolve(b, site)) || (r = setup_paths(b)))
+	if ((r = resolve(b, site)) || (r = resolve_nodes(b, site)) ||
+	    (r = setup_paths(b)))
 		return r;
 	if ((r = take_lock(b)))
 		return r;
@@ -1611,7 +1668,7 @@ static int build_image(struct build *b, const struct nf_site *site,
 	stage_end(b, 0);
 
 	stage_begin(b, "facets");
-	if ((r = nf_apply_all(b->ctx, rootfd, b->profile)) ||
+	if ((r = nf_apply_all_nodes(b->ctx, rootfd, b->profile, b->nodes)) ||
 	    (r = install_self(b, rootfd)))
 		goto out;
 	stage_end(b, 0);
@@ -1646,6 +1703,17 @@ static int build_image(struct build *b, const struct nf_site *site,
 			goto out;
 		stat(p, &st);
 		stage_end(b, (unsigned long long)st.st_size);
+
+		if (b->el) {
+			stage_begin(b, "pack liveimg");
+			po.format = NF_PACK_TAR;
+			po.compressor = NF_COMP_XZ;
+			snprintf(p, sizeof(p), "%s/rootfs.tar.xz", b->stage);
+			if ((r = nf_pack(b->ctx, b->root, p, &po)))
+				goto out;
+			stat(p, &st);
+			stage_end(b, (unsigned long long)st.st_size);
+		}
 	}
 
 	stage_begin(b, "sign");
@@ -1672,6 +1740,31 @@ static int build_image(struct build *b, const struct nf_site *site,
 	if ((r = name_archive(b, "rootfs.tar.zst", rootfs, manifest, NULL)) ||
 	    (r = name_archive(b, "initramfs.cpio.zst", initrd, imanifest, NULL)))
 		goto out;
+	if (b->el) {
+		json_t *m = NULL;
+
+		/* named by its own hash: the tree and caches hold a name
+		 * forever, and xz's bytes may change with liblzma while the
+		 * tar.zst's stay */
+		snprintf(p, sizeof(p), "%s/rootfs.tar.xz.manifest.json",
+			 b->stage);
+		if ((r = nf_manifest_load(b->ctx, p, &m)))
+			goto out;
+		snprintf(b->liveimg_sha256, sizeof(b->liveimg_sha256), "%s",
+			 json_string_value(json_object_get(json_object_get(m,
+				"archive"), "sha256")) ?: "");
+		json_decref(m);
+		snprintf(b->liveimg, sizeof(b->liveimg), "%s-%.12s.rootfs.tar.xz",
+			 b->role, b->liveimg_sha256);
+		snprintf(lmanifest, sizeof(lmanifest),
+			 "%s-%s.liveimg.manifest.json", b->role, id);
+		if ((r = name_archive(b, "rootfs.tar.xz", b->liveimg, lmanifest,
+				      NULL)))
+			goto out;
+		snprintf(p, sizeof(p), "%s/%s", b->stage, lmanifest);
+		if ((r = nf_sign_file(b->ctx, p, b->key)))
+			goto out;
+	}
 	snprintf(p, sizeof(p), "%s/%s", b->stage, vmlinuz);
 	if ((r = copy_file(b->ctx, kernel, p)))
 		goto out;
@@ -1689,14 +1782,23 @@ static int build_image(struct build *b, const struct nf_site *site,
 	res->rootfs = nf_strdup(rootfs);
 	res->manifest = nf_strdup(manifest);
 	{
-		char s1[300], s2[300];
+		char s1[300], s2[300], s3[300];
+		/* the manifest the pointer names goes last */
 		const char *names[] = { rootfs, initrd, vmlinuz, imanifest, s2,
-					manifest, s1 };
+					b->liveimg, lmanifest, s3, manifest,
+					s1 };
+		size_t n = 0;
+		const char *list[NF_ARRAY_SIZE(names)];
 
 		snprintf(s1, sizeof(s1), "%s.sig", manifest);
 		snprintf(s2, sizeof(s2), "%s.sig", imanifest);
+		snprintf(s3, sizeof(s3), "%s%s", lmanifest, *lmanifest ? ".sig"
+									 : "");
 		(void)sig;
-		if ((r = publish(b, names, NF_ARRAY_SIZE(names), res, ikey)))
+		for (size_t i = 0; i < NF_ARRAY_SIZE(names); i++)
+			if (*names[i])
+				list[n++] = names[i];
+		if ((r = publish(b, list, n, res, ikey)))
 			goto out;
 	}
 	/* the public key beside the images, for 'nodeforge manifest verify' */
@@ -1744,6 +1846,7 @@ int nf_build(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 	if (b.lockfd >= 0)
 		close(b.lockfd);
 	json_decref(b.overlay_names);
+	json_decref(b.nodes);
 	nf_profile_free(b.profile);
 	return r;
 }

@@ -687,11 +687,15 @@ static int static_stage(struct nf_ctx *ctx, struct nf_ci *ci, const char *root)
 			detail = nf_asprintf("expected: %s\nseen: %s\nremedy: %s",
 					     c->expected ?: "", c->seen ?: "",
 					     c->remedy ?: "");
+		} else if (c->verdict == NF_V_WARN) {
+			msg = c->seen;
 		} else if (c->verdict != NF_V_PASS) {
 			msg = c->reason;
 		}
-		r = add_case(ci, cls, c->id, c->verdict, msg, detail,
-			     c->elapsed_us / 1e6);
+		/* a warning is a passed case that carries its message */
+		r = add_case(ci, cls, c->id,
+			     c->verdict == NF_V_WARN ? NF_V_PASS : c->verdict, msg,
+			     detail, c->elapsed_us / 1e6);
 		free(cls);
 		free(detail);
 	}

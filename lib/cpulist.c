@@ -90,3 +90,27 @@ char *nf_cpulist_format(const uint8_t *bits, size_t nbits)
 	}
 	return out;
 }
+
+/* Slurm's Cores= counts cores, not CPUs: a hyperthread sibling folds onto
+ * its core, whose id is the CPU's modulo the node's cores (Linux numbers
+ * the first thread of every core before the second ones) */
+int nf_cpulist_fold_cores(const char *cpulist, unsigned ncores,
+			  uint8_t *cores, size_t nbits)
+{
+	uint8_t *cpus;
+	int r;
+
+	if (!ncores || ncores > nbits)
+		return NF_E_USAGE;
+	if (!(cpus = malloc((nbits + 7) / 8)))
+		return -ENOMEM;
+	if ((r = nf_cpulist_parse(cpulist, cpus, nbits, NULL)) == 0)
+		for (size_t cpu = 0; cpu < nbits; cpu++)
+			if (cpus[cpu / 8] & (1u << (cpu % 8))) {
+				size_t core = cpu % ncores;
+
+				cores[core / 8] |= (uint8_t)(1u << (core % 8));
+			}
+	free(cpus);
+	return r;
+}

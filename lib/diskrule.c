@@ -335,6 +335,41 @@ int nf_diskrule_match(const struct nf_diskrule *r, const struct nf_disk *d)
 	return 1;
 }
 
+int nf_diskrule_hardware_only(struct nf_diskrule *r, char *dropped, size_t sz)
+{
+	size_t keep = 0, off = 0;
+	int n = 0;
+
+	if (sz)
+		dropped[0] = '\0';
+	for (size_t i = 0; i < r->n; i++) {
+		struct term *t = &r->t[i];
+		const char *name = NULL;
+
+		for (size_t k = 0; k < NF_ARRAY_SIZE(keys); k++)
+			if (keys[k].key == t->key)
+				name = keys[k].name;
+		if (t->key == K_EMPTY)
+			name = t->negate ? "!empty" : "empty";
+		if (t->key != K_EMPTY && t->key != K_PTTYPE &&
+		    t->key != K_FSTYPE && t->key != K_LABEL) {
+			r->t[keep++] = *t;
+			continue;
+		}
+		if (off < sz) {
+			int w = snprintf(dropped + off, sz - off, "%s%s",
+					 n ? "," : "", name);
+
+			if (w > 0)
+				off += (size_t)w;
+		}
+		free(t->str);
+		n++;
+	}
+	r->n = keep;
+	return n;
+}
+
 /* "a, b, c" of the candidates' names, at most a few */
 static void names_of(const struct nf_disks *d, const size_t *idx, size_t n,
 		     char *buf, size_t bufsz)

@@ -168,3 +168,97 @@ int nf_hostlist_expand(const char *expr, char ***names, size_t *n, size_t max)
 	*n = out.n;
 	return 0;
 }
+
+/* ---- compression: names back into a hostlist ---- */
+
+struct hname {
+	const char *name;
+	size_t plen;            /* prefix length (before the trailing digits) */
+	size_t width;           /* digits; 0: no number */
+	unsigned long long num;
+};
+
+static int cmp_hname(const void *a, const void *b)
+{
+	const struct hname *x = a, *y = b;
+	size_t n = x->plen < y->plen ? x->plen : y->plen;
+	int c = strncmp(x->name, y->name, n);
+
+	if (c)
+		return c;
+	if (x->plen != y->plen)
+		return x->plen < y->plen ? -1 : 1;
+	if (x->width != y->width)
+		return x->width < y->width ? -1 : 1;
+	return x->num < y->num ? -1 : x->num > y->num;
+}
+
+/* Same prefix and digit count: one bracket group */
+static int same_group(const struct hname *a, const struct hname *b)
+{
+	return a->width && b->width && a->plen == b->plen &&
+	       a->width == b->width && !strncmp(a->name, b->name, a->plen);
+}
+
+int nf_hostlist_compress(char *const *names, size_t n, char **out)
+{
+	struct hname *h;
+	struct nf_buf b = { 0 };
+	size_t i = 0;
+
+	*out = NULL;
+	if (!(h = calloc(n ? n : 1, sizeof(*h))))
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		const char *s = names[k];
+		size_t len = strlen(s), d = len;
+
+		while (d > 0 && isdigit((unsigned char)s[d - 1]))
+			d--;
+		h[k].name = s;
+		h[k].plen = d;
+		h[k].width = len - d > 18 ? 0 : len - d;
+		h[k].plen = h[k].width ? d : len;
+		h[k].num = h[k].width ? strtoull(s + d, NULL, 10) : 0;
+	}
+	qsort(h, n, sizeof(*h), cmp_hname);
+	while (i < n) {
+		size_t j = i, ranges = 0;
+
+		while (j + 1 < n && same_group(&h[i], &h[j + 1]))
+			j++;
+		nf_buf_printf(&b, "%s%.*s", b.len ? "," : "", (int)h[i].plen,
+			      h[i].name);
+		if (!h[i].width) {
+			while (++i < n && !h[i].width && !strcmp(h[i].name, h[i - 1].name))
+				;
+			continue;
+		}
+		if (j > i)
+			nf_buf_printf(&b, "[");
+		for (size_t k = i; k <= j;) {
+			size_t e = k;
+
+			while (e < j && (h[e + 1].num == h[e].num + 1 ||
+					 h[e + 1].num == h[e].num))
+				e++;
+			nf_buf_printf(&b, "%s%0*llu", ranges++ ? "," : "",
+				      (int)h[k].width, h[k].num);
+			if (h[e].num != h[k].num)
+				nf_buf_printf(&b, "-%0*llu", (int)h[e].width, h[e].num);
+			k = e + 1;
+		}
+		if (j > i)
+			nf_buf_printf(&b, "]");
+		i = j + 1;
+	}
+	free(h);
+	if (b.err) {
+		int r = b.err;
+
+		nf_buf_free(&b);
+		return r;
+	}
+	*out = b.s ? b.s : nf_strdup("");
+	return *out ? 0 : -ENOMEM;
+}

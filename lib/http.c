@@ -434,6 +434,8 @@ static const char *content_type(const char *url)
 		return "application/json";
 	if (!strcmp(dot, ".zst"))
 		return "application/zstd";
+	if (!strcmp(dot, ".xz"))
+		return "application/x-xz";
 	return "application/octet-stream";
 }
 

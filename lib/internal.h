@@ -149,6 +149,7 @@ struct nf_apply {
 	const char *role;
 	const char *distro;               /* "debian12", "rocky9", ... */
 	int el;                           /* EL family (paths differ) */
+	const json_t *cluster_nodes;      /* nf_slurm_nodes() or NULL */
 };
 
 /* Text buffer for rendering config files; grows up to a hard cap */
@@ -479,6 +480,92 @@ json_t *nf_ci_dpkg_packages(const char *text);
 /* A "StoragePass=" line with a value in buf */
 int nf_ci_has_storagepass(const char *buf, size_t len);
 /* ---- end of image CI ---- */
+
+/* ---- storage checks: disks and EFI from the verifier (lib/verify.c,
+ * lib/blkid.c, lib/diskrule.c, lib/facets/storage.c) ---- */
+/* A context whose sysroot is the run's, for library calls from a check
+ * (nf_mount_find, nf_disk_scan_hw, nf_efi_open): the live node and a
+ * fixture tree go through the same code.  Owned by the check; NULL on
+ * ENOMEM; its nf_errmsg() holds the last library error */
+struct nf_ctx *nf_v_ctx(struct nf_vcheck *c);
+/* What <sysroot>/sys/block says about each disk (size, model, transport,
+ * rotational, removable), without opening the devices: contents are not
+ * probed (probe_error says so), so a failing disk cannot block a check */
+int nf_disk_scan_hw(struct nf_ctx *ctx, struct nf_disks *out);
+/* Drop the terms about a disk's contents (empty, pttype, fstype, label)
+ * from a rule: they describe the disk before provisioning formats it.
+ * Returns how many were dropped; their keys go to `dropped` */
+int nf_diskrule_hardware_only(struct nf_diskrule *r, char *dropped,
+			      size_t sz);
+/* ---- end of storage checks ---- */
+
+/* ---- gres render (lib/gres.c) ---- */
+#define NF_PCI_ADDR_LEN 24     /* "0000:18:00.0" (VMD: 5-digit domain) */
+#define NF_GRES_MAX_GPUS 64
+#define NF_GRES_MAX_CPUS 8192
+#define NF_GRES_CPULIST_MAX 4096
+
+/* A PCI address in the kernel's form (domain:bus:dev.fn, lower-case hex,
+ * 4-digit domain) from NVML's "00000000:18:00.0" or the kernel's own */
+int nf_pci_addr_norm(const char *s, char out[NF_PCI_ADDR_LEN]);
+
+/* One GPU of the node */
+struct nf_gres_gpu {
+	int minor;                            /* /dev/nvidiaN */
+	char bus_id[NF_PCI_ADDR_LEN];
+	char cpulist[NF_GRES_CPULIST_MAX];    /* its local_cpulist */
+};
+
+/* The node's GPUs, ordered by minor, and the NVLinks between them */
+struct nf_gres_topo {
+	size_t n;
+	struct nf_gres_gpu gpu[NF_GRES_MAX_GPUS];
+	int nvlink_known;                     /* NVML gave NVLink data */
+	unsigned links[NF_GRES_MAX_GPUS][NF_GRES_MAX_GPUS]; /* i -> j */
+};
+
+/* "Device Minor:" and "Bus Location:" of a
+ * /proc/driver/nvidia/gpus/BUS/information file */
+int nf_gres_parse_information(const char *text, int *minor,
+			      char bus_id[NF_PCI_ADDR_LEN]);
+/* gres.auto.json: an array of gres objects {name, type, count, file,
+ * cores, links}; validated, at most 64 KiB */
+int nf_gres_auto_parse(struct nf_ctx *ctx, const char *buf, size_t len,
+		       json_t **out);
+/* NVLink counts between the topology's GPUs from an NVML snapshot (its
+ * gpus[].pci_bus_id and nvlink_remote[]): a link to a peer GPU counts
+ * for that peer, a link to an NVSwitch for every GPU on that switch */
+int nf_gres_topo_links(struct nf_ctx *ctx, struct nf_gres_topo *t,
+		       const json_t *nvml);
+/* The gres.conf lines of one gres.auto.json entry: one per GPU it names
+ * (its File= list, else every GPU), Cores= folded onto `ncores` cores,
+ * Links= over all the node's GPUs (omitted when no GPU has an NVLink).
+ * `nvlink_required`: refuse when there is no NVLink data */
+int nf_gres_entry_lines(struct nf_ctx *ctx, const json_t *entry,
+			const struct nf_gres_topo *t, unsigned ncores,
+			int nvlink_required, struct nf_buf *out);
+/* Replace the rendered block of gres.conf text `old` with `lines`;
+ * the result in *out (caller frees) */
+int nf_gres_merge(struct nf_ctx *ctx, const char *old, const char *lines,
+		  char **out);
+
+/* The NVML snapshot (libnvidia-ml via dlopen), or a hardware-ops
+ * fixture's "nvml" object; NF_E_NOHW when there is none */
+int nf_nvml_snapshot(const json_t *fixture, json_t **snap);
+/* Load a hardware-ops fixture (fixture.json, size-capped) */
+int nf_hw_fixture_load(struct nf_ctx *ctx, const char *path, json_t **out);
+/* ---- end of gres render ---- */
+
+/* ---- Slurm nodes of an inventory (lib/slurm_nodes.c, build --inventory) ----
+ * The inventory's nodes grouped by role, for the controller's slurm.conf:
+ * [{"role", "nodes": hostlist, "node": the role's slurm.node, "gres": its
+ * slurm.gres, "slurmd": runs slurmd}], sorted by role */
+int nf_slurm_nodes(struct nf_ctx *ctx, const char *inventory,
+		   const struct nf_site *site, json_t **out);
+/* nf_apply_all() with the cluster's nodes (NULL: none) */
+int nf_apply_all_nodes(struct nf_ctx *ctx, int rootfd,
+		       const struct nf_profile *p, const json_t *nodes);
+/* ---- end of Slurm nodes ---- */
 
 /* ---- zstd stream (lib/zstd.c) ---- */
 /* Multi-threaded zstd (threads <= 0: one per CPU; the bytes do not depend

@@ -211,18 +211,18 @@ void nf_sha256_hex(const void *data, size_t len, char out[NF_SHA256_HEX]);
 
 
 /* ------------------------------------------ pack, manifests, signatures
- * Deterministic image archives (tar or cpio newc, zstd/gzip/none), the
+ * Deterministic image archives (tar or cpio newc, zstd/xz/gzip/none), the
  * manifest written in the same pass, Ed25519 signatures, drift checks,
  * diffs and a safe unpacker.  Manifests are jansson trees. */
 
 enum nf_pack_format { NF_PACK_TAR = 0, NF_PACK_CPIO };
-enum nf_pack_comp { NF_COMP_NONE = 0, NF_COMP_GZIP, NF_COMP_ZSTD };
+enum nf_pack_comp { NF_COMP_NONE = 0, NF_COMP_GZIP, NF_COMP_ZSTD, NF_COMP_XZ };
 
 struct nf_pack_opts {
 	int format;             /* enum nf_pack_format */
 	int compressor;         /* enum nf_pack_comp */
 	int level;              /* < 0: the compressor's default */
-	int threads;            /* zstd workers; <= 0: one per CPU */
+	int threads;            /* zstd/xz workers; <= 0: one per CPU */
 	long long epoch;        /* mtimes above it are clamped to it */
 	/* Called now and then while packing (may be NULL) */
 	void (*progress)(void *data, unsigned long long entries,
@@ -530,7 +530,9 @@ int nf_efi_parse_num(const char *s, unsigned *num);
  * `fixture` is a JSON file answering the hardware ops (NVML, adjtimex,
  * cgroup2 test, external commands) instead of the real node: tests only.
  */
-enum nf_verdict { NF_V_PASS = 0, NF_V_FAIL, NF_V_SKIP, NF_V_HUNG };
+/* NF_V_WARN: worth telling the operator, never a failure (the gate lets
+ * slurmd start) */
+enum nf_verdict { NF_V_PASS = 0, NF_V_FAIL, NF_V_SKIP, NF_V_HUNG, NF_V_WARN };
 
 struct nf_verify_opts {
 	const char *root;     /* NULL: "/" */
@@ -620,6 +622,8 @@ struct nf_build_opts {
 	void (*progress)(void *data, int event, const char *stage,
 			 double secs, unsigned long long bytes);
 	void *progress_data;
+	const char *inventory;  /* racks.yaml: the controller's slurm.conf
+				 * lists its nodes and partitions; or NULL */
 };
 
 struct nf_build_result {
@@ -908,6 +912,47 @@ int nf_ci_write_junit(struct nf_ctx *ctx, const struct nf_ci *ci,
 		      const char *role, const char *path);
 
 /* ---------------------------------------------------- end of image CI */
+
+/* ---------------------------------------- gres render (lib/gres.c)
+ * First boot: gres.conf's GPU lines whose Cores=/Links= depend on the
+ * node's topology are kept by the build in /etc/nodeforge/gres.auto.json;
+ * nf_gres_render() writes them into /etc/slurm/gres.conf from the node's
+ * GPUs (/proc/driver/nvidia), their NUMA-local CPUs (/sys) and NVLinks
+ * (NVML).  docs/nodeforge-gres.md */
+
+/* Fold a CPU list ("0-63,128-191") onto Slurm core ids (cpu % ncores: a
+ * hyperthread sibling counts as its core), OR-ed into `cores` (nbits
+ * bits); the verifier's Cores= check and the renderer share it */
+int nf_cpulist_fold_cores(const char *cpulist, unsigned ncores,
+			  uint8_t *cores, size_t nbits);
+
+struct nf_gres_opts {
+	const char *root;       /* the node's root (NULL or "/": this one);
+				 * /proc and /sys come from ctx's sysroot */
+	const char *fixture;    /* hardware-ops fixture (NVML) or NULL */
+	int dry_run;            /* render and compare, write nothing */
+};
+
+struct nf_gres_result {
+	char *conf;             /* gres.conf as rendered */
+	char *lines;            /* the rendered GPU lines alone */
+	size_t ngpu;            /* GPUs seen */
+	int nvlink;             /* Links= came from NVLink data */
+	int changed;            /* differs from the file (written unless
+				 * dry_run) */
+};
+
+int nf_gres_render(struct nf_ctx *ctx, const struct nf_gres_opts *o,
+		   struct nf_gres_result *res);
+void nf_gres_result_free(struct nf_gres_result *res);
+
+/* Names back into a Slurm hostlist, sorted, duplicates dropped:
+ * {gpu-001, gpu-002, gpu-004, login-01} -> "gpu-[001-002,004],login-01"
+ * (names with a different digit count stay in separate groups, so
+ * nf_hostlist_expand() gives the same names back); caller frees */
+int nf_hostlist_compress(char *const *names, size_t n, char **out);
+
+/* ------------------------------------------------- end of gres render */
 
 #ifdef __cplusplus
 }

@@ -42,6 +42,8 @@ static const struct {
 	{ "cpio.zst", NF_PACK_CPIO, NF_COMP_ZSTD },
 	{ "tar.gz", NF_PACK_TAR, NF_COMP_GZIP },
 	{ "cpio.gz", NF_PACK_CPIO, NF_COMP_GZIP },
+	{ "tar.xz", NF_PACK_TAR, NF_COMP_XZ },
+	{ "cpio.xz", NF_PACK_CPIO, NF_COMP_XZ },
 	{ "tar", NF_PACK_TAR, NF_COMP_NONE },
 	{ "cpio", NF_PACK_CPIO, NF_COMP_NONE },
 };
@@ -780,7 +782,8 @@ out:
 
 static int default_level(int comp)
 {
-	return comp == NF_COMP_ZSTD ? 3 : comp == NF_COMP_GZIP ? 6 : 0;
+	return comp == NF_COMP_ZSTD ? 3 : comp == NF_COMP_GZIP ? 6
+	       : comp == NF_COMP_XZ ? 6 : 0;
 }
 
 static int fsync_close_rename(struct nf_ctx *ctx, int fd, const char *tmp,
@@ -883,6 +886,7 @@ int nf_pack(struct nf_ctx *ctx, const char *root, const char *out,
 			"format", o->format == NF_PACK_CPIO ? "cpio" : "tar",
 			"compressor", o->compressor == NF_COMP_ZSTD ? "zstd"
 				      : o->compressor == NF_COMP_GZIP ? "gzip"
+				      : o->compressor == NF_COMP_XZ ? "xz"
 				      : "none",
 			"level", level,
 			"epoch", (json_int_t)o->epoch);

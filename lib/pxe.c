@@ -341,7 +341,29 @@ struct role {
 	const char *name;
 	const char *args;       /* the facets' kernel arguments */
 	char *kernel, *initramfs, *rootfs, *rootfs_sha256;
+	char *liveimg, *liveimg_sha256; /* the tarball for kickstart liveimg */
 };
+
+/*
+ * Anaconda's liveimg decides by the URL's suffix alone whether it fetches
+ * a tarball (unpacked with tar) or a disk image (mounted): these are the
+ * suffixes it takes for a tarball.  Anything else, .tar.zst included, is
+ * mounted as an image and the install fails.
+ */
+static int anaconda_tarball(const char *name)
+{
+	static const char *const sfx[] = { ".tar", ".tbz", ".tgz", ".txz",
+					   ".tar.bz2", ".tar.gz", ".tar.xz" };
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < NF_ARRAY_SIZE(sfx); i++) {
+		size_t k = strlen(sfx[i]);
+
+		if (n > k && !strcmp(name + n - k, sfx[i]))
+			return 1;
+	}
+	return 0;
+}
 
 static int safe_basename(const char *s)
 {
@@ -497,6 +519,29 @@ static int load_current(struct pxe *p, struct role *r)
 			return e;
 		}
 		r->rootfs_sha256 = nf_strdup(h);
+	}
+	{
+		/* optional (EL builds): the tarball for kickstart liveimg */
+		const json_t *lj = json_object_get(j, "liveimg");
+		const char *l = json_string_value(lj);
+		const char *h = json_string_value(json_object_get(j,
+							"liveimg_sha256"));
+
+		if (lj && (!safe_basename(l) || !is_sha256(h))) {
+			json_decref(j);
+			e = nf_fail(p->ctx, NF_E_INVALID,
+				    "'%s': 'liveimg' must be a file name in "
+				    "'%s/%s' and 'liveimg_sha256' 64 lower-case "
+				    "hex digits", path, p->o->images_dir, r->name);
+			free(path);
+			return e;
+		}
+		if (lj && (!(r->liveimg = nf_strdup(l)) ||
+			   !(r->liveimg_sha256 = nf_strdup(h)))) {
+			json_decref(j);
+			free(path);
+			return -ENOMEM;
+		}
 	}
 	json_decref(j);
 	free(path);
@@ -662,12 +707,12 @@ static int render_node(struct pxe *p, const struct nf_node *nd,
 		"#!ipxe\n"
 		"# node %s (%s, rack %s, %s) - rendered by nodeforge; do not edit\n"
 		"kernel %s/images/%s/%s initrd=%s %s%snodeforge.server=%s "
-		"nodeforge.node=%s\n"
+		"nodeforge.node=%s systemd.hostname=%s\n"
 		"initrd %s/images/%s/%s\n"
 		"boot\n",
 		nd->name, r->name, *nd->rack ? nd->rack : "-", ip, url,
 		r->name, r->kernel, r->initramfs, r->args, *r->args ? " " : "",
-		url, nd->name, url, r->name, r->initramfs);
+		url, nd->name, nd->name, url, r->name, r->initramfs);
 	snprintf(file, sizeof(file), "%s.ipxe", mac);
 	if ((e = bput(p, "ipxe/mac", file, b)))
 		return e;
@@ -676,11 +721,12 @@ static int render_node(struct pxe *p, const struct nf_node *nd,
 		"set default=0\n"
 		"set timeout=0\n"
 		"menuentry 'nodeforge %s (%s)' {\n"
-		"\tlinux /images/%s/%s %s%snodeforge.server=%s nodeforge.node=%s\n"
+		"\tlinux /images/%s/%s %s%snodeforge.server=%s nodeforge.node=%s "
+		"systemd.hostname=%s\n"
 		"\tinitrd /images/%s/%s\n"
 		"}\n",
 		nd->name, r->name, nd->name, r->name, r->name, r->kernel,
-		r->args, *r->args ? " " : "", url, nd->name, r->name,
+		r->args, *r->args ? " " : "", url, nd->name, nd->name, r->name,
 		r->initramfs);
 	snprintf(file, sizeof(file), "grub.cfg-01-%s", mac);
 	return bput(p, "grub", file, b);
@@ -691,10 +737,28 @@ static int render_kickstart(struct pxe *p, const struct role *r,
 {
 	char *tpath, *tmpl = NULL, *url = NULL, *args = NULL, name[96];
 	const char *cluster = site_str(p->o->site, "cluster", NULL, NULL);
+	/* the URL and checksum name exactly one file: the liveimg the
+	 * build published, else the rootfs if Anaconda takes it as is */
+	const char *tar = r->liveimg ? r->liveimg : r->rootfs;
+	const char *sha = r->liveimg ? r->liveimg_sha256 : r->rootfs_sha256;
 	int e;
 
 	if (!p->o->kickstart_dir)
 		return 0;
+	if (!anaconda_tarball(tar))
+		return nf_fail(p->ctx, NF_E_UNSUPPORTED,
+			       "cannot render the kickstart of role '%s': "
+			       "Anaconda's liveimg would take '%s/%s/%s' for a "
+			       "disk image, not a tarball (it goes by the "
+			       "suffix: .tar, .tbz, .tgz, .txz, .tar.bz2, "
+			       ".tar.gz, .tar.xz); rebuild the role with an EL "
+			       "site ('nodeforge build %s' then publishes "
+			       "'%s-<sha12>.rootfs.tar.xz' as 'liveimg' in "
+			       "'%s.current'), or render without kickstarts",
+			       r->name, p->o->images_dir, r->name, tar,
+			       r->name, r->name, r->name);
+	if ((e = place_image(p, r, tar)))
+		return e;
 	tpath = nf_asprintf("%s/%s.ks.tmpl", p->o->kickstart_dir, r->name);
 	if (!tpath)
 		return -ENOMEM;
@@ -707,8 +771,7 @@ static int render_kickstart(struct pxe *p, const struct role *r,
 	e = nf_read_file(p->ctx, tpath, NF_PXE_TMPL_MAX, &tmpl, NULL);
 	if (e)
 		goto out;
-	url = nf_asprintf("%s/images/%s/%s", p->o->server_url, r->name,
-			  r->rootfs);
+	url = nf_asprintf("%s/images/%s/%s", p->o->server_url, r->name, tar);
 	args = nf_asprintf("%s%snodeforge.server=%s", r->args,
 			   *r->args ? " " : "", p->o->server_url);
 	if (!url || !args) {
@@ -721,7 +784,7 @@ static int render_kickstart(struct pxe *p, const struct role *r,
 			{ "cluster", cluster ? cluster : "cluster" },
 			{ "server_url", p->o->server_url },
 			{ "rootfs_url", url },
-			{ "rootfs_sha256", r->rootfs_sha256 },
+			{ "rootfs_sha256", sha },
 			{ "kernel_args", args },
 		};
 
@@ -814,6 +877,7 @@ static int render_nginx(struct pxe *p, struct buf *b)
 		"\t\ttext/plain ipxe cfg ks;\n"
 		"\t\tapplication/json json;\n"
 		"\t\tapplication/zstd zst;\n"
+		"\t\tapplication/x-xz xz;\n"
 		"\t\tapplication/octet-stream vmlinuz efi kpxe;\n"
 		"\t}\n"
 		"\tdefault_type application/octet-stream;\n"
@@ -1068,6 +1132,8 @@ out:
 		free(roles[i].initramfs);
 		free(roles[i].rootfs);
 		free(roles[i].rootfs_sha256);
+		free(roles[i].liveimg);
+		free(roles[i].liveimg_sha256);
 	}
 	free(roles);
 	free(b.s);

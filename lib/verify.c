@@ -59,6 +59,8 @@ struct nf_vcheck {
 	char seen[1024];
 	char remedy[512];
 	char reason[256];
+	/* library calls bound to the run's sysroot (nf_v_ctx) */
+	struct nf_ctx *ctx;
 	/* worker thread hand-off */
 	const json_t *section;
 	int verdict;
@@ -109,6 +111,7 @@ static void check_unref(struct nf_vcheck *c)
 	if (atomic_fetch_sub(&c->refs, 1) != 1)
 		return;
 	run_unref(c->run);
+	nf_ctx_free(c->ctx);
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cv);
 	free(c);
@@ -175,6 +178,19 @@ int nf_v_skip(struct nf_vcheck *c, const char *fmt, ...)
 const json_t *nf_v_profile(const struct nf_vcheck *c)
 {
 	return c->run->profile;
+}
+
+struct nf_ctx *nf_v_ctx(struct nf_vcheck *c)
+{
+	if (c->ctx)
+		return c->ctx;
+	if (nf_ctx_new(&c->ctx))
+		return NULL;
+	if (nf_ctx_set_sysroot(c->ctx, c->run->sysroot)) {
+		nf_ctx_free(c->ctx);
+		c->ctx = NULL;
+	}
+	return c->ctx;
 }
 
 const char *nf_v_id(const struct nf_vcheck *c)
@@ -675,6 +691,39 @@ struct nf_nvml_fabric {
 	unsigned char state;
 };
 
+/* nvmlPciInfo_t */
+struct nf_nvml_pci {
+	char bus_id_legacy[16];
+	unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+	char bus_id[32];
+};
+
+#define NF_NVML_MAX_LINKS 18    /* NVML_NVLINK_MAX_LINKS */
+
+/* The PCI bus id of every active NVLink's far end, one entry per link:
+ * a peer GPU's, or an NVSwitch's (tells gres.conf's Links=) */
+static json_t *nvml_nvlinks(nvmlDevice_t d,
+			    nvmlReturn_t (*state)(nvmlDevice_t, unsigned, int *),
+			    nvmlReturn_t (*remote)(nvmlDevice_t, unsigned,
+						   struct nf_nvml_pci *))
+{
+	json_t *v = json_array();
+
+	for (unsigned l = 0; v && l < NF_NVML_MAX_LINKS; l++) {
+		struct nf_nvml_pci pci = { 0 };
+		char id[NF_PCI_ADDR_LEN];
+		int active = 0;
+
+		if (state(d, l, &active) != 0 || !active ||
+		    remote(d, l, &pci) != 0)
+			continue;
+		pci.bus_id[sizeof(pci.bus_id) - 1] = '\0';
+		if (nf_pci_addr_norm(pci.bus_id, id) == 0)
+			json_array_append_new(v, json_string(id));
+	}
+	return v;
+}
+
 static int nvml_real(json_t **snap)
 {
 	nvmlReturn_t (*init)(void), (*shutdown)(void);
@@ -686,6 +735,9 @@ static int nvml_real(json_t **snap)
 	nvmlReturn_t (*remap)(nvmlDevice_t, unsigned *, unsigned *, unsigned *, unsigned *);
 	nvmlReturn_t (*persist)(nvmlDevice_t, int *);
 	nvmlReturn_t (*fabric)(nvmlDevice_t, struct nf_nvml_fabric *);
+	nvmlReturn_t (*pciinfo)(nvmlDevice_t, struct nf_nvml_pci *);
+	nvmlReturn_t (*lstate)(nvmlDevice_t, unsigned, int *);
+	nvmlReturn_t (*lremote)(nvmlDevice_t, unsigned, struct nf_nvml_pci *);
 	void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	char ver[96] = "";
 	unsigned n = 0;
@@ -703,6 +755,9 @@ static int nvml_real(json_t **snap)
 	*(void **)&remap = dlsym(h, "nvmlDeviceGetRemappedRows");
 	*(void **)&persist = dlsym(h, "nvmlDeviceGetPersistenceMode");
 	*(void **)&fabric = dlsym(h, "nvmlDeviceGetGpuFabricInfo");
+	*(void **)&pciinfo = dlsym(h, "nvmlDeviceGetPciInfo_v3");
+	*(void **)&lstate = dlsym(h, "nvmlDeviceGetNvLinkState");
+	*(void **)&lremote = dlsym(h, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
 	if (!init || !shutdown || !drv || !count || !handle || !name) {
 		dlclose(h);
 		return NF_E_NOHW;
@@ -745,6 +800,20 @@ static int nvml_real(json_t **snap)
 					    json_string(fi.state < 4 ? st[fi.state] : "unknown"));
 			json_object_set_new(g, "fabric_status", json_integer(fi.status));
 		}
+		if (pciinfo) {
+			struct nf_nvml_pci pci = { 0 };
+			char id[NF_PCI_ADDR_LEN];
+
+			if (pciinfo(d, &pci) == 0) {
+				pci.bus_id[sizeof(pci.bus_id) - 1] = '\0';
+				if (nf_pci_addr_norm(pci.bus_id, id) == 0)
+					json_object_set_new(g, "pci_bus_id",
+							    json_string(id));
+			}
+		}
+		if (lstate && lremote)
+			json_object_set_new(g, "nvlink_remote",
+					    nvml_nvlinks(d, lstate, lremote));
 	}
 	shutdown();
 	dlclose(h);
@@ -752,22 +821,30 @@ static int nvml_real(json_t **snap)
 	return *snap ? 0 : -ENOMEM;
 }
 
-int nf_v_nvml(struct nf_vcheck *c, json_t **snap)
+int nf_nvml_snapshot(const json_t *fixture, json_t **snap)
 {
-	const json_t *fx = c->run->fixture, *a;
+	const json_t *a;
 
-	if (!fx)
+	if (!fixture)
 		return nvml_real(snap);
-	a = json_object_get(fx, "nvml");
+	a = json_object_get(fixture, "nvml");
 	if (!a || json_is_null(a))
 		return NF_E_NOHW;
-	if (json_is_true(json_object_get(a, "hang"))) {
+	*snap = json_deep_copy(a);
+	return *snap ? 0 : -ENOMEM;
+}
+
+int nf_v_nvml(struct nf_vcheck *c, json_t **snap)
+{
+	const json_t *fx = c->run->fixture;
+
+	if (fx && json_is_true(json_object_get(json_object_get(fx, "nvml"),
+					       "hang"))) {
 		/* a driver call that never returns: only the deadline ends it */
 		for (;;)
 			pause();
 	}
-	*snap = json_deep_copy(a);
-	return *snap ? 0 : -ENOMEM;
+	return nf_nvml_snapshot(fx, snap);
 }
 
 /* -------------------------------------------------------------- engine */
@@ -865,7 +942,7 @@ static void run_one(struct nf_vrun *run, struct entry *e,
 			snprintf(c->reason, sizeof(c->reason), "no answer within %u ms", budget);
 			v = NF_V_HUNG;
 		}
-		if (v < NF_V_PASS || v > NF_V_HUNG)
+		if (v < NF_V_PASS || v > NF_V_WARN)
 			v = NF_V_FAIL;
 		e->res.verdict = v;
 		e->expected = *c->expected ? strdup(c->expected) : NULL;
@@ -930,8 +1007,9 @@ static int rank_of(const struct entry *e)
 	switch (e->res.verdict) {
 	case NF_V_FAIL: return 0;
 	case NF_V_HUNG: return 1;
-	case NF_V_SKIP: return e->cause ? 2 : 3;
-	default: return 4;
+	case NF_V_SKIP: return e->cause ? 2 : 4;
+	case NF_V_WARN: return 3;
+	default: return 5;
 	}
 }
 
@@ -944,7 +1022,7 @@ static int cmp_entry(const void *a, const void *b)
 	return (int)x->order - (int)y->order;
 }
 
-static int load_fixture(struct nf_ctx *ctx, const char *path, json_t **out)
+int nf_hw_fixture_load(struct nf_ctx *ctx, const char *path, json_t **out)
 {
 	json_error_t err;
 	char *buf;
@@ -964,11 +1042,41 @@ static int load_fixture(struct nf_ctx *ctx, const char *path, json_t **out)
 	return 0;
 }
 
+/* KEY=VALUE of the kernel command line (the first one), 0 if present */
+static int cmdline_value(const char *sysroot, const char *key, char *out, size_t sz)
+{
+	char p[4096], buf[8192];
+	size_t kl = strlen(key), n;
+	FILE *f;
+	char *s;
+
+	snprintf(p, sizeof(p), "%s/proc/cmdline", sysroot ? sysroot : "");
+	if (!(f = fopen(p, "re")))
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (s = buf; *s; s += strcspn(s, " \t\n"), s += strspn(s, " \t\n"))
+		if (!strncmp(s, key, kl) && s[kl] == '=') {
+			s += kl + 1;
+			snprintf(out, sz, "%.*s", (int)strcspn(s, " \t\n"), s);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* The node's name: nodeforge.node= when the boot server named it (a
+ * network-booted node knows no other name before its hostname is set),
+ * else the kernel's host name */
 static char *read_host(const char *sysroot)
 {
 	char p[4096], buf[256] = "";
 	FILE *f;
 
+	if (!cmdline_value(sysroot, "nodeforge.node", buf, sizeof(buf)) && *buf &&
+	    !strpbrk(buf, "/\\?#%\"'"))
+		return strdup(buf);
+	*buf = '\0';
 	snprintf(p, sizeof(p), "%s/proc/sys/kernel/hostname", sysroot ? sysroot : "");
 	if ((f = fopen(p, "re"))) {
 		if (!fgets(buf, sizeof(buf), f))
@@ -1015,7 +1123,7 @@ static int run_new(struct nf_ctx *ctx, const json_t *prof,
 			return r;
 		}
 	}
-	if (o->fixture && (r = load_fixture(ctx, o->fixture, &run->fixture))) {
+	if (o->fixture && (r = nf_hw_fixture_load(ctx, o->fixture, &run->fixture))) {
 		run_unref(run);
 		return r;
 	}
@@ -1185,9 +1293,9 @@ int nf_verify_passed(const struct nf_verify *v)
 
 const char *nf_verdict_name(int verdict)
 {
-	static const char *const names[] = { "pass", "fail", "skip", "hung" };
+	static const char *const names[] = { "pass", "fail", "skip", "hung", "warn" };
 
-	return verdict >= 0 && verdict <= NF_V_HUNG ? names[verdict] : "?";
+	return verdict >= 0 && verdict <= NF_V_WARN ? names[verdict] : "?";
 }
 
 static void set_str(json_t *o, const char *k, const char *s)
@@ -1233,11 +1341,12 @@ json_t *nf_verify_json(const struct nf_verify *v)
 	json_object_set_new(doc, "version", json_string(NF_VERSION));
 	json_object_set_new(doc, "elapsed_ms", json_integer(v->elapsed_ms));
 	json_object_set_new(doc, "counts",
-			    json_pack("{s:i, s:i, s:i, s:i}",
+			    json_pack("{s:i, s:i, s:i, s:i, s:i}",
 				      "pass", (int)nf_verify_tally(v, NF_V_PASS),
 				      "fail", (int)nf_verify_tally(v, NF_V_FAIL),
 				      "skip", (int)nf_verify_tally(v, NF_V_SKIP),
-				      "hung", (int)nf_verify_tally(v, NF_V_HUNG)));
+				      "hung", (int)nf_verify_tally(v, NF_V_HUNG),
+				      "warn", (int)nf_verify_tally(v, NF_V_WARN)));
 	json_object_set_new(doc, "root_causes", roots);
 	json_object_set_new(doc, "checks", checks);
 	return doc;
@@ -1270,7 +1379,15 @@ int nf_verify_write_junit(struct nf_ctx *ctx, const struct nf_verify *v,
 			continue;
 		}
 		fputs(">\n", f);
-		if (c->verdict == NF_V_SKIP) {
+		if (c->verdict == NF_V_WARN) {
+			/* JUnit has no warning: a passed case with the
+			 * message on its output */
+			fputs("    <system-out>warning: ", f);
+			nf_xml_escape(f, c->seen);
+			fputs("\nremedy: ", f);
+			nf_xml_escape(f, c->remedy);
+			fputs("</system-out>\n", f);
+		} else if (c->verdict == NF_V_SKIP) {
 			fputs("    <skipped message=\"", f);
 			nf_xml_escape(f, c->reason);
 			fputs("\"/>\n", f);
@@ -1299,31 +1416,19 @@ int nf_verify_write_junit(struct nf_ctx *ctx, const struct nf_verify *v,
 
 int nf_verify_server_url(struct nf_ctx *ctx, const char *sysroot, char **url)
 {
-	char p[4096], *buf, *s;
-	int r;
+	char buf[4096];
+	int r = cmdline_value(sysroot, "nodeforge.server", buf, sizeof(buf));
 
-	snprintf(p, sizeof(p), "%s/proc/cmdline", sysroot ? sysroot : "");
-	if ((r = nf_read_file(ctx, p, 64 * 1024, &buf, NULL)))
-		return r;
-	for (s = buf; (s = strstr(s, "nodeforge.server=")); s++) {
-		if (s == buf || s[-1] == ' ') {
-			s += strlen("nodeforge.server=");
-			*url = strndup(s, strcspn(s, " \n\t"));
-			free(buf);
-			if (!*url)
-				return -ENOMEM;
-			if (strncmp(*url, "http://", 7) && strncmp(*url, "https://", 8)) {
-				r = nf_fail(ctx, NF_E_INVALID,
-					    "nodeforge.server '%s' is not an http(s) URL", *url);
-				free(*url);
-				*url = NULL;
-				return r;
-			}
-			return 0;
-		}
-	}
-	free(buf);
-	return nf_fail(ctx, NF_E_NOTFOUND, "no nodeforge.server= on the kernel command line");
+	if (r == -ENOENT || (!r && !*buf))
+		return nf_fail(ctx, NF_E_NOTFOUND,
+			       "no nodeforge.server= on the kernel command line");
+	if (r)
+		return nf_fail(ctx, r, "cannot read '%s/proc/cmdline': %s",
+			       sysroot ? sysroot : "", strerror(-r));
+	if (strncmp(buf, "http://", 7) && strncmp(buf, "https://", 8))
+		return nf_fail(ctx, NF_E_INVALID,
+			       "nodeforge.server '%s' is not an http(s) URL", buf);
+	return (*url = strdup(buf)) ? 0 : -ENOMEM;
 }
 
 static int health_exec(struct nf_ctx *ctx, struct nf_vcheck *c,
@@ -1428,7 +1533,16 @@ int nf_verify_publish(struct nf_ctx *ctx, const struct nf_verify *v,
 		snprintf(dir, sizeof(dir), "%s/run/motd.d", root);
 		mkdir(dir, 0755);
 		snprintf(path, sizeof(path), "%s/nodeforge", dir);
-		motd = nf_verify_passed(v) || !c
+		const struct nf_check_result *w = NULL;
+
+		for (size_t i = 0; i < v->n && !w; i++)
+			if (v->v[i].res.verdict == NF_V_WARN)
+				w = &v->v[i].res;
+		motd = (nf_verify_passed(v) || !c) && w
+			? nf_asprintf("nodeforge verify: PASS (warning: %s: %s)\n"
+				      "  details: /run/nodeforge/verdict.json\n",
+				      w->id, w->seen ? w->seen : "")
+			: nf_verify_passed(v) || !c
 			? nf_asprintf("nodeforge verify: PASS\n")
 			: nf_asprintf("nodeforge verify: FAIL: %s: %s\n"
 				      "  details: /run/nodeforge/verdict.json\n",

@@ -235,56 +235,6 @@ static int check_userns(struct nf_vcheck *c, const json_t *sec)
 	return NF_V_FAIL;
 }
 
-/* The mount point that holds `path` in the sysroot's /proc/mounts */
-static int mount_of(struct nf_vcheck *c, const char *path, char *mnt, size_t mntsz,
-		    char *fs, size_t fssz)
-{
-	char *buf = NULL, *save = NULL;
-	size_t best = 0;
-
-	if (nf_v_read(c, NF_VSYS, "/proc/mounts", 1 << 20, &buf, NULL))
-		return -1;
-	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char dev[256], mp[512], type[64];
-		size_t n;
-
-		if (sscanf(l, "%255s %511s %63s", dev, mp, type) != 3)
-			continue;
-		n = strlen(mp);
-		if (!strncmp(path, mp, n) && (path[n] == '/' || !path[n] || n == 1) && n >= best) {
-			best = n;
-			snprintf(mnt, mntsz, "%s", mp);
-			snprintf(fs, fssz, "%s", type);
-		}
-	}
-	free(buf);
-	return best ? 0 : -1;
-}
-
-static int check_cache(struct nf_vcheck *c, const json_t *sec)
-{
-	const char *cache = json_string_value(json_object_get(json_object_get(sec, "enroot"),
-							      "cache_path"));
-	const json_t *st = json_object_get(json_object_get(nf_v_profile(c), "storage"),
-					   "enroot_cache");
-	const char *want = json_string_value(json_object_get(st, "mount"));
-	char mnt[512], fs[64];
-
-	if (!cache || !want)
-		return nf_v_skip(c, "the profile sets no enroot cache device");
-	nf_v_expect(c, "%s on the %s mount", cache, want);
-	if (mount_of(c, cache, mnt, sizeof(mnt), fs, sizeof(fs))) {
-		nf_v_seen(c, "no mount holds it");
-		return NF_V_FAIL;
-	}
-	nf_v_seen(c, "on %s (%s)", mnt, fs);
-	if (!strcmp(mnt, want))
-		return NF_V_PASS;
-	nf_v_remedy(c, "systemctl start %s.mount   # or: nodeforge disk --enroot-cache",
-		    want[1] ? want + 1 : "-");
-	return NF_V_FAIL;
-}
-
 static const struct nf_check_def defs[] = {
 	{ "containers.enroot.runs", "enroot runs at the profile's version", NULL,
 	  NF_CHECK_PROBE, 3000, check_enroot },
@@ -293,8 +243,8 @@ static const struct nf_check_def defs[] = {
 	{ "containers.pyxis.plugstack", "pyxis is listed in plugstack.conf",
 	  "containers.pyxis.present", NF_CHECK_STATIC, 0, check_plugstack },
 	{ "containers.userns", "user namespaces are enabled", NULL, 0, 0, check_userns },
-	{ "containers.enroot.cache", "the enroot cache is on the expected device", NULL, 0, 0,
-	  check_cache },
+	/* where the cache lives (mount, file system, disk): the storage
+	 * facet's storage.enroot_cache.* checks */
 };
 
 static const struct nf_checkset checks = NF_CHECKSET(defs);

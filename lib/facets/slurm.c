@@ -249,6 +249,85 @@ static int conf_ok(struct nf_apply *a, const char *where, const char *k,
 	return 0;
 }
 
+/* "NodeName=NAMES Sockets=... Gres=... Feature=... State=UNKNOWN" */
+static void node_line(struct nf_buf *b, const char *names, const json_t *node,
+		      const json_t *gres)
+{
+	const json_t *feat = json_object_get(node, "features");
+	json_t *g, *v;
+	size_t i;
+
+	nf_buf_printf(b, "NodeName=%s", names);
+	if (json_is_object(node))
+		nf_buf_printf(b, " Sockets=%lld CoresPerSocket=%lld "
+			      "ThreadsPerCore=%lld RealMemory=%lld",
+			      (long long)json_integer_value(json_object_get(node, "sockets")),
+			      (long long)json_integer_value(json_object_get(node, "cores_per_socket")),
+			      (long long)json_integer_value(json_object_get(node, "threads_per_core")),
+			      (long long)json_integer_value(json_object_get(node, "real_memory_mb")));
+	json_array_foreach(gres, i, g) {
+		const char *type = json_string_value(json_object_get(g, "type"));
+		json_int_t n = json_integer_value(json_object_get(g, "count"));
+
+		nf_buf_printf(b, "%s%s%s%s:%lld", i ? "," : " Gres=",
+			      json_string_value(json_object_get(g, "name")),
+			      type ? ":" : "", type ? type : "",
+			      (long long)(n ? n : 1));
+	}
+	json_array_foreach(feat, i, v)
+		nf_buf_printf(b, "%s%s", i ? "," : " Feature=", json_string_value(v));
+	nf_buf_printf(b, " State=UNKNOWN\n");
+}
+
+/* The controller knows every node (build --inventory): one NodeName= line
+ * per role that runs slurmd, one partition per such role unless the
+ * profile declares one of that name; the first is the default */
+static int cluster_nodes(struct nf_apply *a, struct nf_buf *b,
+			 const json_t *sec)
+{
+	const json_t *parts = json_object_get(sec, "partitions");
+	int have_default = 0;
+	size_t i, j;
+	json_t *e, *p;
+
+	json_array_foreach(parts, j, p) {
+		const char *d = json_string_value(json_object_get(
+			json_object_get(p, "options"), "Default"));
+
+		have_default |= d && !strcasecmp(d, "yes");
+	}
+	json_array_foreach(a->cluster_nodes, i, e) {
+		const char *nodes = json_string_value(json_object_get(e, "nodes"));
+
+		if (!json_is_true(json_object_get(e, "slurmd")))
+			continue;
+		if (!nodes || strpbrk(nodes, " \t\n#="))
+			return nf_fail(a->ctx, NF_E_INVALID, "inventory node names "
+				       "'%s' cannot go into slurm.conf",
+				       nodes ? nodes : "");
+		node_line(b, nodes, json_object_get(e, "node"),
+			  json_object_get(e, "gres"));
+	}
+	json_array_foreach(a->cluster_nodes, i, e) {
+		const char *role = json_string_value(json_object_get(e, "role"));
+		int declared = 0;
+
+		if (!json_is_true(json_object_get(e, "slurmd")))
+			continue;
+		json_array_foreach(parts, j, p)
+			declared |= !strcmp(json_string_value(json_object_get(p, "name")) ?: "",
+					    role ? role : "");
+		if (declared)
+			continue;
+		nf_buf_printf(b, "PartitionName=%s Nodes=%s%s MaxTime=INFINITE "
+			      "State=UP\n", role,
+			      json_string_value(json_object_get(e, "nodes")),
+			      have_default ? "" : " Default=YES");
+		have_default = 1;
+	}
+	return 0;
+}
+
 static int write_slurm_conf(struct nf_apply *a, const json_t *sec)
 {
 	const json_t *conf = json_object_get(sec, "conf");
@@ -260,6 +339,7 @@ static int write_slurm_conf(struct nf_apply *a, const json_t *sec)
 	const char *k;
 	json_t *v;
 	size_t i;
+	int r;
 
 	nf_apply_header(&b, "#", "slurm");
 	if (cluster)
@@ -290,32 +370,14 @@ static int write_slurm_conf(struct nf_apply *a, const json_t *sec)
 		}
 		conf_kv(&b, k, v);
 	}
-	if (node) {
-		const json_t *feat = json_object_get(node, "features");
-		const json_t *gres = json_object_get(sec, "gres");
-		json_t *g;
-
-		/* Node names come from the inventory; the image carries the
-		 * hardware shape every node of this role shares */
-		nf_buf_printf(&b, "NodeName=DEFAULT Sockets=%lld CoresPerSocket=%lld "
-			      "ThreadsPerCore=%lld RealMemory=%lld",
-			      (long long)json_integer_value(json_object_get(node, "sockets")),
-			      (long long)json_integer_value(json_object_get(node, "cores_per_socket")),
-			      (long long)json_integer_value(json_object_get(node, "threads_per_core")),
-			      (long long)json_integer_value(json_object_get(node, "real_memory_mb")));
-		json_array_foreach(gres, i, g) {
-			const char *type = json_string_value(json_object_get(g, "type"));
-			json_int_t n = json_integer_value(json_object_get(g, "count"));
-
-			nf_buf_printf(&b, "%s%s%s%s:%lld", i ? "," : " Gres=",
-				      json_string_value(json_object_get(g, "name")),
-				      type ? ":" : "", type ? type : "",
-				      (long long)(n ? n : 1));
-		}
-		json_array_foreach(feat, i, v)
-			nf_buf_printf(&b, "%s%s", i ? "," : " Feature=",
-				      json_string_value(v));
-		nf_buf_printf(&b, " State=UNKNOWN\n");
+	/* Node names come from the inventory; the image carries the
+	 * hardware shape every node of this role shares */
+	if (node)
+		node_line(&b, "DEFAULT", node, json_object_get(sec, "gres"));
+	if (a->cluster_nodes && nf_apply_has_daemon(a, "slurmctld") &&
+	    (r = cluster_nodes(a, &b, sec))) {
+		nf_buf_free(&b);
+		return r;
 	}
 	json_array_foreach(json_object_get(sec, "partitions"), i, v) {
 		const json_t *opt = json_object_get(v, "options");
@@ -338,11 +400,54 @@ static int write_slurm_conf(struct nf_apply *a, const json_t *sec)
 	return nf_apply_write_buf(a, "/etc/slurm/slurm.conf", &b, 0644, 0, 0);
 }
 
+/* The first-boot unit that renders gres.auto.json into gres.conf: after
+ * the services that bring the GPUs and their NVLink fabric up, before
+ * anything that reads gres.conf */
+static int write_gres_unit(struct nf_apply *a)
+{
+	const json_t *gpu = json_object_get(a->prof, "gpu");
+	const json_t *fm = json_object_get(a->prof, "fabric_manager");
+	const char *pkg = json_string_value(json_object_get(fm, "package"));
+	struct nf_buf b = { 0 };
+	int r;
+
+	nf_apply_header(&b, "#", "slurm");
+	nf_buf_printf(&b,
+		"[Unit]\n"
+		"Description=nodeforge first-boot rendering of gres.conf from this "
+		"node's GPU topology\n"
+		"Documentation=man:nodeforge-gres(1)\n"
+		"ConditionPathExists=/etc/nodeforge/gres.auto.json\n"
+		"Before=nodeforge-verify.service slurmd.service\n");
+	if (json_is_true(json_object_get(gpu, "persistence")))
+		nf_buf_printf(&b, "After=nvidia-persistenced.service\n");
+	if (json_is_true(json_object_get(fm, "enabled")))
+		nf_buf_printf(&b, "After=%s.service\n",
+			      pkg && !strchr(pkg, '/') ? pkg : "nvidia-fabricmanager");
+	nf_buf_printf(&b,
+		"\n"
+		"[Service]\n"
+		"Type=oneshot\n"
+		"RemainAfterExit=yes\n"
+		"ExecStart=/usr/bin/nodeforge gres render\n"
+		"TimeoutStartSec=120\n"
+		"\n"
+		"[Install]\n"
+		"WantedBy=multi-user.target\n");
+	if ((r = nf_apply_write_buf(a, "/etc/systemd/system/nodeforge-gres.service",
+				    &b, 0644, 0, 0)))
+		return r;
+	return nf_apply_symlink(a, "/etc/systemd/system/multi-user.target.wants/"
+				"nodeforge-gres.service",
+				"/etc/systemd/system/nodeforge-gres.service");
+}
+
 /* gres.conf: explicit entries now.  Entries whose Cores= or Links= say
  * "auto" depend on the node's own topology: they are kept in
- * /etc/nodeforge/gres.auto.json and appended to gres.conf at first boot by
- * 'nodeforge verify --gate' (slurmd is gated on it, so it never reads the
- * file before); the comment lines tell an operator where they come from */
+ * /etc/nodeforge/gres.auto.json and rendered into gres.conf at first boot
+ * by 'nodeforge gres render' (nodeforge-gres.service, ordered before
+ * slurmd and the verifier); the comment lines tell an operator where they
+ * come from */
 static int write_gres_conf(struct nf_apply *a, const json_t *sec)
 {
 	const json_t *gres = json_object_get(sec, "gres");
@@ -368,7 +473,7 @@ static int write_gres_conf(struct nf_apply *a, const json_t *sec)
 			json_array_append(autos, g);
 			nf_buf_printf(&b, "# Name=%s%s%s File=%s: Cores=/Links= "
 				      "from this node's topology at first boot "
-				      "(nodeforge verify --gate)\n",
+				      "(nodeforge gres render)\n",
 				      name, type ? " Type=" : "", type ? type : "",
 				      file ? file : "-");
 			continue;
@@ -393,7 +498,8 @@ static int write_gres_conf(struct nf_apply *a, const json_t *sec)
 		nf_buf_printf(&d, "%s\n", doc ? doc : "[]");
 		free(doc);
 		if ((r = nf_apply_write_buf(a, "/etc/nodeforge/gres.auto.json", &d,
-					    0644, 0, 0)))
+					    0644, 0, 0)) ||
+		    (r = write_gres_unit(a)))
 			goto out;
 	}
 	r = nf_apply_write_buf(a, "/etc/slurm/gres.conf", &b, 0644, 0, 0);
@@ -708,6 +814,41 @@ static int check_hardware(struct nf_vcheck *c, const json_t *sec)
 
 #define MAXCPU 8192
 
+/* With the driver loaded, /dev/nvidiaN is the GPU whose
+ * /proc/driver/nvidia/gpus/BUS/information says "Device Minor: N": put
+ * each GPU's address at its minor (the PCI order stays where the driver
+ * says nothing) */
+static void driver_minors(struct nf_vcheck *c, char addr[][32], int *ng, int max)
+{
+	char **names, path[320], *buf, bus[NF_PCI_ADDR_LEN];
+	char by_minor[64][32] = { { 0 } };
+	int n = nf_v_list(c, NF_VSYS, "/proc/driver/nvidia/gpus", &names, 64);
+	int top = -1, minor, ok = n > 0;
+
+	for (int i = 0; ok && i < n; i++) {
+		snprintf(path, sizeof(path), "/proc/driver/nvidia/gpus/%.40s/information",
+			 names[i]);
+		if (nf_v_read(c, NF_VSYS, path, 16 * 1024, &buf, NULL))
+			ok = 0;
+		else {
+			ok = nf_gres_parse_information(buf, &minor, bus) == 0 &&
+			     minor < max && minor < 64 && !*by_minor[minor];
+			free(buf);
+		}
+		if (ok) {
+			snprintf(by_minor[minor], 32, "%s", bus);
+			top = minor > top ? minor : top;
+		}
+	}
+	if (n > 0)
+		nf_strv_free(names, (size_t)n);
+	if (!ok)
+		return;
+	for (int m = 0; m <= top; m++)
+		memcpy(addr[m], by_minor[m], 32);
+	*ng = top + 1;
+}
+
 static int check_cores(struct nf_vcheck *c, const json_t *sec)
 {
 	const json_t *node = json_object_get(sec, "node");
@@ -717,6 +858,8 @@ static int check_cores(struct nf_vcheck *c, const json_t *sec)
 	char addr[64][32];
 	int n = gres_lines(c, v, NF_ARRAY_SIZE(v)), ng = pci_gpus(c, addr, 64);
 	int checked = 0;
+
+	driver_minors(c, addr, &ng, 64);
 
 	if (n == -2)
 		return nf_v_skip(c, "gres.conf uses AutoDetect=nvml");
@@ -731,30 +874,22 @@ static int check_cores(struct nf_vcheck *c, const json_t *sec)
 		if (!*v[i].cores)
 			continue;
 		for (size_t j = 0; j < v[i].n; j++) {
-			uint8_t local[MAXCPU / 8];
 			char path[256], *buf;
-			int m = v[i].minors[j];
+			int m = v[i].minors[j], bad;
 
-			if (m < 0 || m >= ng) {
+			if (m < 0 || m >= ng || !*addr[m]) {
 				nf_v_seen(c, "/dev/nvidia%d has no GPU on the PCI bus", m);
 				return NF_V_FAIL;
 			}
 			snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/local_cpulist", addr[m]);
 			if (nf_v_read(c, NF_VSYS, path, 64 * 1024, &buf, NULL))
 				return nf_v_skip(c, "no local_cpulist for %s", addr[m]);
-			if (nf_cpulist_parse(buf, local, MAXCPU, NULL)) {
-				free(buf);
+			bad = nf_cpulist_fold_cores(buf, (unsigned)ncores, want, MAXCPU);
+			free(buf);
+			if (bad) {
 				nf_v_seen(c, "bad local_cpulist for %s", addr[m]);
 				return NF_V_FAIL;
 			}
-			free(buf);
-			/* Cores= counts cores; hyperthreads fold onto their core */
-			for (unsigned cpu = 0; cpu < MAXCPU; cpu++)
-				if (local[cpu / 8] & (1u << (cpu % 8))) {
-					unsigned core = (unsigned)(cpu % ncores);
-
-					want[core / 8] |= (uint8_t)(1u << (core % 8));
-				}
 		}
 		if (nf_cpulist_parse(v[i].cores, have, MAXCPU, NULL)) {
 			nf_v_seen(c, "bad Cores=%s", v[i].cores);

@@ -39,8 +39,14 @@ static const struct nf_field services[] = {
 	{ 0 }
 };
 
+static const struct nf_field network[] = {
+	{ "dhcp", NF_T_BOOL },
+	{ 0 }
+};
+
 static const struct nf_field fields[] = {
 	{ "packages", NF_T_OBJ, packages },
+	{ "network", NF_T_OBJ, network },
 	{ "repos", NF_T_OBJLIST, repo_fields },
 	{ "artifacts", NF_T_OBJLIST, artifact_fields },
 	{ "services", NF_T_OBJ, services },
@@ -71,6 +77,50 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- apply: what the image build writes (nodeforge build) ---- */
 
+/* A node booted from the network has no interface configuration of its
+ * own: systemd-networkd brings up every Ethernet link with DHCP, and
+ * network-online.target (which the verifier waits for) is reached when any
+ * one link is routable, not when every cabled-or-not port is.  EL images
+ * keep NetworkManager, which configures wired links with DHCP by default. */
+static int apply_network(struct nf_apply *a, const json_t *net)
+{
+	struct nf_buf b = { 0 };
+	int r;
+
+	if (!json_is_true(json_object_get(net, "dhcp")) || a->el)
+		return 0;
+	nf_apply_header(&b, "#", "system");
+	nf_buf_printf(&b,
+		"# every Ethernet link of a network-booted node, by DHCP\n"
+		"[Match]\n"
+		"Type=ether\n"
+		"\n"
+		"[Network]\n"
+		"DHCP=yes\n"
+		"\n"
+		"[DHCPv4]\n"
+		"UseHostname=yes\n"
+		"UseDomains=yes\n");
+	if ((r = nf_apply_write_buf(a, "/etc/systemd/network/50-nodeforge-dhcp.network",
+				    &b, 0644, 0, 0)))
+		return r;
+	nf_apply_header(&b, "#", "system");
+	nf_buf_printf(&b,
+		"# online as soon as one link is routable: a node has ports\n"
+		"# that are not cabled\n"
+		"[Service]\n"
+		"ExecStart=\n"
+		"ExecStart=/usr/lib/systemd/systemd-networkd-wait-online --any --timeout=120\n");
+	if ((r = nf_apply_write_buf(a, "/etc/systemd/system/systemd-networkd-wait-online."
+				    "service.d/nodeforge.conf", &b, 0644, 0, 0)))
+		return r;
+	if ((r = nf_apply_enable(a, "systemd-networkd")))
+		return r;
+	return nf_apply_symlink(a, "/etc/systemd/system/network-online.target.wants/"
+				"systemd-networkd-wait-online.service",
+				"/lib/systemd/system/systemd-networkd-wait-online.service");
+}
+
 /* Services: enabled and disabled as the profile says.  Packages, repos,
  * artifacts and overlays are stages of the build itself (lib/build.c). */
 static int apply(struct nf_apply *a, const json_t *sec)
@@ -79,6 +129,9 @@ static int apply(struct nf_apply *a, const json_t *sec)
 	size_t i;
 	json_t *v;
 	int r;
+
+	if ((r = apply_network(a, json_object_get(sec, "network"))))
+		return r;
 
 	json_array_foreach(json_object_get(svc, "enable"), i, v)
 		if ((r = nf_apply_enable(a, json_string_value(v))))

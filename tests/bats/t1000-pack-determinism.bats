@@ -22,6 +22,28 @@ load pack_helper
 	cmp t1.cpio.zst t2.cpio.zst
 }
 
+@test "xz: --threads 1, 2 and 3 give the same bytes, split into blocks" {
+	command -v xz >/dev/null || skip "xz not installed"
+	mkdir root
+	head -c 3000000 /dev/urandom >root/rand
+	seq 1 200000 >root/seq
+	for t in 1 2 3; do
+		nf pack root -o "t$t.tar.xz" --threads "$t" --level 0 -q
+	done
+	cmp t1.tar.xz t2.tar.xz
+	cmp t1.tar.xz t3.tar.xz
+	# the multi-threaded block format, whatever --threads said
+	[ "$(xz --robot -l t1.tar.xz | awk '$1 == "totals" { print $3 }')" -ge 2 ]
+	grep -q '"compressor":"xz","level":0' t1.tar.xz.manifest.json
+	nf pack root -o a.tar.xz -q
+	nf pack root -o b.tar.xz -q --threads 1
+	cmp a.tar.xz b.tar.xz
+	grep -q '"compressor":"xz","level":6' a.tar.xz.manifest.json
+	run nf pack root -o c.tar.xz --level 10
+	status_is 2
+	[[ "$output" == *"xz takes 0-9"* ]]
+}
+
 @test "mtimes above the epoch, umask and creation order do not change the bytes" {
 	make_tree root
 	nf pack root -o a.tar.zst --epoch 1000 -q
@@ -56,10 +78,15 @@ load pack_helper
 @test "format comes from the suffix or --format; unknown is a usage error" {
 	mkdir root
 	echo a >root/a
-	for s in tar.zst cpio.zst tar.gz cpio.gz tar cpio; do
+	for s in tar.zst cpio.zst tar.xz cpio.xz tar.gz cpio.gz tar cpio; do
 		nf pack root -o "o.$s" -q
 		grep -q "\"format\":\"${s%%.*}\"" "o.$s.manifest.json"
 	done
+	for c in zst:zstd xz:xz gz:gzip; do
+		grep -q "\"compressor\":\"${c#*:}\"" "o.tar.${c%%:*}.manifest.json"
+	done
+	grep -q '"compressor":"none"' o.tar.manifest.json
+	xz -t o.tar.xz o.cpio.xz
 	nf pack root -o img --format cpio.gz -q
 	gzip -t img
 	run nf pack root -o o.zip

@@ -30,6 +30,19 @@ same_tree() {
 	status_is 0
 }
 
+@test "tar.xz round trip; GNU tar with --xattrs (as Anaconda runs it) reads it" {
+	make_tree root
+	nf pack root -o o.tar.xz -q
+	nf unpack o.tar.xz out --devices
+	same_tree root out x
+	run nf manifest check o.tar.xz.manifest.json --root out
+	status_is 0
+	mkdir gnu
+	tar --numeric-owner --xattrs --xattrs-include='*' -xJf o.tar.xz -C gnu
+	cmp root/usr/lib/x/big gnu/usr/lib/x/big
+	[ "$(readlink gnu/lib)" = usr/lib ]
+}
+
 @test "cpio round trip keeps hard links and content" {
 	make_tree root
 	nf pack root -o o.cpio.gz -q 2>/dev/null

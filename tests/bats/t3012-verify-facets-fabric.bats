@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# Failing fixtures for fabric manager, InfiniBand, storage, services and
-# MariaDB.
+# Failing fixtures for fabric manager, InfiniBand, services and MariaDB
+# (storage: t3013).
 load verify_helper
 
 @test "fabric manager: version differs from the driver" {
@@ -17,11 +17,6 @@ load verify_helper
 	vrun --json
 	status_is 3
 	[[ "$(verdict_of ib.port.rate)" == "fail mlx5_1/1: 200 Gb/sec (4X HDR)" ]]
-}
-
-@test "storage: the enroot cache file system is not mounted" {
-	expect_root fail-storage containers.enroot.cache "on / (ext4)"
-	[[ "$(verdict_of storage.enroot_cache.mount)" == "fail not mounted" ]]
 }
 
 @test "system: a service the profile enables is not running" {

@@ -15,3 +15,12 @@ load helper
 	run nf -C "$NF_SRCDIR/profiles" lint
 	status_is 0
 }
+
+@test "lint: a tmpfs enroot cache with a disk rule is an error at the rule" {
+	cp -a "$NF_SRCDIR/profiles" p
+	sed -i 's/^    fs: xfs$/    fs: tmpfs/' p/compute.yaml
+	grep -q '^    fs: tmpfs$' p/compute.yaml
+	run nf -C p lint
+	status_is 3
+	[[ "$output" == *"p/compute.yaml:"*": error: a tmpfs enroot cache is on no disk: drop the disk rule or choose xfs or ext4"* ]]
+}

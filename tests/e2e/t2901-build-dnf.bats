@@ -57,6 +57,14 @@ setup() {
 	[ ! -e root/var/log/dnf.log ]
 	run nf manifest verify --pubkey out/signing.pub out/elmini/$manifest
 	status_is 0
+	# the tarball for kickstart liveimg: tar.xz, the sha256 the pointer says
+	live=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["liveimg"])' $cur)
+	lsha=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["liveimg_sha256"])' $cur)
+	[[ "$live" == elmini-*.rootfs.tar.xz ]]
+	[ "$(sha256sum out/elmini/$live | cut -d' ' -f1)" = "$lsha" ]
+	tar -tJf out/elmini/$live | grep -qx usr/sbin/chronyd
+	run nf manifest verify --pubkey out/signing.pub out/elmini/${live%.rootfs.tar.xz}.liveimg.manifest.json
+	status_is 0
 	# unchanged: a cache hit
 	run nf -C "$PROFS" build elmini --cache "$SCRATCH/cache" --mirror "$SCRATCH/repo"
 	status_is 0

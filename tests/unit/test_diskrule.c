@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "nodeforge.h"
+#include "internal.h"
 
 static struct nf_ctx *ctx;
 
@@ -178,6 +178,33 @@ static void test_pick(void **state)
 	nf_diskrule_free(r);
 }
 
+/* The verifier drops the terms about contents: a formatted cache disk
+ * still matches the rule that chose it while it was empty */
+static void test_hardware_only(void **state)
+{
+	struct nf_disk formatted = mk("nvme1n1", "nvme", 7680ULL << 30, 0, "xfs");
+	struct nf_disk usb = mk("sdb", "usb", 7680ULL << 30, 1, NULL);
+	struct nf_diskrule *r;
+	char dropped[64];
+
+	(void)state;
+	assert_int_equal(nf_diskrule_parse(ctx, "transport=nvme,empty,fstype!=xfs,label~x*,pttype=gpt,largest", &r), 0);
+	assert_false(nf_diskrule_match(r, &formatted));
+	assert_int_equal(nf_diskrule_hardware_only(r, dropped, sizeof(dropped)), 4);
+	assert_string_equal(dropped, "empty,fstype,label,pttype");
+	assert_true(nf_diskrule_match(r, &formatted));
+	assert_false(nf_diskrule_match(r, &usb));
+	/* nothing left to drop; a small buffer is cut, never overrun */
+	assert_int_equal(nf_diskrule_hardware_only(r, dropped, sizeof(dropped)), 0);
+	assert_string_equal(dropped, "");
+	nf_diskrule_free(r);
+	assert_int_equal(nf_diskrule_parse(ctx, "!empty,fstype=xfs", &r), 0);
+	assert_int_equal(nf_diskrule_hardware_only(r, dropped, 4), 2);
+	assert_string_equal(dropped, "!em");
+	assert_true(nf_diskrule_match(r, &usb));
+	nf_diskrule_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_parse_caps),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_pick),
+		cmocka_unit_test(test_hardware_only),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -63,6 +63,13 @@ static void test_parse_format(void **state)
 	assert_int_equal(nf_pack_parse_format("initrd.cpio.gz", &f, &c), 0);
 	assert_int_equal(f, NF_PACK_CPIO);
 	assert_int_equal(c, NF_COMP_GZIP);
+	assert_int_equal(nf_pack_parse_format("ROLE-0123.rootfs.tar.xz", &f, &c), 0);
+	assert_int_equal(f, NF_PACK_TAR);
+	assert_int_equal(c, NF_COMP_XZ);
+	assert_int_equal(nf_pack_parse_format("cpio.xz", &f, &c), 0);
+	assert_int_equal(f, NF_PACK_CPIO);
+	assert_int_equal(c, NF_COMP_XZ);
+	assert_int_equal(nf_pack_parse_format("a.txz", &f, &c), NF_E_INVALID);
 	assert_int_equal(nf_pack_parse_format("cpio", &f, &c), 0);
 	assert_int_equal(c, NF_COMP_NONE);
 	assert_int_equal(nf_pack_parse_format("a.tar", &f, &c), 0);
@@ -70,6 +77,8 @@ static void test_parse_format(void **state)
 	assert_int_equal(nf_pack_parse_format("a.zip", &f, &c), NF_E_INVALID);
 	assert_string_equal(nf_pack_format_name(NF_PACK_CPIO, NF_COMP_ZSTD),
 			    "cpio.zst");
+	assert_string_equal(nf_pack_format_name(NF_PACK_TAR, NF_COMP_XZ),
+			    "tar.xz");
 }
 
 static void test_pack_deterministic(void **state)
