@@ -74,8 +74,10 @@ check-bats: $(BUILD)/nodeforge
 	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
 		bats --print-output-on-failure tests/bats
 
+# the image-building tests share one bootstrap cache
 check-e2e: $(BUILD)/nodeforge
 	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
+		NF_E2E_CACHE=$${NF_E2E_CACHE:-$(CURDIR)/$(BUILD)/e2e-cache} \
 		bats --print-output-on-failure tests/e2e
 
 # Golden-image CI of the compute role on this site (docs/nodeforge-ci.md):

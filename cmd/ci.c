@@ -13,7 +13,8 @@ const struct nf_cmd nf_cmd_ci = {
 	.name = "ci",
 	.summary = "build a role's image and prove it offline (CI verdict)",
 	.help = "usage: nodeforge ci ROLE [--baseline MANIFEST] [--junit FILE] [--boot]\n"
-		"                    [--out DIR] [--cache DIR] [--no-cache]\n"
+		"                    [--boot-timeout SECS] [--accel tcg|kvm]\n"
+		"                    [--vm-memory MB] [--out DIR] [--cache DIR] [--no-cache]\n"
 		"                    [--mirror URL|DIR] [--artifact-mirror URL|DIR]\n"
 		"                    [--offline] [--overlays DIR] [--key FILE]\n"
 		"                    [--epoch N] [--inventory FILE] [--json]\n"
@@ -25,8 +26,15 @@ const struct nf_cmd nf_cmd_ci = {
 		"             /etc/nodeforge/profile.json, plus: no munge key, no\n"
 		"             StoragePass, no private keys, no ssh host keys, an\n"
 		"             empty /etc/machine-id\n"
-		"  3 boot     --boot: not implemented in this version; the stage\n"
-		"             is reported skipped and the run fails\n"
+		"  3 boot     --boot: PXE-boot the image in QEMU exactly as a rack\n"
+		"             node boots (nodeforge pxe + the embedded server,\n"
+		"             iPXE, the whole image as initramfs); the VM enrolls\n"
+		"             a throwaway munge key made for this run, and the\n"
+		"             node's own verifier reports its verdict: one case\n"
+		"             per check (boot.FACET). Checks that need what a VM\n"
+		"             lacks (GPUs, NVSwitch, InfiniBand, local NVMe, the\n"
+		"             site's time servers) and failed there are skipped\n"
+		"             by environment, not passed\n"
 		"  4 diff     against --baseline (a released image's manifest,\n"
 		"             its rootfs next to it): packages (dpkg status),\n"
 		"             config files (/etc), kernel arguments (boot_args)\n"
@@ -35,7 +43,13 @@ const struct nf_cmd nf_cmd_ci = {
 		"  -b, --baseline MANIFEST  the last released image's manifest\n"
 		"  -j, --junit FILE         write the JUnit report (also when a\n"
 		"                           stage fails)\n"
-		"      --boot               boot the image in a VM (stage 3)\n"
+		"      --boot               boot the image in a VM (stage 3); needs\n"
+		"                           qemu-system-x86 and ipxe-qemu\n"
+		"      --boot-timeout SECS  wait this long for the node's verdict\n"
+		"                           (default 900)\n"
+		"      --accel tcg|kvm      QEMU accelerator (default tcg)\n"
+		"      --vm-memory MB       the VM's memory (default 2048; it holds\n"
+		"                           the whole image)\n"
 		"  -o, --out DIR            build output (default: out)\n"
 		"      --cache DIR, --no-cache, -m/--mirror SRC,\n"
 		"      --artifact-mirror SRC, --offline, --overlays DIR,\n"
@@ -43,7 +57,8 @@ const struct nf_cmd nf_cmd_ci = {
 		"                           as for nodeforge build\n"
 		"\n"
 		"Exit status: 0 every required check and stage passed, 1 runtime\n"
-		"failure (a stage could not run, or --boot), 2 usage error,\n"
+		"failure (a stage could not run, e.g. no verdict from the VM),\n"
+		"2 usage error,\n"
 		"3 findings.\n",
 	.run = cmd_ci,
 	.flags = NF_CMD_SITE,
@@ -97,6 +112,9 @@ static int cmd_ci(struct nf_global *g, int argc, char **argv)
 		{ "baseline", required_argument, NULL, 'b' },
 		{ "junit", required_argument, NULL, 'j' },
 		{ "boot", no_argument, NULL, 'B' },
+		{ "boot-timeout", required_argument, NULL, 'T' },
+		{ "accel", required_argument, NULL, 'X' },
+		{ "vm-memory", required_argument, NULL, 'M' },
 		NF_BUILD_LONGOPTS,
 		{ 0 }
 	};
@@ -124,6 +142,27 @@ static int cmd_ci(struct nf_global *g, int argc, char **argv)
 		case 'b': co.baseline = optarg; break;
 		case 'j': junit = optarg; break;
 		case 'B': co.boot = 1; break;
+		case 'X':
+			if (strcmp(optarg, "tcg") && strcmp(optarg, "kvm"))
+				return nf_usage_error("ci", "--accel '%s': tcg or kvm",
+						      optarg);
+			co.boot_accel = optarg;
+			break;
+		case 'T':
+		case 'M': {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*end || !*optarg || n < 1 || n > (o == 'T' ? 86400 : 1048576))
+				return nf_usage_error("ci", "%s '%s' is not a number in range",
+						      o == 'T' ? "--boot-timeout"
+							       : "--vm-memory", optarg);
+			if (o == 'T')
+				co.boot_timeout = (unsigned)n;
+			else
+				co.boot_memory_mb = (unsigned)n;
+			break;
+		}
 		default:
 			if ((r = nf_cmd_build_opt("ci", o, optarg, &co.build)) == 1)
 				return nf_usage_error("ci", "unknown option");

@@ -876,6 +876,10 @@ struct nf_ci_opts {
 	struct nf_build_opts build;
 	const char *baseline;   /* manifest of the last released image, or NULL */
 	int boot;               /* stage 3 requested */
+	const char *boot_accel; /* QEMU accelerator: "tcg" (default), "kvm" */
+	unsigned boot_timeout;  /* seconds to wait for the node's verdict
+				 * (0: 900) */
+	unsigned boot_memory_mb; /* the VM's memory (0: 2048) */
 };
 
 /* One test case; verdict is an enum nf_verdict (NF_V_HUNG: the stage

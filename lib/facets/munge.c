@@ -69,6 +69,16 @@ static int apply(struct nf_apply *a, const json_t *sec)
 		if ((r = nf_apply_mkdir(a, "/etc/munge", 0700, uid, gid)))
 			return r;
 	}
+	/* ... by enrollment: the common overlay's unit, enabled as its
+	 * [Install] says (multi-user.target, and munge.service requires it) */
+	if (nf_apply_exists(a, "/etc/systemd/system/nodeforge-enroll.service")) {
+		if ((r = nf_apply_enable(a, "nodeforge-enroll")))
+			return r;
+		if ((r = nf_apply_symlink(a, "/etc/systemd/system/munge.service.requires/"
+					  "nodeforge-enroll.service",
+					  "/etc/systemd/system/nodeforge-enroll.service")))
+			return r;
+	}
 	return 0;
 }
 

@@ -30,3 +30,18 @@ status_is() {
 		return 1
 	fi
 }
+
+# Start 'nodeforge serve ARGS...' on a free loopback port in the
+# background, logging to serve.log: sets SERVE_PID, U (its URL) and PORT
+nf_serve_bg() {
+	: > serve.log
+	"$NF_BIN" serve --listen 127.0.0.1:0 "$@" > serve.log 2>&1 3>&- &
+	SERVE_PID=$!
+	for _ in $(seq 100); do
+		U=$(sed -n 's/^listening on //p' serve.log)
+		[ -n "$U" ] && break
+		sleep 0.05
+	done
+	[ -n "$U" ] || { cat serve.log; return 1; }
+	PORT=${U##*:}
+}

@@ -89,6 +89,20 @@ rootfs_file() {
 	zstd -dc "out/controller/$(current initramfs)" | cpio -it 2>/dev/null | grep -qx init
 }
 
+@test "build: with the shipped overlays, enrollment and networking are enabled on the node" {
+	run nf build controller --cache "$SCRATCH/cache" --overlays "$NF_SRCDIR/overlays" -q
+	status_is 0
+	list=$(zstd -dc "out/controller/$(current rootfs)" | tar -tv)
+	# the munge key arrives at first boot, before munged starts
+	grep -q 'etc/systemd/system/nodeforge-enroll.service$' <<<"$list"
+	grep -q 'etc/systemd/system/multi-user.target.wants/nodeforge-enroll.service -> /etc/systemd/system/nodeforge-enroll.service' <<<"$list"
+	grep -q 'etc/systemd/system/munge.service.requires/nodeforge-enroll.service -> /etc/systemd/system/nodeforge-enroll.service' <<<"$list"
+	# DHCP on every Ethernet link; online when one link is
+	rootfs_file etc/systemd/network/50-nodeforge-dhcp.network | grep -qx 'Type=ether'
+	rootfs_file etc/systemd/system/systemd-networkd-wait-online.service.d/nodeforge.conf | grep -q -- '--any'
+	grep -q 'multi-user.target.wants/systemd-networkd.service -> ' <<<"$list"
+}
+
 @test "build: unchanged inputs are a cache hit, same sha256" {
 	b -q
 	sha=$(current rootfs_sha256)

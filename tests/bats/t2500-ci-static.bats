@@ -86,12 +86,26 @@ assert "etc/slurm/slurmdbd.conf" in c["ci.secrets.storage_pass"]["message"]
 '
 }
 
-@test "ci: --boot is reported not implemented, never a pass" {
-	run ci --boot --junit j.xml
+@test "ci: --boot whose VM dies before a verdict is a stage error with the console's last lines (stand-in QEMU)" {
+	[ -f /usr/lib/ipxe/qemu/pxe-virtio.rom ] || skip "ipxe-qemu not installed"
+	mkdir t
+	TMPDIR=$SCRATCH/t NODEFORGE_QEMU=$FIXTURES/bin/qemu-exits run ci --boot --junit j.xml
 	status_is 1
-	[[ "$output" == *"not implemented in this version"* ]]
-	[ "$(junit_case j.xml stage.boot)" = skipped ]
-	grep -q 'not implemented in this version' j.xml
+	[[ "$output" == *"QEMU exited (status 1) before the node reported a verdict"* ]]
+	[ "$(junit_case j.xml stage.boot)" = error ]
+	grep -q 'stand-in VM: no kernel here' j.xml
+	# nothing left behind: no boot tree, no throwaway key
+	[ -z "$(ls -A t)" ]
+}
+
+@test "ci: --boot options are checked" {
+	run ci --boot --accel xen
+	status_is 2
+	[[ "$output" == *"--accel 'xen': tcg or kvm"* ]]
+	run ci --boot --boot-timeout 0
+	status_is 2
+	run ci --vm-memory lots
+	status_is 2
 }
 
 @test "ci: a role without slurmd skips slurmd's unit limits; compute's auto GRES waits for first boot" {

@@ -87,16 +87,7 @@ INIT
 @test "QEMU boots over iPXE from nodeforge serve and reports a failed GPU check" {
 	build_initramfs
 	mkdir -p tree out/compute
-	: > serve.log
-	"$NF_BIN" serve --tree tree --listen 127.0.0.1:0 --state state > serve.log 2>&1 3>&- &
-	SERVE_PID=$!
-	for _ in $(seq 50); do
-		U=$(sed -n 's/^listening on //p' serve.log)
-		[ -n "$U" ] && break
-		sleep 0.1
-	done
-	[ -n "$U" ]
-	PORT=${U##*:}
+	nf_serve_bg --tree tree --state state
 
 	# the image, content-addressed as a build would publish it
 	kh=$(sha256sum "$KERNEL" | cut -c1-12)

@@ -1,0 +1,65 @@
+#!/usr/bin/env bats
+# 'nodeforge ci ROLE --boot' on the small test role: build (cached), the
+# static stage, then the real boot stage: the embedded server, iPXE in
+# QEMU, the node enrolls the run's throwaway munge key, its own verifier
+# reports, and every check becomes a JUnit case.  The VM cannot reach the
+# site's time server, so time.sync must be skipped by environment (not
+# passed), while munge (enrolled for real) must pass.
+# Slow: a systemd boot under software emulation (about a minute).
+# Needs: mmdebstrap, qemu-system-x86, ipxe-qemu.
+load ../bats/helper
+
+setup_file() {
+	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86 not installed"
+	[ -f /usr/lib/ipxe/qemu/pxe-virtio.rom ] || skip "ipxe-qemu not installed"
+	command -v mmdebstrap >/dev/null || skip "mmdebstrap not installed"
+	export E2E=${NF_E2E_CACHE:-$BATS_FILE_TMPDIR/cache}
+	export PROFS=$NF_SRCDIR/tests/fixtures/profiles/e2e
+}
+
+junit_case() {
+	python3 - "$1" "$2" <<'PY'
+import sys, xml.etree.ElementTree as ET
+t = ET.parse(sys.argv[1]).getroot()
+for c in t.iter("testcase"):
+    if c.get("name") == sys.argv[2]:
+        kind = "pass"
+        for k in ("failure", "error", "skipped"):
+            e = c.find(k)
+            if e is not None:
+                kind = k + ": " + (e.get("message") or "")
+        print(c.get("classname"), kind)
+        break
+else:
+    print("missing")
+PY
+}
+
+@test "ci --boot: the image PXE-boots in QEMU, enrolls, and its own verdict becomes JUnit cases" {
+	run nf -C "$PROFS" ci mini --boot --cache "$E2E" --out out \
+		--overlays "$NF_SRCDIR/overlays" --junit ci.xml
+	echo "$output" | tail -25 >&3
+	status_is 0
+	[ -s ci.xml ]
+	[ "$(junit_case ci.xml stage.build)" = "ci.stage pass" ]
+	[ "$(junit_case ci.xml stage.static)" = "ci.stage pass" ]
+	[ "$(junit_case ci.xml stage.boot)" = "ci.stage pass" ]
+	# the node's checks, from the node
+	[ "$(junit_case ci.xml munge.key.present)" = "boot.munge pass" ]
+	[ "$(junit_case ci.xml munge.roundtrip)" = "boot.munge pass" ]
+	[ "$(junit_case ci.xml kernel.cmdline.running)" = "boot.kernel pass" ]
+	[[ "$(junit_case ci.xml time.sync)" == "boot.time skipped: skipped by environment: the site's time servers are not reachable"* ]]
+	# the throwaway key is gone, and never was in the image or the tree
+	! ls /tmp/nodeforge-ci.* 2>/dev/null | grep -q .
+	! zstd -dc out/mini/*.rootfs.tar.zst | tar -t | grep -q 'munge.key$'
+}
+
+@test "ci --boot: bad options are usage errors" {
+	run nf -C "$PROFS" ci mini --boot --accel xen
+	status_is 2
+	[[ "$output" == *"--accel 'xen'"* ]]
+	run nf -C "$PROFS" ci mini --boot --boot-timeout 0
+	status_is 2
+	run nf -C "$PROFS" ci mini --boot --vm-memory lots
+	status_is 2
+}
