@@ -4,12 +4,12 @@
  * ARCHIVE_OK/WARN/FATAL convention.
  *
  * Writing: tar is pax-restricted (plain ustar headers unless an entry needs
- * pax records: long names, xattrs); cpio is newc.  zstd runs with at least
- * one worker thread: zstd's multi-threaded output is the same for every
- * worker count >= 1 but differs from its single-threaded mode, so "0
- * workers" is never used.  xz likewise: liblzma's multi-threaded encoder
- * cuts the input into blocks of a size fixed by the preset and its output
- * does not depend on the thread count, but libarchive picks the
+ * pax records: long names, xattrs); cpio is newc.  zstd is not
+ * libarchive's filter but lib/zstd.c, fed with the uncompressed stream:
+ * it sets the parameters libarchive does not expose, and it always runs
+ * zstd's multi-threaded mode (see there).  xz: liblzma's multi-threaded
+ * encoder cuts the input into blocks of a size fixed by the preset and its
+ * output does not depend on the thread count, but libarchive picks the
  * single-stream encoder for exactly one thread, so xz always gets at least
  * two (and at most NF_XZ_THREADS_MAX, which bounds the encoder's memory:
  * about 100 MiB a thread at the default preset).  gzip headers carry no
@@ -30,6 +30,7 @@ struct nf_awriter {
 	struct nf_ctx *ctx;
 	struct archive *a;
 	struct archive_entry *e;
+	struct nf_zstd *z;   /* NULL: libarchive's own filter or none */
 	nf_awrite_fn fn;
 	void *data;
 	int err;
@@ -42,7 +43,7 @@ static la_ssize_t aw_write(struct archive *a, void *data, const void *buf,
 	int r;
 
 	(void)a;
-	r = w->fn(w->data, buf, len);
+	r = w->z ? nf_zstd_write(w->z, buf, len) : w->fn(w->data, buf, len);
 	if (r < 0) {
 		w->err = r;
 		return -1;
@@ -89,22 +90,11 @@ int nf_awriter_new(struct nf_ctx *ctx, int format, int compressor, int level,
 		goto fail;
 	switch (compressor) {
 	case NF_COMP_ZSTD:
-		if (archive_write_add_filter_zstd(w->a) != ARCHIVE_OK)
-			goto fail;
-		if (level >= 0) {
-			snprintf(num, sizeof(num), "%d", level);
-			if (archive_write_set_filter_option(w->a, "zstd",
-					"compression-level", num) != ARCHIVE_OK)
-				goto fail;
+		if ((r = nf_zstd_new(ctx, level >= 0 ? level : 3, threads, fn,
+				     data, &w->z))) {
+			nf_awriter_free(w);
+			return r;
 		}
-		if (threads <= 0) {
-			long n = sysconf(_SC_NPROCESSORS_ONLN);
-			threads = n > 0 ? (int)n : 1;
-		}
-		snprintf(num, sizeof(num), "%d", threads);
-		if (archive_write_set_filter_option(w->a, "zstd", "threads",
-						    num) != ARCHIVE_OK)
-			goto fail;
 		break;
 	case NF_COMP_GZIP:
 		if (archive_write_add_filter_gzip(w->a) != ARCHIVE_OK)
@@ -148,8 +138,10 @@ int nf_awriter_new(struct nf_ctx *ctx, int format, int compressor, int level,
 		return nf_fail(ctx, NF_E_USAGE, "unknown compressor %d",
 			       compressor);
 	}
-	/* Large blocks, no padding of the last one beyond the format's own */
-	archive_write_set_bytes_per_block(w->a, 256 * 1024);
+	/* Large blocks, no padding of the last one beyond the format's own.
+	 * zstd buffers its input itself: libarchive passes content through
+	 * without copying it into blocks. */
+	archive_write_set_bytes_per_block(w->a, w->z ? 0 : 256 * 1024);
 	archive_write_set_bytes_in_last_block(w->a, 1);
 	if (archive_write_open2(w->a, w, NULL, aw_write, NULL, NULL) !=
 	    ARCHIVE_OK)
@@ -208,12 +200,21 @@ int nf_awriter_data(struct nf_awriter *w, const void *buf, size_t len)
 	return 0;
 }
 
+void *nf_awriter_buffer(struct nf_awriter *w, size_t *len)
+{
+	return w->z ? nf_zstd_buffer(w->z, len) : NULL;
+}
+
 int nf_awriter_close(struct nf_awriter *w)
 {
 	int r = 0;
 
 	if (archive_write_close(w->a) != ARCHIVE_OK)
 		r = aw_fail(w, "finish the archive");
+	if (!r && w->z) {
+		r = nf_zstd_close(w->z);
+		w->z = NULL;
+	}
 	nf_awriter_free(w);
 	return r;
 }
@@ -226,6 +227,7 @@ void nf_awriter_free(struct nf_awriter *w)
 		archive_write_free(w->a);
 	if (w->e)
 		archive_entry_free(w->e);
+	nf_zstd_free(w->z);
 	free(w);
 }
 

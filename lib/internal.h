@@ -567,4 +567,22 @@ int nf_apply_all_nodes(struct nf_ctx *ctx, int rootfd,
 		       const struct nf_profile *p, const json_t *nodes);
 /* ---- end of Slurm nodes ---- */
 
+/* ---- zstd stream (lib/zstd.c) ---- */
+/* Multi-threaded zstd (threads <= 0: one per CPU; the bytes do not depend
+ * on it); compressed output goes to fn */
+struct nf_zstd;
+int nf_zstd_new(struct nf_ctx *ctx, int level, int threads, nf_awrite_fn fn,
+		void *data, struct nf_zstd **out);
+int nf_zstd_write(struct nf_zstd *z, const void *buf, size_t len);
+/* Room for the next bytes of the stream (never empty): content read into
+ * it and then passed to nf_zstd_write() is not copied again */
+void *nf_zstd_buffer(struct nf_zstd *z, size_t *len);
+/* Ends the frame and flushes it; frees z */
+int nf_zstd_close(struct nf_zstd *z);
+void nf_zstd_free(struct nf_zstd *z);
+/* The writer's nf_zstd_buffer(), or NULL when it has none (not zstd): for
+ * content passed to nf_awriter_data() unchanged */
+void *nf_awriter_buffer(struct nf_awriter *w, size_t *len);
+/* ---- end of zstd stream ---- */
+
 #endif

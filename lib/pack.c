@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -28,6 +29,7 @@
 
 #define PACK_DEPTH 256
 #define PACK_BUF (1 << 20)
+#define PACK_FLUSH (8ULL << 20)
 #define XATTR_LIST_MAX_ (64 * 1024)
 
 /* ------------------------------------------------------------ formats */
@@ -136,26 +138,37 @@ static struct hl_slot *hl_get(struct hl_table *t, dev_t dev, ino_t ino,
 
 /* ----------------------------------------------------------------- pass 1 */
 
+/* A path and its type as pass 1 saw it (DT_*) */
+struct pent {
+	char *path;
+	unsigned char type;
+};
+
 struct walk {
 	struct nf_ctx *ctx;
-	char **paths;
+	struct pent *paths;
 	size_t n, cap;
 	struct hl_table hl;
 	unsigned long long sockets;
+	/* cpio records how many names a hard-linked file has in the tree:
+	 * stat every file here.  tar does not: pass 2 finds the links. */
+	int count_links;
 };
 
-static int add_path(struct walk *w, char *p)
+static int add_path(struct walk *w, char *p, unsigned char type)
 {
 	if (w->n == w->cap) {
 		size_t ncap = w->cap ? w->cap * 2 : 1024;
-		char **nv = realloc(w->paths, ncap * sizeof(*nv));
+		struct pent *nv = realloc(w->paths, ncap * sizeof(*nv));
 
 		if (!nv)
 			return -ENOMEM;
 		w->paths = nv;
 		w->cap = ncap;
 	}
-	w->paths[w->n++] = p;
+	w->paths[w->n].path = p;
+	w->paths[w->n].type = type;
+	w->n++;
 	return 0;
 }
 
@@ -186,7 +199,7 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 
 		if (!strcmp(name, ".") || !strcmp(name, ".."))
 			continue;
-		if (type == DT_UNKNOWN || type == DT_REG) {
+		if (type == DT_UNKNOWN || (type == DT_REG && w->count_links)) {
 			if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 				r = nf_fail(w->ctx, -errno,
 					    "cannot stat '%s/%s': %s", prefix,
@@ -195,7 +208,8 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 			}
 			type = S_ISDIR(st.st_mode) ? DT_DIR
 			       : S_ISREG(st.st_mode) ? DT_REG
-			       : S_ISSOCK(st.st_mode) ? DT_SOCK : DT_UNKNOWN;
+			       : S_ISSOCK(st.st_mode) ? DT_SOCK
+			       : S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN;
 			if (type == DT_REG && st.st_nlink > 1) {
 				struct hl_slot *s = hl_get(&w->hl, st.st_dev,
 							   st.st_ino, 1);
@@ -224,7 +238,7 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 			free(p);
 			continue;
 		}
-		if ((r = add_path(w, p))) {
+		if ((r = add_path(w, p, type))) {
 			free(p);
 			break;
 		}
@@ -255,8 +269,10 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
  */
 static int cmp_path(const void *a, const void *b)
 {
-	const unsigned char *x = *(const unsigned char *const *)a;
-	const unsigned char *y = *(const unsigned char *const *)b;
+	const unsigned char *x =
+		(const unsigned char *)((const struct pent *)a)->path;
+	const unsigned char *y =
+		(const unsigned char *)((const struct pent *)b)->path;
 
 	while (*x && *x == *y) {
 		x++;
@@ -394,12 +410,15 @@ struct pack {
 	struct nf_awriter *w;
 	struct nf_sha256 *file_hash, *arc_hash;
 	int outfd;
-	unsigned long long arc_size;
+	int werr;     /* errno of a failed write of the archive */
+	unsigned long long arc_size, arc_flushed;
 	FILE *mf;
 	char *buf;
 	struct xattrs *xa;
 	unsigned long long nentries, bytes;
 	int xattr_dropped;
+	char *line;   /* the current entry's manifest line */
+	size_t line_len, line_cap;
 };
 
 static int out_write(void *data, const void *buf, size_t len)
@@ -415,11 +434,21 @@ static int out_write(void *data, const void *buf, size_t len)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return nf_fail(p->ctx, -errno, "cannot write archive: %s",
-				       strerror(errno));
+			/* May run in the compressing thread: the message is
+			 * recorded by nf_pack() */
+			p->werr = errno;
+			return -errno;
 		}
 		b += n;
 		len -= (size_t)n;
+	}
+	/* Start writeback as the archive grows, so the fsync that publishes
+	 * it waits for the last few MiB only, not the whole image */
+	if (p->arc_size - p->arc_flushed >= PACK_FLUSH) {
+		sync_file_range(p->outfd, (off_t)p->arc_flushed,
+				(off_t)(p->arc_size - p->arc_flushed),
+				SYNC_FILE_RANGE_WRITE);
+		p->arc_flushed = p->arc_size;
 	}
 	return 0;
 }
@@ -437,43 +466,116 @@ static const char *type_name(mode_t m)
 	}
 }
 
-/* One manifest line; the entry object is stolen */
-static int manifest_entry(struct pack *p, json_t *o, int first)
+/* The manifest line of the entry being packed, built as it goes: the
+ * same bytes as jansson's compact dump of the entry object, without an
+ * object per entry */
+static int line_add(struct pack *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int line_add(struct pack *p, const char *fmt, ...)
 {
-	char *s = json_dumps(o, JSON_COMPACT);
+	va_list ap;
+	int n;
 
-	json_decref(o);
-	if (!s)
-		return -ENOMEM;
-	fprintf(p->mf, "%s    %s", first ? "" : ",\n", s);
-	free(s);
-	return ferror(p->mf) ? -EIO : 0;
+	for (;;) {
+		size_t room = p->line_cap - p->line_len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(p->line + p->line_len, room, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return -EIO;
+		if ((size_t)n < room)
+			break;
+		{
+			size_t ncap = (p->line_len + (size_t)n + 1) * 2;
+			char *nl = realloc(p->line, ncap);
+
+			if (!nl)
+				return -ENOMEM;
+			p->line = nl;
+			p->line_cap = ncap;
+		}
+	}
+	p->line_len += (size_t)n;
+	return 0;
 }
 
-static int set_str(struct pack *p, json_t *o, const char *key,
-		   const char *val, const char *path)
+/* A JSON string: printable ASCII as it is, anything else through jansson
+ * (its escapes, its UTF-8 check).  1: not valid UTF-8. */
+static int line_str(struct pack *p, const char *v)
 {
-	json_t *s = json_string(val);
+	const unsigned char *c = (const unsigned char *)v;
+	json_t *j;
+	char *d;
+	int r;
 
-	if (!s)
+	while (*c >= 0x20 && *c < 0x7f && *c != '"' && *c != '\\')
+		c++;
+	if (!*c)
+		return line_add(p, "\"%s\"", v);
+	if (!(j = json_string(v)))
+		return 1;
+	d = json_dumps(j, JSON_ENCODE_ANY);
+	json_decref(j);
+	if (!d)
+		return -ENOMEM;
+	r = line_add(p, "%s", d);
+	free(d);
+	return r;
+}
+
+/* `,"key":"value"` (`{"key":"value"` for the first) for a path or a
+ * link target of the entry `path` */
+static int line_path(struct pack *p, const char *key, const char *val,
+		     const char *path)
+{
+	int r = line_add(p, "%s\"%s\":", p->line_len ? "," : "{", key);
+
+	if (!r && (r = line_str(p, val)) == 1)
 		return nf_fail(p->ctx, NF_E_UNSUPPORTED,
 			       "'%s' is not valid UTF-8: cannot record it in "
 			       "the manifest", path);
-	json_object_set_new(o, key, s);
+	return r;
+}
+
+/* Open a regular file or directory that pass 1 saw as one: open and fstat
+ * instead of stat, open and fstat.  1: opened, 0: not a file or directory
+ * any more (the caller stats it), < 0: error. */
+static int open_known(int pfd, const char *base, unsigned char type, int *fd,
+		      struct stat *st)
+{
+	if (type != DT_REG && type != DT_DIR)
+		return 0;
+	*fd = openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC |
+		     O_NONBLOCK | (type == DT_DIR ? O_DIRECTORY : 0));
+	if (*fd < 0)
+		return errno == ELOOP || errno == ENOTDIR ? 0 : -errno;
+	if (fstat(*fd, st) < 0) {
+		int e = -errno;
+
+		close(*fd);
+		*fd = -1;
+		return e;
+	}
+	if (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode))
+		return 1;
+	close(*fd);
+	*fd = -1;
 	return 0;
 }
 
 static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
-		      const char *path, unsigned long long ino)
+		      const char *path, unsigned char type,
+		      unsigned long long ino)
 {
 	struct nf_ctx *ctx = p->ctx;
 	struct nf_aentry e = { 0 };
 	struct stat st;
-	char target[PATH_MAX], hex[NF_SHA256_HEX], mode[16];
+	char target[PATH_MAX], hex[NF_SHA256_HEX];
 	const char *base = strrchr(path, '/');
 	int pfd = -1, fd = -1, r, is_root = !strcmp(path, ".");
 	struct hl_slot *link = NULL;
-	json_t *m;
+	int hardlink = 0;
 
 	base = base ? base + 1 : path;
 	if (is_root) {
@@ -485,7 +587,11 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 	} else {
 		if ((r = dstack_parent(ctx, ds, path, &pfd)))
 			return r;
-		if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		r = open_known(pfd, base, type, &fd, &st);
+		if (r < 0)
+			return nf_fail(ctx, r, "cannot open '%s': %s", path,
+				       strerror(-r));
+		if (!r && fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			return nf_fail(ctx, -errno, "cannot stat '%s': %s", path,
 				       strerror(errno));
 	}
@@ -493,7 +599,7 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 		nf_log(ctx, NF_LOG_WARN, "skipping socket '%s'", path);
 		return 0;
 	}
-	if (!is_root && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
+	if (fd < 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
 		fd = openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NOCTTY |
 			    O_CLOEXEC | O_NONBLOCK |
 			    (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
@@ -527,35 +633,42 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 			e.xattr_sizes = p->xa->sizes;
 		}
 	}
-	m = json_object();
-	if (!m) {
-		r = -ENOMEM;
+	p->line_len = 0;
+	if ((r = line_path(p, "path", path, path)))
 		goto out;
-	}
-	if ((r = set_str(p, m, "path", path, path)))
-		goto out_m;
 	if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
-		link = hl_get(hl, st.st_dev, st.st_ino, 0);
+		int tar = p->o->format == NF_PACK_TAR;
+
+		link = hl_get(hl, st.st_dev, st.st_ino, tar);
+		if (tar && !link) {
+			r = -ENOMEM;
+			goto out;
+		}
+		if (tar)
+			link->count++;
 		if (link && link->first) {
 			e.ino = link->sino;
 			e.nlink = link->count;
 			if (p->o->format == NF_PACK_TAR)
 				e.hardlink = link->first;
-			json_object_set_new(m, "type", json_string("hardlink"));
-			json_object_set_new(m, "target",
-					    json_string(link->first));
+			hardlink = 1;
+			if ((r = line_add(p, ",\"type\":\"hardlink\"")) ||
+			    (r = line_path(p, "target", link->first, path)))
+				goto out;
 		} else if (link) {
 			link->first = path;
 			link->sino = ino;
 			e.nlink = link->count;
 		}
 	}
-	if (!e.hardlink && !json_object_get(m, "type"))
-		json_object_set_new(m, "type", json_string(type_name(st.st_mode)));
-	snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
-	json_object_set_new(m, "mode", json_string(mode));
-	json_object_set_new(m, "uid", json_integer((json_int_t)st.st_uid));
-	json_object_set_new(m, "gid", json_integer((json_int_t)st.st_gid));
+	if (!hardlink && (r = line_add(p, ",\"type\":\"%s\"",
+				       type_name(st.st_mode))))
+		goto out;
+	if ((r = line_add(p, ",\"mode\":\"%04o\",\"uid\":%llu,\"gid\":%llu",
+			  (unsigned)(st.st_mode & 07777),
+			  (unsigned long long)st.st_uid,
+			  (unsigned long long)st.st_gid)))
+		goto out;
 	if (S_ISLNK(st.st_mode)) {
 		ssize_t n = readlinkat(pfd, base, target, sizeof(target) - 1);
 
@@ -563,73 +676,104 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 			r = nf_fail(ctx, n < 0 ? -errno : NF_E_LIMIT,
 				    "cannot read symlink '%s': %s", path,
 				    n < 0 ? strerror(errno) : "too long");
-			goto out_m;
+			goto out;
 		}
 		target[n] = '\0';
 		e.symlink = target;
-		if ((r = set_str(p, m, "target", target, path)))
-			goto out_m;
+		if ((r = line_path(p, "target", target, path)))
+			goto out;
 	}
 	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
-		char rdev[48];
-
 		e.rdev_major = major(st.st_rdev);
 		e.rdev_minor = minor(st.st_rdev);
-		snprintf(rdev, sizeof(rdev), "%lu:%lu", e.rdev_major,
-			 e.rdev_minor);
-		json_object_set_new(m, "rdev", json_string(rdev));
+		if ((r = line_add(p, ",\"rdev\":\"%lu:%lu\"", e.rdev_major,
+				  e.rdev_minor)))
+			goto out;
 	}
 	if (S_ISREG(st.st_mode) && !(link && link->first != path))
 		e.size = st.st_size;
-	if (S_ISREG(st.st_mode) && !json_object_get(m, "target"))
-		json_object_set_new(m, "size", json_integer(st.st_size));
+	if (S_ISREG(st.st_mode) && !hardlink &&
+	    (r = line_add(p, ",\"size\":%lld", (long long)st.st_size)))
+		goto out;
 	if (e.nxattr) {
-		json_t *a = json_array();
+		int sep = 0;
 
-		for (size_t i = 0; i < e.nxattr; i++)
-			json_array_append_new(a, json_string(e.xattr_names[i]));
-		json_object_set_new(m, "xattrs", a);
+		if ((r = line_add(p, ",\"xattrs\":[")))
+			goto out;
+		for (size_t i = 0; i < e.nxattr; i++) {
+			size_t at = p->line_len;
+
+			/* a name jansson cannot hold is left out, as before */
+			if ((r = line_add(p, sep ? "," : "")) ||
+			    (r = line_str(p, e.xattr_names[i])) < 0)
+				goto out;
+			if (r == 1)
+				p->line_len = at;
+			else
+				sep = 1;
+			r = 0;
+		}
+		if ((r = line_add(p, "]")))
+			goto out;
 	}
 	if ((r = nf_awriter_header(p->w, &e)))
-		goto out_m;
+		goto out;
 	if (e.size > 0) {
 		long long left = e.size;
 
-		while (left > 0) {
-			size_t want = left > PACK_BUF ? PACK_BUF : (size_t)left;
-			ssize_t n = read(fd, p->buf, want);
+		/* Ask for one byte more than is left: a short read is the end
+		 * of the file, so a file that fits the buffer takes one read,
+		 * and one that grew is caught without another */
+		for (;;) {
+			size_t room = PACK_BUF, want;
+			char *buf = nf_awriter_buffer(p->w, &room);
+			ssize_t n;
+
+			if (!buf) {
+				buf = p->buf;
+				room = PACK_BUF;
+			}
+			want = (unsigned long long)left >= room ? room
+								 : (size_t)left + 1;
+			n = read(fd, buf, want);
 
 			if (n < 0 && errno == EINTR)
 				continue;
-			if (n <= 0) {
+			if (n < 0 || (n == 0 && left > 0)) {
 				r = nf_fail(ctx, n < 0 ? -errno : NF_E_CONFLICT,
 					    "cannot read '%s': %s", path,
 					    n < 0 ? strerror(errno)
 						  : "file shrank while packing");
-				goto out_m;
+				goto out;
 			}
-			nf_sha256_update(p->file_hash, p->buf, (size_t)n);
-			if ((r = nf_awriter_data(p->w, p->buf, (size_t)n)))
-				goto out_m;
+			if (n > left) {
+				r = nf_fail(ctx, NF_E_CONFLICT,
+					    "cannot pack '%s': file grew while "
+					    "packing", path);
+				goto out;
+			}
+			if (n == 0)
+				break;
+			nf_sha256_update(p->file_hash, buf, (size_t)n);
+			if ((r = nf_awriter_data(p->w, buf, (size_t)n)))
+				goto out;
 			left -= n;
 			p->bytes += (unsigned long long)n;
-		}
-		if (read(fd, p->buf, 1) > 0) {
-			r = nf_fail(ctx, NF_E_CONFLICT,
-				    "cannot pack '%s': file grew while packing",
-				    path);
-			goto out_m;
+			if (left == 0 && (size_t)n < want)
+				break;
 		}
 	}
-	if (S_ISREG(st.st_mode) && !json_object_get(m, "target")) {
+	if (S_ISREG(st.st_mode) && !hardlink) {
 		nf_sha256_final_hex(p->file_hash, hex);
-		json_object_set_new(m, "sha256", json_string(hex));
+		if ((r = line_add(p, ",\"sha256\":\"%s\"", hex)))
+			goto out;
 	}
-	r = manifest_entry(p, m, p->nentries == 0);
+	if ((r = line_add(p, "}")))
+		goto out;
+	fprintf(p->mf, "%s    ", p->nentries == 0 ? "" : ",\n");
+	fwrite(p->line, 1, p->line_len, p->mf);
+	r = ferror(p->mf) ? -EIO : 0;
 	p->nentries++;
-	m = NULL;
-out_m:
-	json_decref(m);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -679,7 +823,7 @@ static void fsync_dir_of(const char *path)
 int nf_pack(struct nf_ctx *ctx, const char *root, const char *out,
 	    const struct nf_pack_opts *o)
 {
-	struct walk w = { .ctx = ctx };
+	struct walk w = { .ctx = ctx, .count_links = o->format == NF_PACK_CPIO };
 	struct pack p = { .ctx = ctx, .o = o, .outfd = -1 };
 	struct dstack ds = { .rootfd = -1 };
 	char *tmp = NULL, *mpath = NULL, *mtmp = NULL, hex[NF_SHA256_HEX];
@@ -703,10 +847,13 @@ int nf_pack(struct nf_ctx *ctx, const char *root, const char *out,
 	mpath = nf_asprintf("%s.manifest.json", out);
 	mtmp = nf_asprintf("%s.manifest.json.tmp.XXXXXX", out);
 	p.buf = malloc(PACK_BUF);
+	p.line_cap = 1024;
+	p.line = malloc(p.line_cap);
 	p.xa = calloc(1, sizeof(*p.xa));
 	if (p.xa)
 		p.xa->store = malloc((size_t)NF_XATTR_MAX * NF_XATTR_VALUE_MAX);
-	if (!tmp || !mpath || !mtmp || !p.buf || !p.xa || !p.xa->store) {
+	if (!tmp || !mpath || !mtmp || !p.buf || !p.line || !p.xa ||
+	    !p.xa->store) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -758,10 +905,11 @@ int nf_pack(struct nf_ctx *ctx, const char *root, const char *out,
 	if (r)
 		goto out;
 	ds.rootfd = rootfd;
-	if ((r = pack_entry(&p, &ds, &w.hl, ".", 1)))
+	if ((r = pack_entry(&p, &ds, &w.hl, ".", DT_DIR, 1)))
 		goto out;
 	for (size_t i = 0; i < w.n; i++) {
-		if ((r = pack_entry(&p, &ds, &w.hl, w.paths[i], i + 2)))
+		if ((r = pack_entry(&p, &ds, &w.hl, w.paths[i].path,
+				    w.paths[i].type, i + 2)))
 			goto out;
 		if (o->progress && (i % 256 == 255 || i + 1 == w.n))
 			o->progress(o->progress_data, i + 2, w.n + 1, p.bytes);
@@ -819,6 +967,9 @@ out:
 	while (ds.depth > 0)
 		dstack_pop(&ds);
 	nf_awriter_free(p.w);
+	if (p.werr)
+		r = nf_fail(ctx, -p.werr, "cannot write archive: %s",
+			    strerror(p.werr));
 	if (p.outfd >= 0)
 		close(p.outfd);
 	if (tmp)
@@ -835,10 +986,13 @@ out:
 	nf_sha256_free(p.file_hash);
 	nf_sha256_free(p.arc_hash);
 	free(p.buf);
+	free(p.line);
 	if (p.xa)
 		free(p.xa->store);
 	free(p.xa);
-	nf_strv_free(w.paths, w.n);
+	for (size_t i = 0; i < w.n; i++)
+		free(w.paths[i].path);
+	free(w.paths);
 	free(w.hl.v);
 	close(rootfd);
 	return r;
