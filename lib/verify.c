@@ -1501,7 +1501,10 @@ int nf_verify_health(struct nf_ctx *ctx, const struct nf_verify *v,
 int nf_verify_publish(struct nf_ctx *ctx, const struct nf_verify *v,
 		      const struct nf_verify_opts *o, const char *verdict_path)
 {
-	const char *root = o->root && strcmp(o->root, "/") ? o->root : "";
+	/* the node's files: --root, else the sysroot a fixture run reads them
+	 * from (never the real /run of the machine running the fixture) */
+	const char *root = o->root && strcmp(o->root, "/") ? o->root
+			   : o->sysroot && *o->sysroot ? o->sysroot : "";
 	char path[4096], dir[4096];
 	json_t *doc = nf_verify_json(v);
 	char *s = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS), *url = NULL;

@@ -51,3 +51,16 @@ gate_as() {	# gate_as NODE VARIANT
 	[ "$(echo "$output" | jq -r .state)" = verified ]
 	[ "$(echo "$output" | jq -r .verdict.counts.fail)" = 0 ]
 }
+
+@test "serve: a network-booted node reports under nodeforge.node= whatever its host name (fixture)" {
+	vfx pass
+	echo localhost > "$SYS/proc/sys/kernel/hostname"
+	sed -i "s|\$| nodeforge.server=$U nodeforge.node=gpu-04|" "$SYS/proc/cmdline"
+	vrun --gate --verdict "$SCRATCH/v.json" -q
+	status_is 0
+	[ "$(jq -r .node "$SCRATCH/v.json")" = gpu-04 ]
+	run curl -sf "$U/api/v1/nodes/gpu-04"
+	status_is 0
+	[ "$(echo "$output" | jq -r .state)" = verified ]
+	! grep -q 'nodes/localhost' serve.log
+}

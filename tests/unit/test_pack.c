@@ -177,6 +177,8 @@ static int mem_write(void *data, const void *buf, size_t len)
 	return 0;
 }
 
+static int skip_devs;   /* nf_unpack_opts.skip_devices for unpack_one */
+
 static int unpack_one(const char *name, mode_t mode, const char *link,
 		      const char *hardlink, long long size)
 {
@@ -205,11 +207,27 @@ static int unpack_one(const char *name, mode_t mode, const char *link,
 	assert_int_equal(mkdir(dir, 0755), 0);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	r = nf_unpack_mem(ctx, mb.p, mb.n, dfd,
-			  &(struct nf_unpack_opts){ .max_size = 1 << 20 });
+			  &(struct nf_unpack_opts){ .max_size = 1 << 20,
+						    .skip_devices = skip_devs });
 	close(dfd);
 	free(mb.p);
 	nf_ctx_free(ctx);
 	return r;
+}
+
+/* skip_devices: a device node is left out, the rest unpacked */
+static void test_unpack_skip_devices(void **state)
+{
+	char p[160];
+
+	(void)state;
+	skip_devs = 1;
+	assert_int_equal(unpack_one("sda", S_IFBLK | 0600, NULL, NULL, 0), 0);
+	skip_devs = 0;
+	snprintf(p, sizeof(p), "%s/u/sda", tmpdir);
+	assert_int_equal(access(p, F_OK), -1);
+	snprintf(p, sizeof(p), "%s/u/ok", tmpdir);
+	assert_int_equal(access(p, F_OK), 0);
 }
 
 static void test_unpack_refusals(void **state)
@@ -238,6 +256,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pack_deterministic, setup,
 						teardown),
 		cmocka_unit_test(test_manifest_parse_bad),
+		cmocka_unit_test_setup_teardown(test_unpack_skip_devices, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_unpack_refusals, setup,
 						teardown),
 	};
