@@ -63,7 +63,8 @@ setup() {
 	[[ "$live" == elmini-*.rootfs.tar.xz ]]
 	[ "$(sha256sum out/elmini/$live | cut -d' ' -f1)" = "$lsha" ]
 	tar -tJf out/elmini/$live | grep -qx usr/sbin/chronyd
-	run nf manifest verify --pubkey out/signing.pub out/elmini/${live%.rootfs.tar.xz}.liveimg.manifest.json
+	# its manifest is named by the image id, like every file of the image
+	run nf manifest verify --pubkey out/signing.pub out/elmini/${manifest%.manifest.json}.liveimg.manifest.json
 	status_is 0
 	# unchanged: a cache hit
 	run nf -C "$PROFS" build elmini --cache "$SCRATCH/cache" --mirror "$SCRATCH/repo"
