@@ -701,17 +701,20 @@ static int pack_entry(struct pack *p, struct dstack *ds, struct hl_table *hl,
 		if ((r = line_add(p, ",\"xattrs\":[")))
 			goto out;
 		for (size_t i = 0; i < e.nxattr; i++) {
-			size_t at = p->line_len;
-
-			/* a name jansson cannot hold is left out, as before */
+			/* a name the manifest cannot hold fails the pack, like
+			 * a path: an xattr the manifest hides could not be
+			 * checked for drift */
 			if ((r = line_add(p, sep ? "," : "")) ||
 			    (r = line_str(p, e.xattr_names[i])) < 0)
 				goto out;
-			if (r == 1)
-				p->line_len = at;
-			else
-				sep = 1;
-			r = 0;
+			if (r == 1) {
+				r = nf_fail(p->ctx, NF_E_UNSUPPORTED,
+					    "'%s': extended attribute name is not "
+					    "valid UTF-8: cannot record it in the "
+					    "manifest", path);
+				goto out;
+			}
+			sep = 1;
 		}
 		if ((r = line_add(p, "]")))
 			goto out;

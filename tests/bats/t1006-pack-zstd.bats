@@ -73,3 +73,14 @@ link = [e for e in m["entries"] if e["path"] == "d/link"][0]
 assert link["target"] == os.readlink("root/d/link"), link
 PY
 }
+
+@test "an extended attribute name that is not UTF-8 fails the pack, naming the file; nothing is written" {
+	mkdir root
+	echo x > root/f
+	setfattr -n "trusted.$(printf 'a\377')" -v 1 root/f 2>/dev/null || skip "no trusted xattrs here (needs root)"
+	run nf pack root -o o.tar.zst
+	status_is 1
+	[[ "$output" == *"'f': extended attribute name is not valid UTF-8"* ]]
+	[ ! -e o.tar.zst ] && [ ! -e o.tar.zst.manifest.json ]
+	[ -z "$(ls -A | grep -v -e '^root$' -e '^home$')" ]
+}

@@ -13,7 +13,7 @@
 # Slow: the build (minutes the first time, cached in $NF_E2E_CACHE) and a
 # systemd boot under software emulation (about a minute).
 # Needs: mmdebstrap, qemu-system-x86, ipxe-qemu.
-load ../bats/helper
+load boot_helper
 
 MAC=52:54:00:12:34:57
 
@@ -32,53 +32,15 @@ setup() {
 	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86 not installed"
 }
 
-teardown() {
-	[ -n "${QEMU_PID:-}" ] && kill "$QEMU_PID" 2>/dev/null && wait "$QEMU_PID" 2>/dev/null
-	[ -n "${SERVE_PID:-}" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
-	[ -n "${SOCKDIR:-}" ] && rm -rf "$SOCKDIR"
-	nf_teardown
-}
+teardown() { boot_teardown; }
 
 cur() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$OUT/mini/mini.current" "$1"; }
 
 @test "QEMU boots the built image over iPXE; its own verifier reports the node failed and slurmd stays down" {
-	mkdir -p tree
-	nf_serve_bg --tree tree --state state
-
-	printf 'nodes:\n  - name: e2e-02\n    mac: %s\n    ip: 10.0.2.15\n    role: mini\n    rack: qemu\n' "$MAC" > racks.yaml
-	# the profile's arguments, plus a root shell on the VM's second serial
-	# port for this test to ask systemd what ran (never in a real tree)
-	args=$(nf -C "$PROFS" profile show mini --args)
-	run nf -C "$PROFS" pxe -i racks.yaml -o tree --images "$OUT" \
-		-u "http://10.0.2.2:$PORT" --network 10.0.2.0/24 \
-		--kernel-args "mini=$args systemd.debug_shell=ttyS1"
-	status_is 0
-	# the profile's own kernel arguments reach the node
+	boot_node "$PROFS" mini e2e-02 "$MAC" "$OUT"
+	[ "$STATE" = failed ]
+	# the profile's own kernel arguments reached the node
 	grep -q 'cgroup.memory=nokmem console=tty0 console=ttyS0,115200n8' tree/ipxe/mac/52-54-00-12-34-57.ipxe
-
-	SOCKDIR=$(mktemp -d /tmp/nf-vm.XXXXXX)   # a socket path is short
-	# TCG, as CI has it; NF_E2E_KVM=1 to use /dev/kvm where it works
-	accel=tcg
-	[ -n "${NF_E2E_KVM:-}" ] && [ -w /dev/kvm ] && accel=kvm
-	start=$(date +%s)
-	qemu-system-x86_64 -machine q35,accel=$accel -m 2048 -display none -no-reboot \
-		-netdev "user,id=n0,bootfile=http://10.0.2.2:$PORT/ipxe/boot.ipxe" \
-		-device "virtio-net-pci,netdev=n0,mac=$MAC,disable-legacy=on,romfile=/usr/lib/ipxe/qemu/pxe-virtio.rom" \
-		-boot n -serial file:console.log \
-		-serial "unix:$SOCKDIR/ttyS1,server=on,wait=off" 3>&- &
-	QEMU_PID=$!
-
-	# the node's verdict arrives when its verifier has run
-	state=
-	for _ in $(seq 600); do
-		state=$(curl -sf "$U/api/v1/nodes/e2e-02" |
-			python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])' 2>/dev/null) || true
-		case $state in verified|failed) break ;; esac
-		kill -0 "$QEMU_PID" 2>/dev/null || break
-		sleep 1
-	done
-	echo "verdict after $(( $(date +%s) - start )) s ($accel): ${state:-none}" >&3
-	[ "$state" = failed ] || { tr -d '\r' < console.log | tail -60; false; }
 
 	# it booted this build's kernel and initramfs, from this tree
 	grep -q '"GET /ipxe/mac/52-54-00-12-34-57.ipxe" 200' serve.log
@@ -106,20 +68,7 @@ assert checks["kernel.cmdline.running"] == "pass", checks
 	[[ "$output" =~ e2e-02\ +failed\ +$(cur kernel).*time\.sync ]]
 
 	# the gate held: ask the node's systemd
-	run python3 - "$SOCKDIR/ttyS1" <<'PY'
-import socket, sys, time
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-s.settimeout(2)
-s.sendall(b"\nsystemctl is-active nodeforge-verify slurmd | tr '\\n' ' '; echo :E''ND\n")
-buf, t = b"", time.time()
-while time.time() - t < 60 and b":END\r\n" not in buf and b":END\n" not in buf:
-    try:
-        buf += s.recv(4096)
-    except socket.timeout:
-        pass
-print(buf.decode(errors="replace"))
-PY
-	echo "$output" | tail -3 >&3
+	run node_sh "systemctl is-active nodeforge-verify slurmd | tr '\\n' ' '"
+	echo "$output" | tail -2 >&3
 	[[ "$output" == *"failed inactive :END"* ]]
 }
