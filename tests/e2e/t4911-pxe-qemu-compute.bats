@@ -17,14 +17,14 @@ setup_file() {
 	command -v mmdebstrap >/dev/null || skip "mmdebstrap not installed"
 	export E2E=${NF_E2E_CACHE:-$BATS_FILE_TMPDIR/cache}
 	export OUT=$BATS_FILE_TMPDIR/out
-	"$NF_BIN" -C "$NF_SRCDIR" build compute --cache "$E2E" --out "$OUT" >&3 2>&1
+	"$NF_BIN" -C "$NF_SRCDIR/profiles" build compute --cache "$E2E" --out "$OUT" >&3 2>&1
 }
 
 setup() { nf_setup; }
 teardown() { boot_teardown; }
 
 @test "QEMU boots the real compute image over iPXE: the GPU checks fail on a node without GPUs and slurmd stays down" {
-	boot_node "$NF_SRCDIR" compute gpu-e2e "$MAC" "$OUT"
+	boot_node "$NF_SRCDIR/profiles" compute gpu-e2e "$MAC" "$OUT"
 	[ "$STATE" = failed ]
 	run curl -sf "$U/api/v1/nodes/gpu-e2e"
 	status_is 0
