@@ -132,6 +132,45 @@ static json_t *index_node(struct nf_server *s, const char *name)
 	return NULL;
 }
 
+/* The address a request comes from: the socket's peer, or, when that is
+ * this machine (the nginx that pxe renders proxies /api/ from loopback),
+ * the X-Real-IP it sets.  *local is 1 for a loopback request without it:
+ * the operator on the boot server, or a VM behind QEMU's user network */
+static void request_peer(struct MHD_Connection *c, char *out, size_t sz,
+			 int *local)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const char *xr;
+	unsigned char tmp[sizeof(struct in6_addr)];
+	int loop = 0;
+
+	*out = '\0';
+	if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET) {
+		const struct in_addr *a =
+			&((const struct sockaddr_in *)ci->client_addr)->sin_addr;
+
+		inet_ntop(AF_INET, a, out, (socklen_t)sz);
+		loop = (ntohl(a->s_addr) >> 24) == 127;
+	} else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6) {
+		const struct in6_addr *a =
+			&((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr;
+
+		inet_ntop(AF_INET6, a, out, (socklen_t)sz);
+		loop = IN6_IS_ADDR_LOOPBACK(a);
+	}
+	*local = 0;
+	if (!loop)
+		return;
+	xr = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Real-IP");
+	if (xr && strlen(xr) < sz && (inet_pton(AF_INET, xr, tmp) == 1 ||
+				      inet_pton(AF_INET6, xr, tmp) == 1)) {
+		snprintf(out, sz, "%s", xr);
+		return;
+	}
+	*local = 1;
+}
+
 static int valid_name(const char *s)
 {
 	size_t n = strlen(s);
@@ -784,10 +823,10 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 				   struct req *rq)
 {
 	json_error_t je;
-	json_t *v, *st, *rc0;
-	const char *why, *res;
-	char when[32], cause[512] = "";
-	int r;
+	json_t *v, *st, *rc0, *node;
+	const char *why, *res, *ip;
+	char when[32], cause[512] = "", peer[INET6_ADDRSTRLEN];
+	int r, local;
 
 	if (rq->too_large)
 		return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
@@ -810,12 +849,23 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 	else if (!strcmp(res, "fail"))
 		snprintf(cause, sizeof(cause), "failed (no root cause given)");
 	iso_now(when);
+	request_peer(c, peer, sizeof(peer), &local);
 	pthread_mutex_lock(&s->lock);
 	index_refresh(s);
-	if (!index_node(s, name)) {
+	if (!(node = index_node(s, name))) {
 		pthread_mutex_unlock(&s->lock);
 		json_decref(v);
 		return send_error(c, MHD_HTTP_NOT_FOUND, "unknown node");
+	}
+	/* a node reports for itself: from its inventory address (a request
+	 * from this machine itself is the operator's) */
+	ip = json_string_value(json_object_get(node, "ip"));
+	if (!local && ip && *ip && strcmp(ip, peer)) {
+		pthread_mutex_unlock(&s->lock);
+		json_decref(v);
+		snprintf(cause, sizeof(cause), "verdict for '%s' from %s, not its "
+			 "inventory address %s", name, peer, ip);
+		return send_error(c, MHD_HTTP_FORBIDDEN, cause);
 	}
 	st = json_object_get(s->state, name);
 	st = st ? json_deep_copy(st) : json_pack("{s:s}", "name", name);
@@ -879,11 +929,9 @@ static enum MHD_Result api_enroll(struct nf_server *s,
 				  struct MHD_Connection *c, const char *method,
 				  int rotate, struct req *rq)
 {
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	char peer[INET6_ADDRSTRLEN] = "";
 	json_t *resp = NULL;
-	int status = 500, r;
+	int status = 500, r, local;
 
 	if (!strcmp(method, "GET") && !rotate) {
 		pthread_mutex_lock(&s->enroll_lock);
@@ -899,14 +947,7 @@ static enum MHD_Result api_enroll(struct nf_server *s,
 	if (rq->too_large)
 		return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
 				  "claim too large");
-	if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
-		inet_ntop(AF_INET,
-			  &((const struct sockaddr_in *)ci->client_addr)->sin_addr,
-			  peer, sizeof(peer));
-	else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6)
-		inet_ntop(AF_INET6,
-			  &((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr,
-			  peer, sizeof(peer));
+	request_peer(c, peer, sizeof(peer), &local);
 	pthread_mutex_lock(&s->enroll_lock);
 	r = (rotate ? nf_rotate_poll : nf_enroll_claim)(
 		s->enroll, peer, rq->body ? rq->body : "", rq->len, &resp,

@@ -916,6 +916,9 @@ static int render_nginx(struct pxe *p, struct buf *b)
 			"\t\t# verdicts and unknown-MAC reports go to nodeforge serve\n"
 			"\t\tlocation /api/ {\n"
 			"\t\t\tproxy_pass %s;\n"
+			"\t\t\t# the node's own address: enrollment and verdicts\n"
+			"\t\t\t# are accepted only from a node's inventory address\n"
+			"\t\t\tproxy_set_header X-Real-IP $remote_addr;\n"
 			"\t\t\tclient_max_body_size 64k;\n"
 			"\t\t}\n", p->o->api_upstream);
 	else

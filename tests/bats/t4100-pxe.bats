@@ -78,6 +78,7 @@ setup() {
 	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || skip "nginx not installed"
 	pxe --api-upstream http://127.0.0.1:8081
 	grep -q "proxy_pass http://127.0.0.1:8081;" tree/nginx.conf
+	grep -q "proxy_set_header X-Real-IP \$remote_addr;" tree/nginx.conf
 	run /usr/sbin/nginx -t -c "$PWD/tree/nginx.conf"
 	status_is 0
 	[[ "$output" == *"test is successful"* ]]

@@ -122,6 +122,20 @@ assert len(d) == 6'
 	python3 -c 'import json; d=json.load(open("state/nodes/gpu-03.json")); assert d["state"] == "failed"'
 }
 
+@test "a verdict behind the boot server's nginx counts only from the node's own address (X-Real-IP)" {
+	ip=$(jq -r '.nodes[] | select(.name == "gpu-03") | .ip' tree/nodes.json)
+	[ -n "$ip" ] && [ "$ip" != null ]
+	# another machine reporting for gpu-03: refused, nothing stored
+	[ "$(code -X POST -H 'X-Real-IP: 10.9.9.9' -d '{"result":"pass"}' "$U/api/v1/nodes/gpu-03/verdict")" = 403 ]
+	run curl -s -X POST -H 'X-Real-IP: 10.9.9.9' -d '{"result":"pass"}' "$U/api/v1/nodes/gpu-03/verdict"
+	[[ "$output" == *"verdict for 'gpu-03' from 10.9.9.9, not its inventory address $ip"* ]]
+	[ ! -e state/nodes/gpu-03.json ]
+	# gpu-03 itself
+	[ "$(code -X POST -H "X-Real-IP: $ip" -d '{"result":"pass"}' "$U/api/v1/nodes/gpu-03/verdict")" = 200 ]
+	# a header that is not an address is ignored: the boot server itself
+	[ "$(code -X POST -H 'X-Real-IP: gpu-03' -d '{"result":"pass"}' "$U/api/v1/nodes/gpu-03/verdict")" = 200 ]
+}
+
 @test "unknown MACs are recorded; state survives a restart" {
 	[ "$(code "$U/api/v1/unknown/52-54-00-99-99-99")" = 200 ]
 	[ "$(code "$U/api/v1/unknown/zz")" = 400 ]
