@@ -972,6 +972,10 @@ static const struct {
 	{ "ib.", "no InfiniBand adapter in the CI VM" },
 	{ "slurm.gres.hardware", "no GPU in the CI VM" },
 	{ "slurm.gres.cores", "no GPU in the CI VM" },
+	{ "slurm.gres.conf", "no GPU in the CI VM (gres.conf's GPU lines are "
+			     "rendered from the node's GPUs at first boot)" },
+	{ "memory.hugepages", "the CI VM's memory cannot hold the profile's "
+			      "hugepage pool" },
 	{ "storage.enroot_cache.", "no local NVMe in the CI VM" },
 	{ "storage.install.", "the CI VM boots diskless" },
 	{ "time.sync", "the site's time servers are not reachable from the "
