@@ -4,8 +4,11 @@
  * here, relative to the root dirfd, one path component at a time with
  * O_NOFOLLOW: an archive cannot write outside its root, through a symlink
  * it planted, or create device nodes unless asked.  Absolute names and ".."
- * are refused outright.  nf_unpack() extracts into a temporary directory
- * next to the destination and renames it into place only on success.
+ * are refused outright.  The data of a hard link (cpio carries it with the
+ * last link) goes only into a regular file this unpack created, never into
+ * a FIFO, a device node or a file that was there before.  nf_unpack()
+ * extracts into a temporary directory next to the destination and renames
+ * it into place only on success.
  */
 #include "internal.h"
 
@@ -32,6 +35,12 @@ struct fixup {
 	long long mtime;
 };
 
+/* A regular file this unpack created; an empty slot has ino 0 */
+struct made {
+	dev_t dev;
+	ino_t ino;
+};
+
 struct unpack {
 	struct nf_ctx *ctx;
 	struct nf_areader *r;
@@ -43,6 +52,8 @@ struct unpack {
 	char *buf;
 	struct fixup *fix;
 	size_t nfix, capfix;
+	struct made *made;  /* open-addressing set, capmade a power of two */
+	size_t nmade, capmade;
 };
 
 /* Normalize an archive name into "a/b/c" (no "./", no "//"); "" is the
@@ -261,6 +272,53 @@ static int add_fixup(struct unpack *u, const char *path,
 	return 0;
 }
 
+static size_t made_slot(const struct made *set, size_t cap, dev_t dev,
+			ino_t ino)
+{
+	size_t i = (size_t)((ino * 0x9E3779B97F4A7C15ULL) ^ dev) & (cap - 1);
+
+	while (set[i].ino && (set[i].ino != ino || set[i].dev != dev))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+static int add_made(struct unpack *u, int fd, const char *path)
+{
+	struct stat st;
+	size_t i;
+
+	if (fstat(fd, &st) < 0)
+		return nf_fail(u->ctx, -errno, "cannot stat '%s': %s", path,
+			       strerror(errno));
+	if (2 * (u->nmade + 1) > u->capmade) {
+		size_t ncap = u->capmade ? 2 * u->capmade : 1024;
+		struct made *nv = calloc(ncap, sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		for (size_t k = 0; k < u->capmade; k++)
+			if (u->made[k].ino)
+				nv[made_slot(nv, ncap, u->made[k].dev,
+					     u->made[k].ino)] = u->made[k];
+		free(u->made);
+		u->made = nv;
+		u->capmade = ncap;
+	}
+	i = made_slot(u->made, u->capmade, st.st_dev, st.st_ino);
+	if (!u->made[i].ino) {
+		u->made[i] = (struct made){ st.st_dev, st.st_ino };
+		u->nmade++;
+	}
+	return 0;
+}
+
+static int made_here(const struct unpack *u, const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_ino && u->capmade &&
+	       u->made[made_slot(u->made, u->capmade, st->st_dev,
+				 st->st_ino)].ino;
+}
+
 static int do_dir(struct unpack *u, int pfd, const char *base,
 		  const char *path, const struct nf_aentry *e)
 {
@@ -294,7 +352,9 @@ static int do_file(struct unpack *u, int pfd, const char *base,
 	if (fd < 0)
 		return nf_fail(u->ctx, -errno, "cannot create '%s': %s", path,
 			       strerror(errno));
-	r = write_data(u, fd, path);
+	r = add_made(u, fd, path);
+	if (!r)
+		r = write_data(u, fd, path);
 	/* xattrs after chown: a chown drops security.capability */
 	if (!r)
 		r = finish_fd(u, fd, e->mode, e->uid, e->gid, e->mtime, path);
@@ -309,6 +369,7 @@ static int do_hardlink(struct unpack *u, int pfd, const char *base,
 {
 	char tgt[PATH_MAX];
 	const char *tbase;
+	struct stat st, now;
 	int tfd, r, fd;
 
 	if ((r = clean_name(u->ctx, e->hardlink, tgt, sizeof(tgt))))
@@ -318,20 +379,36 @@ static int do_hardlink(struct unpack *u, int pfd, const char *base,
 			       "refusing hard link '%s' to the root", path);
 	if ((r = open_parent(u, tgt, 0, &tfd, &tbase)))
 		return r;
-	if (!(r = clear_slot(u, pfd, base, path)) &&
+	/* Data of a later link (cpio): checked before anything is opened,
+	 * since opening a FIFO blocks and opening a device acts on it */
+	if (e->size > 0 && (fstatat(tfd, tbase, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    !made_here(u, &st)))
+		r = nf_fail(u->ctx, NF_E_UNSAFE, "refusing to write the data "
+			    "of hard link '%s' into '%s': not a regular file "
+			    "unpacked from this archive", path, tgt);
+	if (!r && !(r = clear_slot(u, pfd, base, path)) &&
 	    linkat(tfd, tbase, pfd, base, 0) < 0)
 		r = nf_fail(u->ctx, -errno, "cannot link '%s' to '%s': %s",
 			    path, e->hardlink, strerror(errno));
 	close_parent(u, tfd);
 	if (r || e->size <= 0)
 		return r;
-	/* Content carried by a later link (cpio): through O_NOFOLLOW only */
-	fd = openat(pfd, base, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(pfd, base, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		    O_CLOEXEC);
 	if (fd < 0)
 		return nf_fail(u->ctx, errno == ELOOP ? NF_E_UNSAFE : -errno,
 			       "cannot write hard link '%s': %s", path,
 			       strerror(errno));
-	r = write_data(u, fd, path);
+	if (fstat(fd, &now) < 0 || now.st_dev != st.st_dev ||
+	    now.st_ino != st.st_ino || !S_ISREG(now.st_mode))
+		r = nf_fail(u->ctx, NF_E_UNSAFE, "refusing to write the data "
+			    "of hard link '%s': it changed under the unpack",
+			    path);
+	else if (ftruncate(fd, 0) < 0)
+		r = nf_fail(u->ctx, -errno, "cannot write hard link '%s': %s",
+			    path, strerror(errno));
+	else
+		r = write_data(u, fd, path);
 	close(fd);
 	return r;
 }
@@ -364,11 +441,10 @@ static int do_entry(struct unpack *u, const struct nf_aentry *e)
 			return add_fixup(u, "", e);
 		}
 	}
-	if (!e->hardlink && (type == S_IFCHR || type == S_IFBLK) &&
-	    !u->devices && u->skip_devices)
+	if ((type == S_IFCHR || type == S_IFBLK) && !u->devices &&
+	    u->skip_devices)
 		return 0;
-	if (!e->hardlink && (type == S_IFCHR || type == S_IFBLK) &&
-	    !u->devices)
+	if ((type == S_IFCHR || type == S_IFBLK) && !u->devices)
 		return nf_fail(u->ctx, NF_E_UNSAFE,
 			       "archive holds device node '%s': refusing "
 			       "(use --devices)", e->path);
@@ -491,6 +567,7 @@ static int unpack_run(struct nf_ctx *ctx, struct nf_areader *r, int rootfd,
 	for (size_t i = 0; i < u.nfix; i++)
 		free(u.fix[i].path);
 	free(u.fix);
+	free(u.made);
 	free(u.buf);
 	return k;
 }
