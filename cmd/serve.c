@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@ const struct nf_cmd nf_cmd_serve = {
 	.summary = "serve a boot tree and collect node verdicts",
 	.help = "usage: nodeforge serve --tree DIR [--listen ADDR:PORT] [--state DIR]\n"
 		"                       [--threads N] [-i racks.yaml [--enroll-state DIR]]\n"
+		"                       [--trusted-proxy ADDR]...\n"
 		"\n"
 		"Serve the boot tree rendered by 'nodeforge pxe' over HTTP (sendfile,\n"
 		"HEAD, Range, ETag) with the node API:\n"
@@ -37,6 +39,12 @@ const struct nf_cmd nf_cmd_serve = {
 		"      --enroll-state DIR enrollment state, mode 0700, outside the tree\n"
 		"                         (default: the site's server.state_dir, else\n"
 		"                         /var/lib/nodeforge)\n"
+		"      --trusted-proxy ADDR\n"
+		"                         a proxy in front of serve whose X-Real-IP\n"
+		"                         header is the node's address (repeatable,\n"
+		"                         at most 16; default: none, every request is\n"
+		"                         judged by its TCP peer).  Behind the nginx\n"
+		"                         that 'nodeforge pxe' renders: 127.0.0.1\n"
 		"\n"
 		"Prints 'listening on URL', then one access line per request on stdout\n"
 		"(-q: none).  Stops on SIGINT or SIGTERM.\n",
@@ -59,8 +67,10 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv)
 		{ "threads", required_argument, NULL, 'T' },
 		{ "inventory", required_argument, NULL, 'i' },
 		{ "enroll-state", required_argument, NULL, 'E' },
+		{ "trusted-proxy", required_argument, NULL, 'P' },
 		{ 0 }
 	};
+	const char *trusted[NF_SERVE_TRUSTED_MAX];
 	const char *inv_path = NULL, *enroll_state = NULL;
 	struct nf_inventory *inv = NULL;
 	struct nf_serve_opts so = { .listen = "0.0.0.0:8080",
@@ -78,6 +88,23 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv)
 		case 'S': so.state_dir = optarg; break;
 		case 'i': inv_path = optarg; break;
 		case 'E': enroll_state = optarg; break;
+		case 'P': {
+			unsigned char a[sizeof(struct in6_addr)];
+
+			if (inet_pton(AF_INET, optarg, a) != 1 &&
+			    inet_pton(AF_INET6, optarg, a) != 1)
+				return nf_usage_error("serve", "invalid "
+						      "--trusted-proxy '%s': "
+						      "expected an IP address",
+						      optarg);
+			if (so.ntrusted_proxies == NF_SERVE_TRUSTED_MAX)
+				return nf_usage_error("serve", "more than %d "
+						      "--trusted-proxy",
+						      NF_SERVE_TRUSTED_MAX);
+			trusted[so.ntrusted_proxies++] = optarg;
+			so.trusted_proxies = trusted;
+			break;
+		}
 		case 'T': {
 			char *end;
 			unsigned long n = strtoul(optarg, &end, 10);

@@ -56,6 +56,12 @@ struct nf_server {
 
 	struct nf_enroll *enroll;  /* borrowed; NULL: no enrollment API */
 	pthread_mutex_t enroll_lock; /* one claim at a time (shared ctx) */
+
+	struct trusted {           /* --trusted-proxy */
+		int family;
+		unsigned char addr[sizeof(struct in6_addr)];
+	} trusted[NF_SERVE_TRUSTED_MAX];
+	size_t ntrusted;
 };
 
 /* Status of the response this thread queued last (for the access log) */
@@ -132,18 +138,35 @@ static json_t *index_node(struct nf_server *s, const char *name)
 	return NULL;
 }
 
-/* The address a request comes from: the socket's peer, or, when that is
- * this machine (the nginx that pxe renders proxies /api/ from loopback),
- * the X-Real-IP it sets.  *local is 1 for a loopback request without it:
- * the operator on the boot server, or a VM behind QEMU's user network */
-static void request_peer(struct MHD_Connection *c, char *out, size_t sz,
-			 int *local)
+static int is_trusted(const struct nf_server *s, int family,
+		      const void *addr)
+{
+	size_t n = family == AF_INET ? sizeof(struct in_addr)
+				     : sizeof(struct in6_addr);
+
+	for (size_t i = 0; i < s->ntrusted; i++)
+		if (s->trusted[i].family == family &&
+		    !memcmp(s->trusted[i].addr, addr, n))
+			return 1;
+	return 0;
+}
+
+/* The address a request comes from: the socket's peer, or, when that is a
+ * proxy the operator listed (--trusted-proxy; the nginx that pxe renders
+ * proxies /api/ from 127.0.0.1), the X-Real-IP it sets.  Any other peer
+ * can write any header, so from it the header is never an address.
+ * *local is 1 for a loopback request that names no other client: the
+ * operator on the boot server, or a VM behind QEMU's user network.  A
+ * request with an X-Real-IP address from a peer not listed is not local:
+ * it is forwarded by an unlisted proxy, or forged. */
+static void request_peer(const struct nf_server *s, struct MHD_Connection *c,
+			 char *out, size_t sz, int *local)
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	const char *xr;
 	unsigned char tmp[sizeof(struct in6_addr)];
-	int loop = 0;
+	int loop = 0, trusted = 0, named;
 
 	*out = '\0';
 	if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET) {
@@ -152,23 +175,21 @@ static void request_peer(struct MHD_Connection *c, char *out, size_t sz,
 
 		inet_ntop(AF_INET, a, out, (socklen_t)sz);
 		loop = (ntohl(a->s_addr) >> 24) == 127;
+		trusted = is_trusted(s, AF_INET, a);
 	} else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6) {
 		const struct in6_addr *a =
 			&((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr;
 
 		inet_ntop(AF_INET6, a, out, (socklen_t)sz);
 		loop = IN6_IS_ADDR_LOOPBACK(a);
+		trusted = is_trusted(s, AF_INET6, a);
 	}
-	*local = 0;
-	if (!loop)
-		return;
 	xr = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Real-IP");
-	if (xr && strlen(xr) < sz && (inet_pton(AF_INET, xr, tmp) == 1 ||
-				      inet_pton(AF_INET6, xr, tmp) == 1)) {
+	named = xr && strlen(xr) < sz && (inet_pton(AF_INET, xr, tmp) == 1 ||
+					  inet_pton(AF_INET6, xr, tmp) == 1);
+	if (named && trusted)
 		snprintf(out, sz, "%s", xr);
-		return;
-	}
-	*local = 1;
+	*local = loop && !named;
 }
 
 static int valid_name(const char *s)
@@ -849,7 +870,7 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 	else if (!strcmp(res, "fail"))
 		snprintf(cause, sizeof(cause), "failed (no root cause given)");
 	iso_now(when);
-	request_peer(c, peer, sizeof(peer), &local);
+	request_peer(s, c, peer, sizeof(peer), &local);
 	pthread_mutex_lock(&s->lock);
 	index_refresh(s);
 	if (!(node = index_node(s, name))) {
@@ -947,7 +968,7 @@ static enum MHD_Result api_enroll(struct nf_server *s,
 	if (rq->too_large)
 		return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
 				  "claim too large");
-	request_peer(c, peer, sizeof(peer), &local);
+	request_peer(s, c, peer, sizeof(peer), &local);
 	pthread_mutex_lock(&s->enroll_lock);
 	r = (rotate ? nf_rotate_poll : nf_enroll_claim)(
 		s->enroll, peer, rq->body ? rq->body : "", rq->len, &resp,
@@ -1162,6 +1183,25 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 	s->state_dir = nf_strdup(o->state_dir);
 	s->log_fn = o->access_log;
 	s->log_data = o->log_data;
+	if (o->ntrusted_proxies > NF_SERVE_TRUSTED_MAX) {
+		r = nf_fail(ctx, NF_E_LIMIT, "more than %d trusted proxies",
+			    NF_SERVE_TRUSTED_MAX);
+		goto fail;
+	}
+	for (size_t i = 0; i < o->ntrusted_proxies; i++) {
+		struct trusted *t = &s->trusted[s->ntrusted++];
+		const char *a = o->trusted_proxies[i];
+
+		t->family = inet_pton(AF_INET, a, t->addr) == 1    ? AF_INET
+			    : inet_pton(AF_INET6, a, t->addr) == 1 ? AF_INET6
+								    : 0;
+		if (!t->family) {
+			r = nf_fail(ctx, NF_E_INVALID, "invalid trusted proxy "
+				    "'%s': expected an IPv4 or IPv6 address",
+				    a);
+			goto fail;
+		}
+	}
 	if (!s->by_mac || !s->state || !s->unknown || !s->dirty ||
 	    !s->tree_path || !s->state_dir) {
 		r = -ENOMEM;

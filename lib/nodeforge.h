@@ -371,7 +371,13 @@ struct nf_serve_opts {
 	void *log_data;
 	struct nf_enroll *enroll;  /* answers /api/v1/enroll and /rotate
 				    * (lib/enroll.c); NULL: not served */
+	/* Proxies whose X-Real-IP header names the client (IPv4 or IPv6
+	 * addresses); a request from any other peer is judged by the peer's
+	 * own address.  At most NF_SERVE_TRUSTED_MAX. */
+	const char *const *trusted_proxies;
+	size_t ntrusted_proxies;
 };
+#define NF_SERVE_TRUSTED_MAX 16
 
 struct nf_server;
 

@@ -10,7 +10,8 @@ setup() {
 		--kernel-args compute=quiet --kernel-args controller=quiet \
 		--kernel-args login=quiet >/dev/null
 	: > serve.log # the background job opens it only when it gets to run
-	"$NF_BIN" serve --tree tree --listen 127.0.0.1:0 --state state --threads 2 > serve.log 2>&1 3>&- &
+	"$NF_BIN" serve --tree tree --listen 127.0.0.1:0 --state state --threads 2 \
+		--trusted-proxy 127.0.0.1 > serve.log 2>&1 3>&- &
 	SERVE_PID=$!
 	for _ in $(seq 50); do
 		U=$(sed -n 's/^listening on //p' serve.log)

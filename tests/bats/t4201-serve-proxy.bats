@@ -1,0 +1,107 @@
+#!/usr/bin/env bats
+# nodeforge serve takes a request's address from X-Real-IP only when its
+# TCP peer is a proxy listed with --trusted-proxy: without one, a process
+# on the boot server cannot claim a node's secrets or report its verdict
+# by naming the node's address in a header.
+load enroll_helper
+
+setup() {
+	nf_setup
+	enroll_fixture db-pass
+	nf pxe --out boot -i racks.yaml --images "$FIXTURES/boot/out" >/dev/null
+	nf enroll open gpu-01 --for 15m >/dev/null
+}
+
+teardown() {
+	[ -n "${SERVE_PID:-}" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
+	nf_teardown
+}
+
+# serve_with ARGS...: serve with enrollment for racks.yaml (cp-01 at
+# 127.0.0.1, gpu-01 at 127.0.0.2), verdicts under vstate; URL in $U
+serve_with() {
+	nf_serve_bg --tree boot --state vstate -i racks.yaml "$@"
+}
+
+claim() {
+	printf '{"name":"%s","mac":"%s","pubkey":"%s","nonce":"%s"}' "$1" "$2" \
+		"$(openssl rand -base64 32)" "$(openssl rand -base64 16)"
+}
+
+# post PATH BODY [curl args]: prints the HTTP status, the body in resp
+post() {
+	local path=$1 body=$2
+	shift 2
+	curl -s -o resp -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+		--data-binary "$body" "$@" "$U$path"
+}
+
+# expect CODE PATH BODY [curl args]: the POST answers CODE
+expect() {
+	local want=$1 got
+	shift
+	got=$(post "$@")
+	[ "$got" = "$want" ] || { echo "POST $1: HTTP $got, not $want: $(cat resp)"; false; }
+}
+
+@test "without --trusted-proxy a forged X-Real-IP claims no secret" {
+	serve_with
+	# from 127.0.0.1, naming gpu-01's address 127.0.0.2
+	expect 403 /api/v1/enroll "$(claim gpu-01 52:54:00:00:00:02)" -H 'X-Real-IP: 127.0.0.2'
+	grep -q '"reason": *"wrong-address"' resp
+	grep -q 'not from its inventory address 127.0.0.2' resp
+	! grep -q sealed resp
+	run nf enroll list --json
+	status_is 0
+	echo "$output" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert not d.get("claims"), d
+assert [r for r in d["refusals"] if r.get("reason") == "wrong-address"], d'
+	# gpu-01 from its own address is served as before
+	expect 200 /api/v1/enroll "$(claim gpu-01 52:54:00:00:00:02)" --interface 127.0.0.2
+	grep -q '"sealed"' resp
+}
+
+@test "without --trusted-proxy a forged X-Real-IP reports no verdict" {
+	serve_with
+	expect 403 /api/v1/nodes/gpu-01/verdict '{"result":"pass"}' -H 'X-Real-IP: 127.0.0.2'
+	grep -q "verdict for 'gpu-01' from 127.0.0.1, not its inventory address 127.0.0.2" resp
+	[ ! -e vstate/nodes/gpu-01.json ]
+	[ "$(jq -r '.nodes[] | select(.name == "gpu-01") | .state' <(curl -s "$U/api/v1/nodes"))" = "not seen" ]
+	expect 404 /api/v1/nodes/gpu-99/verdict '{"result":"pass"}' -H 'X-Real-IP: 127.0.0.2'
+	[ ! -e vstate/nodes/gpu-99.json ]
+	# gpu-01 from its own address is served as before
+	expect 200 /api/v1/nodes/gpu-01/verdict '{"result":"fail"}' --interface 127.0.0.2
+	[ "$(jq -r .state vstate/nodes/gpu-01.json)" = failed ]
+}
+
+@test "--trusted-proxy 127.0.0.1: X-Real-IP from that peer is the node's address" {
+	serve_with --trusted-proxy 127.0.0.1
+	expect 200 /api/v1/nodes/gpu-01/verdict '{"result":"pass"}' -H 'X-Real-IP: 127.0.0.2'
+	[ "$(jq -r .state vstate/nodes/gpu-01.json)" = verified ]
+	expect 200 /api/v1/enroll "$(claim gpu-01 52:54:00:00:00:02)" -H 'X-Real-IP: 127.0.0.2'
+	grep -q '"sealed"' resp
+	run nf enroll list
+	[[ "$output" == *"gpu-01"*"from 127.0.0.2 key sha256:"* ]]
+}
+
+@test "a peer not listed with --trusted-proxy is judged by its own address" {
+	serve_with --trusted-proxy 127.0.0.1
+	nf enroll open cp-01 --for 15m >/dev/null
+	# 127.0.0.2 (gpu-01) naming cp-01's address
+	expect 403 /api/v1/enroll "$(claim cp-01 52:54:00:00:00:01)" --interface 127.0.0.2 -H 'X-Real-IP: 127.0.0.1'
+	grep -q '"reason": *"wrong-address"' resp
+	expect 403 /api/v1/nodes/cp-01/verdict '{"result":"pass"}' --interface 127.0.0.2 -H 'X-Real-IP: 127.0.0.1'
+	grep -q "verdict for 'cp-01' from 127.0.0.2" resp
+	[ ! -e vstate/nodes/cp-01.json ]
+}
+
+@test "serve --help lists --trusted-proxy; a bad address is a usage error" {
+	run nf serve --help
+	status_is 0
+	[[ "$output" == *"--trusted-proxy ADDR"* ]]
+	run nf serve --tree boot --trusted-proxy nginx.local
+	status_is 2
+	[[ "$output" == *"invalid --trusted-proxy 'nginx.local'"* ]]
+}
