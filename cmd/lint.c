@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* nodeforge lint: profiles, site and inventory, with best practices */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +100,7 @@ static int cmd_lint(struct nf_global *g, int argc, char **argv)
 	const char *inventory = NULL;
 	struct nf_diags d;
 	struct nf_emit *e;
-	int o, io_error = 0, r;
+	int o, io_error = 0, cluster_error = 0, r;
 	size_t errors;
 
 	while ((o = nf_getopt(&nf_cmd_lint, argc, argv, "i:", opts)) != -1) {
@@ -141,6 +142,21 @@ static int cmd_lint(struct nf_global *g, int argc, char **argv)
 			io_error = 1;
 		}
 		nf_inventory_free(inv);
+		/* the cluster it makes: controllers, one slurm.conf for all */
+		if (!r && !nf_diags_errors(&d)) {
+			char *conf = NULL, *hosts = NULL;
+
+			r = nf_cluster_render(g->ctx, inventory, g->site, &conf, &hosts);
+			if (r && r != -ENOENT) {
+				fprintf(stderr, "nodeforge lint: %s\n", nf_errmsg(g->ctx));
+				cluster_error = 1;
+			} else if (r && !g->quiet) {
+				fprintf(stderr, "nodeforge lint: warning: %s\n",
+					nf_errmsg(g->ctx));
+			}
+			free(conf);
+			free(hosts);
+		}
 	}
 	dedup(&d);
 	nf_diags_sort(&d);
@@ -153,10 +169,10 @@ static int cmd_lint(struct nf_global *g, int argc, char **argv)
 	}
 	nf_emit_end(e);
 	nf_emit_free(e);
-	if (!g->json && !g->quiet && !errors && !io_error)
+	if (!g->json && !g->quiet && !errors && !io_error && !cluster_error)
 		printf("lint: no errors (%zu warnings)\n", d.n);
 	nf_diags_free(&d);
-	if (errors)
+	if (errors || cluster_error)
 		return NF_EXIT_FINDINGS;
 	return io_error ? NF_EXIT_FAILURE : 0;
 }

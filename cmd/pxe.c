@@ -118,7 +118,7 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 	const char *inv_path = "racks.yaml";
 	struct nf_inventory *inv = NULL;
 	json_t *args = json_object();
-	char ksdef[PATH_MAX], *abs = NULL;
+	char ksdef[PATH_MAX], *abs = NULL, *cconf = NULL, *chosts = NULL;
 	struct nf_emit *e;
 	struct stat sb;
 	double t0;
@@ -197,6 +197,20 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 		r = NF_EXIT_FAILURE;
 		goto done;
 	}
+	/* the cluster part of every node's slurm.conf, and its hosts */
+	r = nf_cluster_render(g->ctx, inv_path, g->site, &cconf, &chosts);
+	if (r == -ENOENT) {
+		if (!g->quiet)
+			fprintf(stderr, "nodeforge pxe: warning: %s: the tree has no "
+				"cluster/slurm.conf, and Slurm nodes booted from it "
+				"find no controller\n", nf_errmsg(g->ctx));
+	} else if (r) {
+		fprintf(stderr, "nodeforge pxe: %s\n", nf_errmsg(g->ctx));
+		r = r == NF_E_INVALID ? NF_EXIT_FINDINGS : NF_EXIT_FAILURE;
+		goto done;
+	}
+	po.cluster_conf = cconf;
+	po.cluster_hosts = chosts;
 	abs = realpath(po.out_dir, NULL);
 	po.out_abs = abs;
 	po.inv = inv;
@@ -227,6 +241,8 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 	nf_emit_free(e);
 done:
 	free(abs);
+	free(cconf);
+	free(chosts);
 	nf_inventory_free(inv);
 	json_decref(args);
 	return r;

@@ -478,10 +478,236 @@ int nf_apply_open_root(struct nf_ctx *ctx, const char *path, int *rootfd)
 	return 0;
 }
 
-/* The verifier gates slurmd: a oneshot unit slurmd requires */
+/* The slurm daemons the verifier gates, where the role runs them */
+static const char *const gated_daemons[] = { "slurmd", "slurmctld", "slurmdbd" };
+
+/* The directories a role's slurm daemons write must exist, with their
+ * owners, on every boot (a network-booted root is the image again each
+ * time, and a profile may move them off the packages' paths): a
+ * tmpfiles.d file from slurm.conf's own values.  A directory the system
+ * owns is never handed to SlurmUser (a LogFile directly in /var/log). */
+static const char *const system_dirs[] = {
+	"/", "/etc", "/home", "/opt", "/run", "/srv", "/tmp", "/usr", "/var",
+	"/var/lib", "/var/log", "/var/run", "/var/spool", "/var/tmp",
+};
+
+static int dir_ok(const char *p)
+{
+	return p && p[0] == '/' && strlen(p) < 512 && !strstr(p, "/../") &&
+	       !strstr(p, "/./") && !strpbrk(p, " \t\n\"'\\%");
+}
+
+/* A user name tmpfiles.d and systemd take as it is */
+static int user_ok(const char *u)
+{
+	return *u && strlen(u) < 32 && u[0] != '-' &&
+	       strspn(u, "abcdefghijklmnopqrstuvwxyz"
+		      "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == strlen(u);
+}
+
+static int is_system_dir(const char *p)
+{
+	for (size_t i = 0; i < NF_ARRAY_SIZE(system_dirs); i++)
+		if (!strcmp(p, system_dirs[i]))
+			return 1;
+	return 0;
+}
+
+/* One tmpfiles.d line: the first owner asked for a directory wins,
+ * except that SlurmUser wins over root (root writes anywhere) */
+static int slurm_dir(struct nf_apply *a, json_t *dirs, const char *key,
+		     const char *path, int parent, const char *owner,
+		     const char *mode)
+{
+	char buf[512];
+	const char *p = path;
+	json_t *have, *e;
+
+	if (!path)
+		return 0;
+	if (!dir_ok(path))
+		return nf_fail(a->ctx, NF_E_INVALID, "slurm %s '%s' is not an "
+			       "absolute path a tmpfiles.d line can hold", key,
+			       path);
+	if (parent) {
+		snprintf(buf, sizeof(buf), "%s", path);
+		*strrchr(buf, '/') = '\0';
+		p = *buf ? buf : "/";
+	}
+	if (is_system_dir(p)) {
+		if (parent)
+			return 0;
+		return nf_fail(a->ctx, NF_E_INVALID, "slurm %s '%s' is a "
+			       "system directory: give the daemon its own",
+			       key, path);
+	}
+	have = json_object_get(dirs, p);
+	if (have && (strcmp(json_string_value(json_object_get(have, "owner")),
+			    "root") || !strcmp(owner, "root")))
+		return 0;
+	e = json_pack("{s:s,s:s,s:s}", "owner", owner, "mode", mode, "key", key);
+	if (!e || json_object_set_new(dirs, p, e))
+		return -ENOMEM;
+	return 0;
+}
+
+static int apply_slurm_dirs(struct nf_apply *a)
+{
+	const json_t *slurm = json_object_get(a->prof, "slurm");
+	const json_t *conf = json_object_get(slurm, "conf");
+	const json_t *dbd = json_object_get(slurm, "dbd");
+	const char *user = json_string_value(json_object_get(conf, "SlurmUser"));
+	const char *dbd_user = json_string_value(json_object_get(dbd, "SlurmUser"));
+	json_t *dirs = json_object();
+	struct nf_buf b = { 0 };
+	const char *k;
+	json_t *v;
+	int r = 0;
+
+	if (!dirs)
+		return -ENOMEM;
+	/* Slurm's own default SlurmUser is root */
+	user = user ? user : "root";
+	dbd_user = dbd_user ? dbd_user : user;
+	if (!user_ok(user) || !user_ok(dbd_user)) {
+		r = nf_fail(a->ctx, NF_E_INVALID, "SlurmUser '%s' is not a user "
+			    "name", user_ok(user) ? dbd_user : user);
+		goto out;
+	}
+#define STR(o, key) json_string_value(json_object_get((o), (key)))
+	if (nf_apply_has_daemon(a, "slurmctld") &&
+	    ((r = slurm_dir(a, dirs, "StateSaveLocation",
+			    STR(conf, "StateSaveLocation"), 0, user, "0700")) ||
+	     (r = slurm_dir(a, dirs, "SlurmctldLogFile",
+			    STR(conf, "SlurmctldLogFile"), 1, user, "0755"))))
+		goto out;
+	if (nf_apply_has_daemon(a, "slurmd") &&
+	    ((r = slurm_dir(a, dirs, "SlurmdSpoolDir",
+			    STR(conf, "SlurmdSpoolDir"), 0, "root", "0755")) ||
+	     (r = slurm_dir(a, dirs, "SlurmdLogFile",
+			    STR(conf, "SlurmdLogFile"), 1, "root", "0755"))))
+		goto out;
+	if (nf_apply_has_daemon(a, "slurmdbd") &&
+	    (r = slurm_dir(a, dirs, "LogFile", STR(dbd, "LogFile"), 1,
+			   dbd_user, "0755")))
+		goto out;
+#undef STR
+	if (!json_object_size(dirs))
+		goto out;
+	nf_apply_header(&b, "#", "slurm");
+	nf_buf_printf(&b, "# The directories this role's slurm daemons write, "
+		      "from slurm.conf\n");
+	json_object_foreach(dirs, k, v) {
+		const char *owner = json_string_value(json_object_get(v, "owner"));
+
+		nf_buf_printf(&b, "# %s\nd %s %s %s %s -\n",
+			      json_string_value(json_object_get(v, "key")), k,
+			      json_string_value(json_object_get(v, "mode")),
+			      owner, owner);
+	}
+	r = nf_apply_write_buf(a, "/etc/tmpfiles.d/nodeforge-slurm.conf", &b,
+			       0644, 0, 0);
+out:
+	json_decref(dirs);
+	return r;
+}
+
+/* A network-booted node's root is RAM (tmpfs, ramfs or the kernel's
+ * rootfs): a controller there loses its accounting database and
+ * slurmctld's state at every reboot.  That is allowed (a lab, a cluster in
+ * a box) but must be said where an operator looks: the journal at warning
+ * priority and the login banner. */
+static const char volatile_script[] =
+	"#!/bin/sh\n"
+	"# Written by nodeforge build: warn when a directory whose contents\n"
+	"# must outlive a reboot lives in RAM (a network-booted root).\n"
+	"# usage: volatile-state MOTD_FILE DIR...\n"
+	"set -u\n"
+	"motd=$1\n"
+	"shift\n"
+	"lost=\n"
+	"for d in \"$@\"; do\n"
+	"\tp=$d\n"
+	"\twhile [ ! -e \"$p\" ] && [ \"$p\" != / ]; do p=$(dirname \"$p\"); done\n"
+	"\tfs=$(findmnt -n -o FSTYPE --target \"$p\" 2>/dev/null) || fs=\n"
+	"\t[ -n \"$fs\" ] || fs=$(stat -f -c %T \"$p\" 2>/dev/null) || fs=\n"
+	"\tcase $fs in\n"
+	"\ttmpfs|ramfs|rootfs)\n"
+	"\t\techo \"<4>nodeforge: $d is on $fs (RAM): its contents are lost\"\\\n"
+	"\t\t\"at every reboot\" >&2\n"
+	"\t\tlost=\"$lost $d\" ;;\n"
+	"\tesac\n"
+	"done\n"
+	"if [ -z \"$lost\" ]; then\n"
+	"\trm -f \"$motd\"\n"
+	"\texit 0\n"
+	"fi\n"
+	"mkdir -p \"$(dirname \"$motd\")\"\n"
+	"printf 'nodeforge: WARNING: lost at every reboot (in RAM):%s\\n' \"$lost\" \\\n"
+	"\t> \"$motd\"\n";
+
+/* The role's own accounting database: slurmdbd storing into the MariaDB
+ * of this node (the mariadb facet sets it up) */
+static int local_accounting_db(const struct nf_apply *a)
+{
+	const json_t *dbd = json_object_get(json_object_get(a->prof, "slurm"), "dbd");
+	const char *t = json_string_value(json_object_get(dbd, "StorageType"));
+	const char *h = json_string_value(json_object_get(dbd, "StorageHost"));
+
+	return nf_apply_has_daemon(a, "slurmdbd") && t &&
+	       !strcmp(t, "accounting_storage/mysql") &&
+	       (!h || !strcmp(h, "localhost"));
+}
+
+static int apply_volatile_warning(struct nf_apply *a)
+{
+	const char *state = json_string_value(json_object_get(json_object_get(
+		json_object_get(a->prof, "slurm"), "conf"), "StateSaveLocation"));
+	struct nf_buf b = { 0 };
+	int ctld = nf_apply_has_daemon(a, "slurmctld") && state && dir_ok(state);
+	int db = local_accounting_db(a);
+	int r;
+
+	if (!ctld && !db)
+		return 0;
+	nf_buf_printf(&b, "%s", volatile_script);
+	if ((r = nf_apply_write_buf(a, "/usr/lib/nodeforge/volatile-state", &b,
+				    0755, 0, 0)))
+		return r;
+	nf_apply_header(&b, "#", "verify");
+	nf_buf_printf(&b,
+		"[Unit]\n"
+		"Description=nodeforge: warn when this node's durable state is in RAM\n"
+		"After=local-fs.target systemd-tmpfiles-setup.service\n"
+		"Before=mariadb.service slurmdbd.service slurmctld.service "
+		"nodeforge-verify.service\n"
+		"\n"
+		"[Service]\n"
+		"Type=oneshot\n"
+		"RemainAfterExit=yes\n"
+		"ExecStart=/usr/lib/nodeforge/volatile-state "
+		"/run/motd.d/nodeforge-volatile%s%s%s\n"
+		"\n"
+		"[Install]\n"
+		"WantedBy=multi-user.target\n",
+		db ? " /var/lib/mysql" : "", ctld ? " " : "", ctld ? state : "");
+	if ((r = nf_apply_write_buf(a, "/etc/systemd/system/"
+				    "nodeforge-volatile-state.service", &b,
+				    0644, 0, 0)))
+		return r;
+	return nf_apply_symlink(a, "/etc/systemd/system/multi-user.target.wants/"
+				"nodeforge-volatile-state.service",
+				"/etc/systemd/system/nodeforge-volatile-state.service");
+}
+
+/* The verifier gates the role's slurm daemons: a oneshot unit each of
+ * them requires.  It has no Condition*: a skipped unit satisfies
+ * Requires=, so a node without its profile.json would start its daemons
+ * unverified; the verifier fails on a missing profile instead. */
 static int apply_verifier(struct nf_apply *a)
 {
 	struct nf_buf b = { 0 };
+	char path[128];
 	int r;
 
 	nf_apply_header(&b, "#", "verify");
@@ -490,7 +716,13 @@ static int apply_verifier(struct nf_apply *a)
 		"Description=nodeforge first-boot verification of this node\n"
 		"Documentation=man:nodeforge-verify(1)\n"
 		"Wants=network-online.target time-sync.target\n"
-		"After=network-online.target time-sync.target munge.service\n");
+		"After=network-online.target time-sync.target remote-fs.target "
+		"munge.service\n");
+	/* time.sync reads the clock once: after chrony's first sync (or
+	 * its bounded wait giving up), not right after chronyd started */
+	if (json_object_get(a->prof, "time"))
+		nf_buf_printf(&b, "Wants=chrony-wait.service\n"
+			      "After=chrony-wait.service\n");
 	/* the services the profile enables have started (or failed) before
 	 * their checks run: a unit still 'activating' is no verdict */
 	{
@@ -509,13 +741,15 @@ static int apply_verifier(struct nf_apply *a)
 				      strchr(u, '.') ? "" : ".service");
 		}
 	}
+	for (size_t i = 0; i < NF_ARRAY_SIZE(gated_daemons); i++)
+		if (nf_apply_has_daemon(a, gated_daemons[i]))
+			nf_buf_printf(&b, "Before=%s.service\n", gated_daemons[i]);
 	nf_buf_printf(&b,
-		"Before=slurmd.service\n"
-		"ConditionPathExists=/etc/nodeforge/profile.json\n"
 		"\n"
 		"[Service]\n"
 		"Type=oneshot\n"
 		"RemainAfterExit=yes\n"
+		"# a missing profile.json fails here, and the daemons stay down\n"
 		"ExecStart=/usr/bin/nodeforge verify --gate "
 		"--profile /etc/nodeforge/profile.json\n"
 		"# the report on the serial console too (a BMC's serial-over-LAN)\n"
@@ -532,16 +766,25 @@ static int apply_verifier(struct nf_apply *a)
 				  "nodeforge-verify.service",
 				  "/etc/systemd/system/nodeforge-verify.service")))
 		return r;
-	if (!nf_apply_has_daemon(a, "slurmd"))
-		return 0;
-	nf_apply_header(&b, "#", "verify");
-	nf_buf_printf(&b,
-		"# slurmd starts only after the verifier passed on this boot\n"
-		"[Unit]\n"
-		"Requires=nodeforge-verify.service\n"
-		"After=nodeforge-verify.service\n");
-	return nf_apply_write_buf(a, "/etc/systemd/system/slurmd.service.d/"
-				  "nodeforge-verify.conf", &b, 0644, 0, 0);
+	for (size_t i = 0; i < NF_ARRAY_SIZE(gated_daemons); i++) {
+		const char *d = gated_daemons[i];
+
+		if (!nf_apply_has_daemon(a, d))
+			continue;
+		nf_apply_header(&b, "#", "verify");
+		nf_buf_printf(&b,
+			"# %s starts only after the verifier passed on this boot\n"
+			"[Unit]\n"
+			"Requires=nodeforge-verify.service\n"
+			"After=nodeforge-verify.service\n", d);
+		snprintf(path, sizeof(path), "/etc/systemd/system/%s.service.d/"
+			 "nodeforge-verify.conf", d);
+		if ((r = nf_apply_write_buf(a, path, &b, 0644, 0, 0)))
+			return r;
+	}
+	if ((r = apply_slurm_dirs(a)))
+		return r;
+	return apply_volatile_warning(a);
 }
 
 int nf_apply_all(struct nf_ctx *ctx, int rootfd, const struct nf_profile *p)
@@ -550,7 +793,7 @@ int nf_apply_all(struct nf_ctx *ctx, int rootfd, const struct nf_profile *p)
 }
 
 int nf_apply_all_nodes(struct nf_ctx *ctx, int rootfd,
-		       const struct nf_profile *p, const json_t *nodes)
+		       const struct nf_profile *p, const json_t *cluster)
 {
 	const json_t *prof = nf_profile_json(p);
 	const json_t *site = json_object_get(prof, "site");
@@ -562,8 +805,8 @@ int nf_apply_all_nodes(struct nf_ctx *ctx, int rootfd,
 		.prof = prof,
 		.site = site,
 		.role = json_string_value(json_object_get(prof, "role")),
-		.distro = distro ? distro : "debian12",
-		.cluster_nodes = nodes,
+		.distro = distro ? distro : "debian13",
+		.cluster = cluster,
 	};
 	char *doc;
 	int r;
@@ -599,4 +842,17 @@ int nf_apply_all_nodes(struct nf_ctx *ctx, int rootfd,
 	nf_buf_printf(&b, "\n");
 	return nf_apply_write_buf(&a, "/etc/nodeforge/profile.json", &b, 0644,
 				  0, 0);
+}
+
+int nf_apply_unit(struct nf_apply *a, const char *name, struct nf_buf *b)
+{
+	char path[256], wants[320];
+	int r;
+
+	snprintf(path, sizeof(path), "/etc/systemd/system/%s", name);
+	snprintf(wants, sizeof(wants),
+		 "/etc/systemd/system/multi-user.target.wants/%s", name);
+	if ((r = nf_apply_write_buf(a, path, b, 0644, 0, 0)))
+		return r;
+	return nf_apply_symlink(a, wants, path);
 }

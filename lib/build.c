@@ -65,7 +65,7 @@ struct build {
 	json_t *overlay_names;
 	char liveimg[256];        /* EL: ROLE-<its sha12>.rootfs.tar.xz */
 	char liveimg_sha256[NF_SHA256_HEX];
-	json_t *nodes;            /* --inventory: nf_slurm_nodes() */
+	json_t *nodes;            /* --inventory: nf_cluster_load() */
 };
 
 /* ------------------------------------------------------------ progress */
@@ -289,7 +289,7 @@ static int setup_paths(struct build *b)
 		snprintf(b->overlays, sizeof(b->overlays), "%s/../overlays",
 			 nf_ctx_profiles_dir(b->ctx));
 	if (!distro)
-		distro = "debian12";
+		distro = "debian13";
 	if (!strcmp(distro, "debian12"))
 		snprintf(b->suite, sizeof(b->suite), "bookworm");
 	else if (!strcmp(distro, "debian13"))
@@ -407,7 +407,14 @@ static int cmp_str(const void *x, const void *y)
 /* Debian 12 packages of the libraries nodeforge links (Makefile PKGS) */
 static const char *const self_libs[] = {
 	"libyaml-0-2", "libjansson4", "libarchive13", "libcurl4", "libssl3",
-	"libblkid1", "libefivar1", "libefiboot1", "libmicrohttpd12",
+	"libblkid1", "libefivar1", "libefiboot1", "libmicrohttpd12", "libzstd1",
+};
+
+/* the same libraries in Debian 13, renamed by the 64-bit time_t transition */
+static const char *const self_libs_trixie[] = {
+	"libyaml-0-2", "libjansson4", "libarchive13t64", "libcurl4t64",
+	"libssl3t64", "libblkid1", "libefivar1t64", "libefiboot1t64",
+	"libmicrohttpd12t64", "libzstd1",
 };
 
 /* The package list: the profile's, plus the kernel, sorted and unique */
@@ -448,6 +455,9 @@ static int package_list(struct build *b, char ***out, size_t *n)
 	if (!strcmp(b->suite, "bookworm"))
 		for (size_t j = 0; j < NF_ARRAY_SIZE(self_libs); j++)
 			v[k++] = nf_strdup(self_libs[j]);
+	else if (!strcmp(b->suite, "trixie"))
+		for (size_t j = 0; j < NF_ARRAY_SIZE(self_libs_trixie); j++)
+			v[k++] = nf_strdup(self_libs_trixie[j]);
 	qsort(v, k, sizeof(*v), cmp_str);
 	size_t w = 0;
 
@@ -1549,28 +1559,14 @@ static int resolve(struct build *b, const struct nf_site *site)
 	return r;
 }
 
-/* --inventory: the nodes the controller's slurm.conf lists.  Loaded (and
- * so checked) for any role, kept for the roles that run slurmctld: only
- * their image, and its inputs' hash, depend on it */
+/* --inventory: the cluster (controllers, nodes, partitions), baked into the
+ * image as /etc/slurm/cluster.conf; the image's inputs' hash includes it.
+ * Nodes fetch the current copy from the boot tree at every boot. */
 static int resolve_nodes(struct build *b, const struct nf_site *site)
 {
-	const json_t *daemons = json_object_get(json_object_get(b->prof, "slurm"),
-						"daemons");
-	size_t i;
-	json_t *v;
-	int r, ctld = 0;
-
 	if (!b->o->inventory)
 		return 0;
-	if ((r = nf_slurm_nodes(b->ctx, b->o->inventory, site, &b->nodes)))
-		return r;
-	json_array_foreach(daemons, i, v)
-		ctld |= !strcmp(json_string_value(v) ?: "", "slurmctld");
-	if (!ctld) {
-		json_decref(b->nodes);
-		b->nodes = NULL;
-	}
-	return 0;
+	return nf_cluster_load(b->ctx, b->o->inventory, site, &b->nodes);
 }
 
 void nf_build_result_free(struct nf_build_result *res)

@@ -658,7 +658,31 @@ out:
 
 /* ------------------------------------------------------------- stages */
 
-static int static_stage(struct nf_ctx *ctx, struct nf_ci *ci, const char *root)
+/* The image's own daemons parse its configuration: class static.daemons */
+static int daemon_cases(struct nf_ctx *ctx, struct nf_ci *ci, const char *root,
+			const char *inventory, const struct nf_site *site)
+{
+	json_t *cases = NULL, *c;
+	size_t i;
+	int r;
+
+	if ((r = nf_ci_daemons(ctx, root, inventory, site, &cases)))
+		return r;
+	json_array_foreach(cases, i, c) {
+		const char *msg = json_string_value(json_object_get(c, "message"));
+		int v = (int)json_integer_value(json_object_get(c, "verdict"));
+
+		if ((r = add_case(ci, "static.daemons",
+				  json_string_value(json_object_get(c, "id")), v, msg,
+				  v == NF_V_FAIL ? msg : NULL, 0)))
+			break;
+	}
+	json_decref(cases);
+	return r;
+}
+
+static int static_stage(struct nf_ctx *ctx, struct nf_ci *ci, const char *root,
+			const char *inventory, const struct nf_site *site)
 {
 	struct nf_profile *p = NULL;
 	struct nf_verify *v = NULL;
@@ -703,6 +727,8 @@ static int static_stage(struct nf_ctx *ctx, struct nf_ci *ci, const char *root)
 	}
 	if (!r)
 		r = hygiene(ctx, ci, root);
+	if (!r)
+		r = daemon_cases(ctx, ci, root, inventory, site);
 out:
 	nf_verify_free(v);
 	nf_profile_free(p);
@@ -803,7 +829,7 @@ int nf_ci_run(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 	r = nf_unpack(ctx, archive, root,
 		      &(struct nf_unpack_opts){ .skip_devices = 1 });
 	if (!r)
-		r = static_stage(ctx, ci, root);
+		r = static_stage(ctx, ci, root, o->build.inventory, site);
 	if (r) {
 		err = stage_error(ctx, ci, "stage.static", r, ts);
 		goto skip_boot;

@@ -35,6 +35,14 @@ char *nf_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,
 		 size_t *len);
 
+/* Run argv (PATH lookup) in its own process group, stdin `in` or
+ * /dev/null, stdout and stderr captured together (64 KiB kept); killed with
+ * its group at `deadline` (CLOCK_MONOTONIC): NF_E_TIMEOUT.  *status is the
+ * exit status, 128+signal when killed by one (lib/verify.c) */
+struct timespec;
+int nf_spawn_capture(const char *const *argv, const char *in,
+		     const struct timespec *deadline, char **out, int *status);
+
 /* Escape text for XML (JUnit reports) */
 void nf_xml_escape(FILE *f, const char *s);
 
@@ -149,7 +157,7 @@ struct nf_apply {
 	const char *role;
 	const char *distro;               /* "debian12", "rocky9", ... */
 	int el;                           /* EL family (paths differ) */
-	const json_t *cluster_nodes;      /* nf_slurm_nodes() or NULL */
+	const json_t *cluster;            /* nf_cluster_load() or NULL */
 };
 
 /* Text buffer for rendering config files; grows up to a hard cap */
@@ -162,6 +170,10 @@ void nf_buf_printf(struct nf_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void nf_buf_free(struct nf_buf *b);
 
+/* Write a systemd unit /etc/systemd/system/NAME from `b` (freed) and
+ * enable it in multi-user.target.wants */
+struct nf_apply;
+int nf_apply_unit(struct nf_apply *a, const char *name, struct nf_buf *b);
 /* Header line every generated file starts with (comment char `c`) */
 void nf_apply_header(struct nf_buf *b, const char *c, const char *facet);
 /* mkdir -p of an absolute path inside the root */
@@ -556,15 +568,33 @@ int nf_nvml_snapshot(const json_t *fixture, json_t **snap);
 int nf_hw_fixture_load(struct nf_ctx *ctx, const char *path, json_t **out);
 /* ---- end of gres render ---- */
 
-/* ---- Slurm nodes of an inventory (lib/slurm_nodes.c, build --inventory) ----
- * The inventory's nodes grouped by role, for the controller's slurm.conf:
- * [{"role", "nodes": hostlist, "node": the role's slurm.node, "gres": its
- * slurm.gres, "slurmd": runs slurmd}], sorted by role */
-int nf_slurm_nodes(struct nf_ctx *ctx, const char *inventory,
-		   const struct nf_site *site, json_t **out);
-/* nf_apply_all() with the cluster's nodes (NULL: none) */
+/* ---- The cluster of an inventory (lib/cluster.c) ----
+ * Where every node keeps the cluster part of slurm.conf */
+#define NF_CLUSTER_CONF "/etc/slurm/cluster.conf"
+/*
+ * {"cluster", "controllers": [{name, ip}] (inventory order), "dbd": {name,
+ * ip} or null, "hosts": [{name, ip}], "roles": [{"role", "nodes": hostlist,
+ * "node", "gres", "partitions", "conf": the role's slurm.conf settings,
+ * "slurmd", "slurmctld", "slurmdbd"}] sorted by role}.  Fails when no role
+ * runs slurmctld, when roles disagree on slurm.conf, or when the site names
+ * controllers that are not the inventory's */
+int nf_cluster_load(struct nf_ctx *ctx, const char *inventory,
+		    const struct nf_site *site, json_t **out);
+/* nodeforge ci, static stage: the image's own programs parse the files
+ * nodeforge wrote into the unpacked `root` (lib/ci_daemons.c).  *out:
+ * [{"id": "slurm.conf", "verdict": enum nf_verdict, "message"}]; a
+ * cluster.conf is written into `root` first (the inventory's, or one
+ * stand-in node of the role) */
+int nf_ci_daemons(struct nf_ctx *ctx, const char *root, const char *inventory,
+		  const struct nf_site *site, json_t **out);
+/* The cluster part of slurm.conf (/etc/slurm/cluster.conf) */
+int nf_cluster_slurm_conf(struct nf_ctx *ctx, const json_t *cluster,
+			  struct nf_buf *b);
+/* The /etc/hosts block of every node of the cluster */
+int nf_cluster_hosts(const json_t *cluster, const char *domain, struct nf_buf *b);
+/* nf_apply_all() with the cluster (NULL: none) */
 int nf_apply_all_nodes(struct nf_ctx *ctx, int rootfd,
-		       const struct nf_profile *p, const json_t *nodes);
+		       const struct nf_profile *p, const json_t *cluster);
 /* ---- end of Slurm nodes ---- */
 
 /* ---- zstd stream (lib/zstd.c) ---- */

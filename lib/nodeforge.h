@@ -346,6 +346,8 @@ struct nf_pxe_opts {
 	const char *ipxe_dir;          /* undionly.kpxe, ipxe.efi for tftp/;
 					* NULL or missing files: not copied */
 	const json_t *role_args;       /* role -> kernel arguments string */
+	const char *cluster_conf;      /* nf_cluster_render(): cluster/slurm.conf */
+	const char *cluster_hosts;     /* and cluster/hosts; NULL: none */
 };
 
 struct nf_pxe_stats {
@@ -830,6 +832,18 @@ int nf_enroll_claim_accept(struct nf_ctx *ctx, struct nf_enroll_claim *c,
 /* The whole node side: claim, POST, accept */
 int nf_enroll_client(struct nf_ctx *ctx, const struct nf_enroll_client_opts *o,
 		     struct nf_enroll_result *res);
+/* The cluster of an inventory (lib/cluster.c): the cluster part of
+ * slurm.conf (controllers, nodes, partitions: /etc/slurm/cluster.conf) and
+ * the /etc/hosts block of every node; checks that the inventory has a
+ * controller, that the roles agree on slurm.conf and that the site's
+ * controllers, if it names any, are the inventory's (-ENOENT: no node
+ * runs slurmctld).  Caller frees both */
+int nf_cluster_render(struct nf_ctx *ctx, const char *inventory,
+		      const struct nf_site *site, char **slurm_conf, char **hosts);
+/* On a node: fetch SERVER/cluster/slurm.conf and SERVER/cluster/hosts and
+ * install them (ROOT/etc/slurm/cluster.conf; the marked block of
+ * ROOT/etc/hosts), each atomically; `root` NULL is / */
+int nf_cluster_fetch(struct nf_ctx *ctx, const char *server, const char *root);
 /* `key=` of a kernel command line (sysroot-relative /proc/cmdline);
  * caller frees; -ENOENT when absent */
 int nf_cmdline_get(struct nf_ctx *ctx, const char *key, char **out);

@@ -1109,6 +1109,14 @@ int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 		if ((e = render_node(&p, nd, r, &b)))
 			goto out;
 	}
+	if (o->cluster_conf && o->cluster_hosts) {
+		bprintf(&b, "%s", o->cluster_conf);
+		if ((e = bput(&p, "cluster", "slurm.conf", &b)))
+			goto out;
+		bprintf(&b, "%s", o->cluster_hosts);
+		if ((e = bput(&p, "cluster", "hosts", &b)))
+			goto out;
+	}
 	if ((e = render_dnsmasq(&p, net, prefix, &b)) ||
 	    (e = render_nginx(&p, &b)) ||
 	    (e = render_index(&p, roles, nroles, &b)))

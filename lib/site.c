@@ -64,8 +64,10 @@ static const struct nf_field server_fields[] = {
 static const struct nf_field site_fields[] = {
 	{ "cluster", NF_T_STR, .required = true },
 	{ "distro", NF_T_STR, .required = true,
-	  .choices = (const char *const[]){ "debian12", "rocky9", NULL } },
-	{ "controllers", NF_T_OBJLIST, host_fields, .required = true },
+	  .choices = (const char *const[]){ "debian13", "debian12", "rocky9", NULL } },
+	/* optional: the controllers are the inventory's; when the site names
+	 * them, they must agree with it (lib/cluster.c) */
+	{ "controllers", NF_T_OBJLIST, host_fields },
 	{ "accounting", NF_T_OBJ, host_fields },
 	{ "ntp", NF_T_STRLIST },
 	{ "networks", NF_T_OBJ, networks, .required = true },

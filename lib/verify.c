@@ -400,8 +400,8 @@ int nf_v_json_str(const json_t *v, char *buf, size_t sz)
 
 /* ---------------------------------------------------------------- exec */
 
-static int spawn_wait(struct nf_vcheck *c, const char *const *argv,
-		      const char *in, char **out, int *status)
+int nf_spawn_capture(const char *const *argv, const char *in,
+		     const struct timespec *deadline, char **out, int *status)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -450,7 +450,7 @@ static int spawn_wait(struct nf_vcheck *c, const char *const *argv,
 	}
 	for (;;) {
 		struct pollfd pf[2] = { { op[0], POLLIN, 0 }, { in ? ip[1] : -1, POLLOUT, 0 } };
-		long long left = ms_until(&c->deadline);
+		long long left = ms_until(deadline);
 		ssize_t k;
 
 		if (left <= 0) {
@@ -501,7 +501,7 @@ static int spawn_wait(struct nf_vcheck *c, const char *const *argv,
 			r = -errno;
 			goto kill;
 		}
-		if (ms_until(&c->deadline) <= 0) {
+		if (ms_until(deadline) <= 0) {
 			r = NF_E_TIMEOUT;
 			goto kill;
 		}
@@ -599,7 +599,7 @@ int nf_v_exec(struct nf_vcheck *c, const char *const *argv, const char *in,
 			 * deadline and the kill */
 			static const char *const sl[] = { "sleep", "3600", NULL };
 
-			return spawn_wait(c, sl, NULL, out, status);
+			return nf_spawn_capture(sl, NULL, &c->deadline, out, status);
 		}
 		*status = (int)json_integer_value(json_object_get(a, "rc"));
 		if (out) {
@@ -611,7 +611,7 @@ int nf_v_exec(struct nf_vcheck *c, const char *const *argv, const char *in,
 		}
 		return 0;
 	}
-	return spawn_wait(c, argv, in, out, status);
+	return nf_spawn_capture(argv, in, &c->deadline, out, status);
 }
 
 int nf_v_service_active(struct nf_vcheck *c, const char *unit, char *state,

@@ -6,6 +6,10 @@
  */
 #include "internal.h"
 
+/* How long slurmctld's start waits for slurmdbd to answer */
+#define NF_DBD_WAIT_S 60
+#define NF_DB_NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+
 static const struct nf_field fields[] = {
 	{ "buffer_pool_pct", NF_T_INT },
 	{ "log_file_size", NF_T_SIZE },
@@ -53,7 +57,7 @@ static int size_val(const json_t *v, char *out, size_t outsz)
 	return 0;
 }
 
-static int apply(struct nf_apply *a, const json_t *sec)
+static int apply_tuning(struct nf_apply *a, const json_t *sec)
 {
 	static const struct {
 		const char *key, *conf;
@@ -115,6 +119,243 @@ static int apply(struct nf_apply *a, const json_t *sec)
 		      "mariadb-buffer-pool %lld\n", (long long)pct);
 	return nf_apply_write_buf(a, "/etc/systemd/system/mariadb.service.d/"
 				  "nodeforge.conf", &b, 0644, 0, 0);
+}
+
+/* slurmdbd's accounting database on this node: on its first boot the
+ * local MariaDB gets the database, the user and the grants slurmdbd.conf
+ * names (nodeforge-dbinit.service, before slurmdbd), and where slurmctld
+ * runs too, the cluster is registered in accounting before slurmctld
+ * starts (nodeforge-slurm-register.service).  The password is read from
+ * slurmdbd.conf when the script runs: enrollment delivers it there, the
+ * image never holds it. */
+
+/* What both scripts share: a journal message at error priority, and a
+ * Slurm config file read as Slurm reads it */
+static const char script_prelude[] =
+	"set -u\n"
+	"\n"
+	"die() {\n"
+	"\techo \"<3>$me: $*\" >&2\n"
+	"\texit 1\n"
+	"}\n"
+	"\n"
+	"# The last value of KEY in FILE as Slurm's parser reads it: an unescaped\n"
+	"# '#' starts a comment, \"\\c\" is \"c\", keys in any case, several Key=Value\n"
+	"# on a line, a value is \"quoted\" or runs to the next blank\n"
+	"conf_get() {\n"
+	"\tawk -v k=\"$1\" '\n"
+	"\t{\n"
+	"\t\tl = \"\"\n"
+	"\t\tfor (i = 1; i <= length($0); i++) {\n"
+	"\t\t\tc = substr($0, i, 1)\n"
+	"\t\t\tif (c == \"#\")\n"
+	"\t\t\t\tbreak\n"
+	"\t\t\tif (c == \"\\\\\")\n"
+	"\t\t\t\tc = substr($0, ++i, 1)\n"
+	"\t\t\tl = l c\n"
+	"\t\t}\n"
+	"\t\twhile (match(l, /^[ \\t]*[A-Za-z0-9_.]+[ \\t]*=[ \\t]*/)) {\n"
+	"\t\t\tkey = substr(l, 1, RLENGTH)\n"
+	"\t\t\tgsub(/[ \\t=]/, \"\", key)\n"
+	"\t\t\tl = substr(l, RLENGTH + 1)\n"
+	"\t\t\tif (substr(l, 1, 1) == \"\\\"\") {\n"
+	"\t\t\t\tl = substr(l, 2)\n"
+	"\t\t\t\te = index(l, \"\\\"\")\n"
+	"\t\t\t\te = e ? e : length(l) + 1\n"
+	"\t\t\t} else {\n"
+	"\t\t\t\tmatch(l, /^[^ \\t\\r]*/)\n"
+	"\t\t\t\te = RLENGTH + 1\n"
+	"\t\t\t}\n"
+	"\t\t\tv = substr(l, 1, e - 1)\n"
+	"\t\t\tl = substr(l, e + 1)\n"
+	"\t\t\tif (tolower(key) == tolower(k)) {\n"
+	"\t\t\t\tout = v\n"
+	"\t\t\t\tfound = 1\n"
+	"\t\t\t}\n"
+	"\t\t}\n"
+	"\t}\n"
+	"\tEND { if (found) print out }' \"$2\"\n"
+	"}\n";
+
+static const char dbinit_body[] =
+	"conf=${1:-/etc/slurm/slurmdbd.conf}\n"
+	"[ -r \"$conf\" ] || die \"cannot read $conf\"\n"
+	"db=$(conf_get StorageLoc \"$conf\")\n"
+	"db=${db:-slurm_acct_db}\n"
+	"user=$(conf_get StorageUser \"$conf\")\n"
+	"[ -n \"$user\" ] || user=$(conf_get SlurmUser \"$conf\")\n"
+	"case $db in\n"
+	"''|*[!A-Za-z0-9_]*) die \"StorageLoc '$db' in $conf: letters, digits and '_' only\" ;;\n"
+	"esac\n"
+	"case $user in\n"
+	"''|root) die \"no StorageUser in $conf: slurmdbd would reach the database as root\" ;;\n"
+	"*[!A-Za-z0-9_.-]*) die \"StorageUser '$user' in $conf: letters, digits, '_', '.' and '-' only\" ;;\n"
+	"esac\n"
+	"pw=$(conf_get StoragePass \"$conf\")\n"
+	"[ -n \"$pw\" ] || die \"no StoragePass in $conf: the slurmdbd password arrives at\" \\\n"
+	"\t\"first boot through enrollment and has not (journalctl -u nodeforge-enroll;\" \\\n"
+	"\t\"nodeforge enroll --help); slurmdbd stays down\"\n"
+	"i=0\n"
+	"until mariadb --batch -e 'SELECT 1' >/dev/null 2>&1; do\n"
+	"\ti=$((i + 1))\n"
+	"\t[ \"$i\" -lt 30 ] || die \"MariaDB does not answer on its socket after 30 s\" \\\n"
+	"\t\t\"(systemctl status mariadb)\"\n"
+	"\tsleep 1\n"
+	"done\n"
+	"# The password goes through pipes only, never a command line: a SQL\n"
+	"# string with ' and \\ escaped\n"
+	"q=$(printf '%s' \"$pw\" | sed -e 's/\\\\/\\\\\\\\/g' -e \"s/'/''/g\")\n"
+	"{\n"
+	"\tprintf 'CREATE DATABASE IF NOT EXISTS `%s`;\\n' \"$db\"\n"
+	"\tprintf \"CREATE USER IF NOT EXISTS '%s'@'localhost' IDENTIFIED BY '%s';\\n\" \"$user\" \"$q\"\n"
+	"\tprintf \"ALTER USER '%s'@'localhost' IDENTIFIED BY '%s';\\n\" \"$user\" \"$q\"\n"
+	"\tprintf \"GRANT ALL PRIVILEGES ON \\`%s\\`.* TO '%s'@'localhost';\\n\" \"$db\" \"$user\"\n"
+	"} | mariadb --batch || die \"MariaDB refused to create database '$db' or user '$user'@'localhost'\"\n"
+	"echo \"$me: database '$db' and user '$user'@'localhost' with its grants are in place\"\n";
+
+static const char register_body[] =
+	"conf=${1:-/etc/slurm/slurm.conf}\n"
+	"wait=${2:-60}\n"
+	"[ -r \"$conf\" ] || die \"cannot read $conf\"\n"
+	"# slurmctld and sacctmgr take the name in lower case\n"
+	"name=$(conf_get ClusterName \"$conf\" | tr '[:upper:]' '[:lower:]')\n"
+	"case $name in\n"
+	"'') die \"no ClusterName in $conf\" ;;\n"
+	"*[!a-z0-9_-]*) die \"ClusterName '$name' in $conf: letters, digits, '_' and '-' only\" ;;\n"
+	"esac\n"
+	"start=$(date +%s)\n"
+	"while ! out=$(timeout 10 sacctmgr -n -P list cluster format=cluster 2>&1); do\n"
+	"\t[ $(($(date +%s) - start)) -lt \"$wait\" ] ||\n"
+	"\t\tdie \"slurmdbd did not answer within $wait s: $(printf '%s\\n' \"$out\" | tail -n 1)\" \\\n"
+	"\t\t\t\"(systemctl status slurmdbd); slurmctld stays down\"\n"
+	"\tsleep 2\n"
+	"done\n"
+	"if printf '%s\\n' \"$out\" | grep -qxF \"$name\"; then\n"
+	"\techo \"$me: cluster '$name' is registered in accounting\"\n"
+	"\texit 0\n"
+	"fi\n"
+	"sacctmgr -i add cluster \"$name\" || die \"sacctmgr could not add cluster '$name'\"\n"
+	"echo \"$me: cluster '$name' added to accounting\"\n";
+
+/* slurmdbd stores into MariaDB on this node: StorageHost unset or
+ * localhost (the unix socket the grants are for) */
+static int local_db(const struct nf_apply *a, const json_t *dbd)
+{
+	const char *t = json_string_value(json_object_get(dbd, "StorageType"));
+	const char *h = json_string_value(json_object_get(dbd, "StorageHost"));
+
+	return nf_apply_has_daemon(a, "slurmdbd") && t &&
+	       !strcmp(t, "accounting_storage/mysql") &&
+	       (!h || !strcmp(h, "localhost"));
+}
+
+static int write_script(struct nf_apply *a, const char *path, const char *me,
+			const char *what, const char *body)
+{
+	struct nf_buf b = { 0 };
+
+	nf_buf_printf(&b, "#!/bin/sh\n# Written by nodeforge build (facet "
+		      "'mariadb'): %s\nme=%s\n%s\n%s", what, me, script_prelude,
+		      body);
+	return nf_apply_write_buf(a, path, &b, 0755, 0, 0);
+}
+
+/* A drop-in making UNIT require and follow REQ (a space-separated list) */
+static int write_requires(struct nf_apply *a, const char *unit,
+			  const char *name, const char *why, const char *req)
+{
+	struct nf_buf b = { 0 };
+	char path[160];
+
+	nf_apply_header(&b, "#", "mariadb");
+	nf_buf_printf(&b, "# %s\n[Unit]\nRequires=%s\nAfter=%s\n", why, req, req);
+	snprintf(path, sizeof(path), "/etc/systemd/system/%s.service.d/%s.conf",
+		 unit, name);
+	return nf_apply_write_buf(a, path, &b, 0644, 0, 0);
+}
+
+static int apply_accounting(struct nf_apply *a)
+{
+	const json_t *dbd = json_object_get(json_object_get(a->prof, "slurm"), "dbd");
+	const char *loc = json_string_value(json_object_get(dbd, "StorageLoc"));
+	const char *user = json_string_value(json_object_get(dbd, "StorageUser"));
+	struct nf_buf b = { 0 };
+	int r;
+
+	if (!local_db(a, dbd))
+		return 0;
+	/* the script checks the same at run time; a profile learns it now */
+	if ((loc && (!*loc || strspn(loc, NF_DB_NAME_CHARS) != strlen(loc))) ||
+	    (user && (!*user || strspn(user, NF_DB_NAME_CHARS ".-") != strlen(user))))
+		return nf_fail(a->ctx, NF_E_INVALID, "slurm.dbd StorageLoc '%s' / "
+			       "StorageUser '%s': letters, digits and '_' only "
+			       "('.' and '-' in a user name too)", loc ? loc : "",
+			       user ? user : "");
+	if ((r = write_script(a, "/usr/lib/nodeforge/slurm-dbinit",
+			      "nodeforge-dbinit", "slurmdbd's database, user and "
+			      "grants in the local MariaDB", dbinit_body)))
+		return r;
+	nf_apply_header(&b, "#", "mariadb");
+	nf_buf_printf(&b,
+		"[Unit]\n"
+		"Description=nodeforge: slurmdbd's database and user in the local MariaDB\n"
+		"Documentation=man:slurmdbd.conf(5)\n"
+		"Requires=mariadb.service\n"
+		"# enrollment delivers StoragePass into slurmdbd.conf\n"
+		"After=mariadb.service nodeforge-enroll.service\n"
+		"Before=slurmdbd.service\n"
+		"\n"
+		"[Service]\n"
+		"Type=oneshot\n"
+		"RemainAfterExit=yes\n"
+		"ExecStart=/usr/lib/nodeforge/slurm-dbinit /etc/slurm/slurmdbd.conf\n"
+		"TimeoutStartSec=120\n"
+		"UMask=0077\n"
+		"PrivateTmp=yes\n");
+	if ((r = nf_apply_write_buf(a, "/etc/systemd/system/nodeforge-dbinit.service",
+				    &b, 0644, 0, 0)) ||
+	    (r = write_requires(a, "slurmdbd", "nodeforge-dbinit",
+				"slurmdbd starts once its database and user exist",
+				"nodeforge-dbinit.service")))
+		return r;
+	if (!nf_apply_has_daemon(a, "slurmctld"))
+		return 0;
+	if ((r = write_script(a, "/usr/lib/nodeforge/slurm-register-cluster",
+			      "nodeforge-slurm-register", "this cluster in "
+			      "accounting before slurmctld starts", register_body)))
+		return r;
+	nf_apply_header(&b, "#", "mariadb");
+	nf_buf_printf(&b,
+		"[Unit]\n"
+		"Description=nodeforge: this cluster registered in accounting\n"
+		"Documentation=man:sacctmgr(1)\n"
+		"Requires=slurmdbd.service\n"
+		"After=slurmdbd.service munge.service\n"
+		"Before=slurmctld.service\n"
+		"\n"
+		"[Service]\n"
+		"Type=oneshot\n"
+		"RemainAfterExit=yes\n"
+		"# waits up to %d s for slurmdbd to answer\n"
+		"ExecStart=/usr/lib/nodeforge/slurm-register-cluster "
+		"/etc/slurm/slurm.conf %d\n"
+		"TimeoutStartSec=%d\n",
+		NF_DBD_WAIT_S, NF_DBD_WAIT_S, NF_DBD_WAIT_S + 30);
+	if ((r = nf_apply_write_buf(a, "/etc/systemd/system/"
+				    "nodeforge-slurm-register.service", &b,
+				    0644, 0, 0)))
+		return r;
+	return write_requires(a, "slurmctld", "nodeforge-accounting",
+			      "slurmctld starts with its accounting up and the "
+			      "cluster registered in it",
+			      "slurmdbd.service nodeforge-slurm-register.service");
+}
+
+static int apply(struct nf_apply *a, const json_t *sec)
+{
+	int r = apply_tuning(a, sec);
+
+	return r ? r : apply_accounting(a);
 }
 
 /* ---- end of apply ---- */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * slurm: slurm.conf, gres.conf (typed GRES, NVLink Links=), slurmdbd.conf
- * settings and the node's hardware shape.  The cluster name, controller
- * hosts and accounting host come from the site, never from a role profile.
+ * settings and the node's hardware shape.  The cluster name comes from the
+ * site; the controllers, the accounting host and the node names from the
+ * inventory (lib/cluster.c), never from a role profile.
  */
 #include "internal.h"
 
@@ -50,6 +51,7 @@ static const struct nf_field fields[] = {
 	{ "gres", NF_T_OBJLIST, gres_fields },
 	{ "plugstack", NF_T_OBJLIST, plugstack_fields },
 	{ "partitions", NF_T_OBJLIST, partition_fields },
+	{ "partition_defaults", NF_T_MAP },
 	{ 0 }
 };
 
@@ -249,120 +251,24 @@ static int conf_ok(struct nf_apply *a, const char *where, const char *k,
 	return 0;
 }
 
-/* "NodeName=NAMES Sockets=... Gres=... Feature=... State=UNKNOWN" */
-static void node_line(struct nf_buf *b, const char *names, const json_t *node,
-		      const json_t *gres)
-{
-	const json_t *feat = json_object_get(node, "features");
-	json_t *g, *v;
-	size_t i;
-
-	nf_buf_printf(b, "NodeName=%s", names);
-	if (json_is_object(node))
-		nf_buf_printf(b, " Sockets=%lld CoresPerSocket=%lld "
-			      "ThreadsPerCore=%lld RealMemory=%lld",
-			      (long long)json_integer_value(json_object_get(node, "sockets")),
-			      (long long)json_integer_value(json_object_get(node, "cores_per_socket")),
-			      (long long)json_integer_value(json_object_get(node, "threads_per_core")),
-			      (long long)json_integer_value(json_object_get(node, "real_memory_mb")));
-	json_array_foreach(gres, i, g) {
-		const char *type = json_string_value(json_object_get(g, "type"));
-		json_int_t n = json_integer_value(json_object_get(g, "count"));
-
-		nf_buf_printf(b, "%s%s%s%s:%lld", i ? "," : " Gres=",
-			      json_string_value(json_object_get(g, "name")),
-			      type ? ":" : "", type ? type : "",
-			      (long long)(n ? n : 1));
-	}
-	json_array_foreach(feat, i, v)
-		nf_buf_printf(b, "%s%s", i ? "," : " Feature=", json_string_value(v));
-	nf_buf_printf(b, " State=UNKNOWN\n");
-}
-
-/* The controller knows every node (build --inventory): one NodeName= line
- * per role that runs slurmd, one partition per such role unless the
- * profile declares one of that name; the first is the default */
-static int cluster_nodes(struct nf_apply *a, struct nf_buf *b,
-			 const json_t *sec)
-{
-	const json_t *parts = json_object_get(sec, "partitions");
-	int have_default = 0;
-	size_t i, j;
-	json_t *e, *p;
-
-	json_array_foreach(parts, j, p) {
-		const char *d = json_string_value(json_object_get(
-			json_object_get(p, "options"), "Default"));
-
-		have_default |= d && !strcasecmp(d, "yes");
-	}
-	json_array_foreach(a->cluster_nodes, i, e) {
-		const char *nodes = json_string_value(json_object_get(e, "nodes"));
-
-		if (!json_is_true(json_object_get(e, "slurmd")))
-			continue;
-		if (!nodes || strpbrk(nodes, " \t\n#="))
-			return nf_fail(a->ctx, NF_E_INVALID, "inventory node names "
-				       "'%s' cannot go into slurm.conf",
-				       nodes ? nodes : "");
-		node_line(b, nodes, json_object_get(e, "node"),
-			  json_object_get(e, "gres"));
-	}
-	json_array_foreach(a->cluster_nodes, i, e) {
-		const char *role = json_string_value(json_object_get(e, "role"));
-		int declared = 0;
-
-		if (!json_is_true(json_object_get(e, "slurmd")))
-			continue;
-		json_array_foreach(parts, j, p)
-			declared |= !strcmp(json_string_value(json_object_get(p, "name")) ?: "",
-					    role ? role : "");
-		if (declared)
-			continue;
-		nf_buf_printf(b, "PartitionName=%s Nodes=%s%s MaxTime=INFINITE "
-			      "State=UP\n", role,
-			      json_string_value(json_object_get(e, "nodes")),
-			      have_default ? "" : " Default=YES");
-		have_default = 1;
-	}
-	return 0;
-}
-
+/* Every node's slurm.conf is the same file: the profiles' settings, what
+ * every partition gets, and the cluster part (controllers, nodes,
+ * partitions) included from cluster.conf, which comes from the inventory
+ * (nodeforge pxe renders it into the boot tree; nodeforge-cluster.service
+ * fetches it at boot; build --inventory bakes a copy) */
 static int write_slurm_conf(struct nf_apply *a, const json_t *sec)
 {
 	const json_t *conf = json_object_get(sec, "conf");
-	const json_t *node = json_object_get(sec, "node");
-	const json_t *ctl = json_object_get(a->site, "controllers");
-	const json_t *acct = json_object_get(a->site, "accounting");
+	const json_t *pdef = json_object_get(sec, "partition_defaults");
 	const char *cluster = json_string_value(json_object_get(a->site, "cluster"));
 	struct nf_buf b = { 0 };
 	const char *k;
 	json_t *v;
-	size_t i;
 	int r;
 
 	nf_apply_header(&b, "#", "slurm");
 	if (cluster)
 		nf_buf_printf(&b, "ClusterName=%s\n", cluster);
-	json_array_foreach(ctl, i, v) {
-		const char *name = json_string_value(json_object_get(v, "name"));
-		const char *addr = json_string_value(json_object_get(v, "address"));
-
-		if (!name)
-			continue;
-		if (addr)
-			nf_buf_printf(&b, "SlurmctldHost=%s(%s)\n", name, addr);
-		else
-			nf_buf_printf(&b, "SlurmctldHost=%s\n", name);
-	}
-	if (acct) {
-		const char *addr = json_string_value(json_object_get(acct, "address"));
-		const char *name = json_string_value(json_object_get(acct, "name"));
-
-		if (addr || name)
-			nf_buf_printf(&b, "AccountingStorageHost=%s\n",
-				      addr ? addr : name);
-	}
 	json_object_foreach((json_t *)conf, k, v) {
 		if (conf_ok(a, "slurm.conf", k, v)) {
 			nf_buf_free(&b);
@@ -370,34 +276,62 @@ static int write_slurm_conf(struct nf_apply *a, const json_t *sec)
 		}
 		conf_kv(&b, k, v);
 	}
-	/* Node names come from the inventory; the image carries the
-	 * hardware shape every node of this role shares */
-	if (node)
-		node_line(&b, "DEFAULT", node, json_object_get(sec, "gres"));
-	if (a->cluster_nodes && nf_apply_has_daemon(a, "slurmctld") &&
-	    (r = cluster_nodes(a, &b, sec))) {
-		nf_buf_free(&b);
-		return r;
-	}
-	json_array_foreach(json_object_get(sec, "partitions"), i, v) {
-		const json_t *opt = json_object_get(v, "options");
-		json_t *o;
-
-		nf_buf_printf(&b, "PartitionName=%s Nodes=%s",
-			      json_string_value(json_object_get(v, "name")),
-			      json_string_value(json_object_get(v, "nodes")));
-		json_object_foreach((json_t *)opt, k, o) {
-			if (conf_ok(a, "slurm.partitions.options", k, o)) {
+	if (json_object_size(pdef)) {
+		nf_buf_printf(&b, "PartitionName=DEFAULT");
+		json_object_foreach((json_t *)pdef, k, v) {
+			if (conf_ok(a, "slurm.partition_defaults", k, v)) {
 				nf_buf_free(&b);
 				return NF_E_INVALID;
 			}
 			nf_buf_printf(&b, " ");
-			conf_kv(&b, k, o);
+			conf_kv(&b, k, v);
 			b.len--; /* conf_kv ends the line */
 		}
 		nf_buf_printf(&b, "\n");
 	}
-	return nf_apply_write_buf(a, "/etc/slurm/slurm.conf", &b, 0644, 0, 0);
+	nf_buf_printf(&b, "# controllers, nodes and partitions: from the "
+		      "inventory, fetched at boot\nInclude " NF_CLUSTER_CONF "\n");
+	if ((r = nf_apply_write_buf(a, "/etc/slurm/slurm.conf", &b, 0644, 0, 0)))
+		return r;
+	if (a->cluster) {
+		if ((r = nf_cluster_slurm_conf(a->ctx, a->cluster, &b)) ||
+		    (r = nf_apply_write_buf(a, NF_CLUSTER_CONF, &b, 0644, 0, 0))) {
+			nf_buf_free(&b);
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* Every boot, before the Slurm daemons and the verifier: the cluster part
+ * of slurm.conf and the hosts from the boot server (nodeforge pxe renders
+ * them from the inventory).  A node booted from its disk without
+ * nodeforge.server= keeps the copy it has. */
+static int write_cluster_unit(struct nf_apply *a)
+{
+	struct nf_buf b = { 0 };
+
+	nf_apply_header(&b, "#", "slurm");
+	nf_buf_printf(&b,
+		"[Unit]\n"
+		"Description=nodeforge: the cluster's controllers, nodes and hosts "
+		"from the boot server\n"
+		"Documentation=man:nodeforge-cluster(1)\n"
+		"Wants=network-online.target\n"
+		"After=network-online.target\n"
+		"Before=nodeforge-verify.service slurmd.service slurmctld.service "
+		"slurmdbd.service\n"
+		"ConditionKernelCommandLine=nodeforge.server\n"
+		"\n"
+		"[Service]\n"
+		"Type=oneshot\n"
+		"RemainAfterExit=yes\n"
+		"ExecStart=/usr/bin/nodeforge cluster fetch --wait 120\n"
+		"TimeoutStartSec=180\n"
+		"\n"
+		"[Install]\n"
+		"WantedBy=multi-user.target\n");
+	return nf_apply_unit(a, "nodeforge-cluster.service", &b);
 }
 
 /* The first-boot unit that renders gres.auto.json into gres.conf: after
@@ -409,7 +343,6 @@ static int write_gres_unit(struct nf_apply *a)
 	const json_t *fm = json_object_get(a->prof, "fabric_manager");
 	const char *pkg = json_string_value(json_object_get(fm, "package"));
 	struct nf_buf b = { 0 };
-	int r;
 
 	nf_apply_header(&b, "#", "slurm");
 	nf_buf_printf(&b,
@@ -434,12 +367,7 @@ static int write_gres_unit(struct nf_apply *a)
 		"\n"
 		"[Install]\n"
 		"WantedBy=multi-user.target\n");
-	if ((r = nf_apply_write_buf(a, "/etc/systemd/system/nodeforge-gres.service",
-				    &b, 0644, 0, 0)))
-		return r;
-	return nf_apply_symlink(a, "/etc/systemd/system/multi-user.target.wants/"
-				"nodeforge-gres.service",
-				"/etc/systemd/system/nodeforge-gres.service");
+	return nf_apply_unit(a, "nodeforge-gres.service", &b);
 }
 
 /* gres.conf: explicit entries now.  Entries whose Cores= or Links= say
@@ -514,8 +442,6 @@ out:
 static int write_dbd_conf(struct nf_apply *a, const json_t *dbd)
 {
 	const char *user = json_string_value(json_object_get(dbd, "SlurmUser"));
-	const json_t *acct = json_object_get(a->site, "accounting");
-	const char *host = json_string_value(json_object_get(acct, "name"));
 	struct nf_buf b = { 0 };
 	uid_t uid = 0;
 	gid_t gid = 0;
@@ -526,8 +452,11 @@ static int write_dbd_conf(struct nf_apply *a, const json_t *dbd)
 		uid = 0, gid = 0;
 	a->ctx->errmsg[0] = '\0';
 	nf_apply_header(&b, "#", "slurm");
-	if (host && !json_object_get(dbd, "DbdHost"))
-		nf_buf_printf(&b, "DbdHost=%s\n", host);
+	/* slurmdbd runs where this file is: "localhost" is the name slurmdbd
+	 * accepts whatever the node is called; slurm.conf's
+	 * AccountingStorageHost names the node (cluster.conf) */
+	if (!json_object_get(dbd, "DbdHost"))
+		nf_buf_printf(&b, "DbdHost=localhost\n");
 	json_object_foreach((json_t *)dbd, k, v) {
 		if (conf_ok(a, "slurm.dbd", k, v)) {
 			nf_buf_free(&b);
@@ -551,7 +480,7 @@ static int apply(struct nf_apply *a, const json_t *sec)
 	const json_t *dbd = json_object_get(sec, "dbd");
 	int r;
 
-	if ((r = write_slurm_conf(a, sec)))
+	if ((r = write_slurm_conf(a, sec)) || (r = write_cluster_unit(a)))
 		return r;
 	if (json_array_size(json_object_get(sec, "gres")) &&
 	    (r = write_gres_conf(a, sec)))
@@ -652,6 +581,66 @@ static int check_conf_values(struct nf_vcheck *c, const json_t *sec)
 	nf_v_seen(c, "%s%s", bad, n > 4 ? " ..." : "");
 	nf_v_remedy(c, "install the slurm.conf built for this cluster and scontrol reconfigure");
 	return NF_V_FAIL;
+}
+
+/* On a live node: the cluster part slurm.conf includes is there and
+ * names a controller; a node that runs slurmd is one of its nodes */
+static int check_cluster(struct nf_vcheck *c, const json_t *sec)
+{
+	char *buf = NULL, host[256] = "", *hp = NULL;
+	int slurmd = 0, found = 0;
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(json_object_get(sec, "daemons"), i, v)
+		slurmd |= !strcmp(json_string_value(v) ?: "", "slurmd");
+	nf_v_expect(c, "%s naming the controllers%s", NF_CLUSTER_CONF,
+		    slurmd ? " and this node" : "");
+	if (nf_v_read(c, NF_VROOT, NF_CLUSTER_CONF, 16 << 20, &buf, NULL)) {
+		nf_v_remedy(c, "systemctl restart nodeforge-cluster (it fetches "
+			    "cluster/slurm.conf from the boot server; render it "
+			    "there with nodeforge pxe --inventory)");
+		return NF_V_FAIL;
+	}
+	if (!strstr(buf, "SlurmctldHost=")) {
+		free(buf);
+		nf_v_seen(c, "no SlurmctldHost= line");
+		nf_v_remedy(c, "give the inventory a node whose role runs slurmctld, "
+			    "run nodeforge pxe, then systemctl restart nodeforge-cluster");
+		return NF_V_FAIL;
+	}
+	if (slurmd && !nf_v_read(c, NF_VSYS, "/proc/sys/kernel/hostname", 256,
+				 &hp, NULL)) {
+		snprintf(host, sizeof(host), "%s", hp);
+		host[strcspn(host, "\n")] = '\0';
+		free(hp);
+		for (char *l = buf, *nl; l && *l && !found; l = nl ? nl + 1 : NULL) {
+			char **names = NULL, *end;
+			size_t n = 0;
+
+			if ((nl = strchr(l, '\n')))
+				*nl = '\0';
+			if (strncmp(l, "NodeName=", 9))
+				continue;
+			if ((end = strpbrk(l + 9, " \t")))
+				*end = '\0';
+			if (!nf_hostlist_expand(l + 9, &names, &n, 0))
+				for (size_t j = 0; j < n; j++)
+					found |= !strcmp(names[j], host);
+			nf_strv_free(names, n);
+		}
+		if (!found) {
+			free(buf);
+			nf_v_seen(c, "no NodeName= line names this node (%s)", host);
+			nf_v_remedy(c, "add %s to the inventory with a role that runs "
+				    "slurmd, run nodeforge pxe, then systemctl restart "
+				    "nodeforge-cluster", host);
+			return NF_V_FAIL;
+		}
+	}
+	free(buf);
+	nf_v_seen(c, found ? "present; names %s" : "present", host);
+	return NF_V_PASS;
 }
 
 static const json_t *gpu_gres(const json_t *sec)
@@ -920,6 +909,8 @@ static const struct nf_check_def defs[] = {
 	  check_conf_present },
 	{ "slurm.conf.values", "slurm.conf as the profile and site say", "slurm.conf.present",
 	  NF_CHECK_STATIC, 0, check_conf_values },
+	{ "slurm.cluster", "the cluster's controllers and nodes are known (cluster.conf)",
+	  "slurm.conf.present", 0, 0, check_cluster },
 	{ "slurm.gres.conf", "gres.conf declares the profile's GPUs", NULL, NF_CHECK_STATIC, 0,
 	  check_gres },
 	{ "slurm.gres.hardware", "the GPUs of gres.conf are on the PCI bus", "slurm.gres.conf",

@@ -35,6 +35,45 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- apply: what the image build writes (nodeforge build) ---- */
 
+/* How long the first boot waits for chrony's first sync before the
+ * verifier reads the clock (chrony-wait.service's own default) */
+#define NF_TIME_SYNC_WAIT_S 180
+
+/* chrony-wait.service (chrony's own unit, Debian and EL) holds
+ * time-sync.target, and with it the verifier, until chronyd has synced
+ * the clock, for at most NF_TIME_SYNC_WAIT_S: the verifier's time.sync
+ * reads the clock once, and right after chronyd started it is always
+ * unsynchronised.  Its output goes nowhere; a timeout is said in the
+ * journal here. */
+static int apply_sync_wait(struct nf_apply *a)
+{
+	struct nf_buf b = { 0 };
+	int r;
+
+	if ((r = nf_apply_enable(a, "chrony-wait")))
+		return r;
+	/* chrony-wait requires chronyd.service: on Debian the alias
+	 * chrony.service's [Install] makes when it is enabled; a root whose
+	 * chrony was never enabled through systemctl lacks it */
+	if (!a->el && !nf_apply_exists(a, "/etc/systemd/system/chronyd.service") &&
+	    (r = nf_apply_symlink(a, "/etc/systemd/system/chronyd.service",
+				  nf_apply_exists(a, "/usr/lib/systemd/system/chrony.service")
+				  ? "/usr/lib/systemd/system/chrony.service"
+				  : "/lib/systemd/system/chrony.service")))
+		return r;
+	nf_apply_header(&b, "#", "time");
+	nf_buf_printf(&b,
+		"[Service]\n"
+		"TimeoutStartSec=%d\n"
+		"StandardError=journal\n"
+		"ExecStopPost=/bin/sh -c 'if [ \"$$SERVICE_RESULT\" = timeout ]; then "
+		"echo \"<4>chrony-wait: no time sync within %d s: the first-boot "
+		"verifier fails time.sync (chronyc sources -v)\" >&2; fi'\n",
+		NF_TIME_SYNC_WAIT_S, NF_TIME_SYNC_WAIT_S);
+	return nf_apply_write_buf(a, "/etc/systemd/system/chrony-wait.service.d/"
+				  "nodeforge.conf", &b, 0644, 0, 0);
+}
+
 /* chrony.conf from the site's NTP servers; Debian keeps it under
  * /etc/chrony/, EL at /etc/chrony.conf */
 static int apply(struct nf_apply *a, const json_t *sec)
@@ -45,6 +84,7 @@ static int apply(struct nf_apply *a, const json_t *sec)
 	struct nf_buf b = { 0 };
 	size_t i;
 	json_t *v;
+	int r;
 
 	if (!json_array_size(servers))
 		servers = json_object_get(a->site, "ntp");
@@ -73,9 +113,11 @@ static int apply(struct nf_apply *a, const json_t *sec)
 	nf_buf_printf(&b, "keyfile /etc/%s\n", a->el ? "chrony.keys"
 						      : "chrony/chrony.keys");
 	nf_buf_printf(&b, "logdir /var/log/chrony\n");
-	return nf_apply_write_buf(a, a->el ? "/etc/chrony.conf"
-					   : "/etc/chrony/chrony.conf",
-				  &b, 0644, 0, 0);
+	if ((r = nf_apply_write_buf(a, a->el ? "/etc/chrony.conf"
+					     : "/etc/chrony/chrony.conf",
+				    &b, 0644, 0, 0)))
+		return r;
+	return apply_sync_wait(a);
 }
 
 /* ---- end of apply ---- */
@@ -154,6 +196,7 @@ static int check_chronyd(struct nf_vcheck *c, const json_t *sec)
 
 static int check_sync(struct nf_vcheck *c, const json_t *sec)
 {
+	char state[64] = "";
 	struct nf_timex t;
 	int r = nf_v_adjtimex(c, &t);
 
@@ -163,9 +206,21 @@ static int check_sync(struct nf_vcheck *c, const json_t *sec)
 		nf_v_seen(c, "adjtimex: %s", r < 0 ? strerror(-r) : nf_strerror(r));
 		return NF_V_FAIL;
 	}
-	nf_v_seen(c, t.synced ? "synchronised" : "unsynchronised");
-	if (t.synced)
+	if (t.synced) {
+		nf_v_seen(c, "synchronised");
 		return NF_V_PASS;
+	}
+	/* the first boot waited for a sync (chrony-wait.service): say
+	 * whether that wait gave up */
+	if (nf_v_service_active(c, "chrony-wait", state, sizeof(state)) == 0 &&
+	    !strcmp(state, "failed")) {
+		nf_v_seen(c, "unsynchronised: chrony-wait.service gave up "
+			  "(no sync within %d s)", NF_TIME_SYNC_WAIT_S);
+		nf_v_remedy(c, "journalctl -u chrony-wait -u chrony; chronyc sources -v; "
+			    "check that the NTP servers answer from this node");
+		return NF_V_FAIL;
+	}
+	nf_v_seen(c, "unsynchronised");
 	nf_v_remedy(c, "chronyc sources -v; chronyc makestep");
 	return NF_V_FAIL;
 }

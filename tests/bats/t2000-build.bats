@@ -65,7 +65,9 @@ rootfs_file() {
 @test "build: the image holds the facets' files and no host identity" {
 	b -q
 	rootfs_file etc/slurm/slurm.conf | grep -qx 'ClusterName=production'
-	rootfs_file etc/slurm/slurm.conf | grep -qx 'SlurmctldHost=cp-01(10.0.0.10)'
+	rootfs_file etc/slurm/slurm.conf | grep -qx 'Include /etc/slurm/cluster.conf'
+	rootfs_file etc/slurm/slurmdbd.conf | grep -qx 'DbdHost=localhost'
+	rootfs_file etc/slurm/slurmdbd.conf | grep -qx 'ArchiveResvs=yes'
 	rootfs_file etc/mysql/mariadb.conf.d/90-slurm.cnf | grep -q 'innodb_lock_wait_timeout *= 900'
 	rootfs_file etc/nodeforge/profile.json | python3 -c 'import json,sys; assert json.load(sys.stdin)["role"]=="controller"'
 	rootfs_file etc/stub-packages | grep -qx slurmctld

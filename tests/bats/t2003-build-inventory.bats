@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# nodeforge build --inventory: the controller's slurm.conf lists the
-# inventory's Slurm nodes by role and one partition per slurmd role (stand-in
-# bootstrap tool, as in t2000).
+# nodeforge build --inventory: the image's cluster.conf (which every
+# slurm.conf includes) lists the inventory's controller, its Slurm nodes by
+# role and one partition per slurmd role (stand-in bootstrap tool, as in
+# t2000).
 load helper
 
 setup() {
@@ -37,25 +38,30 @@ b() { nf build "$1" --cache "$SCRATCH/cache" --overlays "$SCRATCH/ov" "${@:2}"; 
 current() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "out/$1/$1.current" "$2"; }
 
 slurm_conf() {
-	zstd -dc "out/$1/$(current "$1" rootfs)" | tar -xO etc/slurm/slurm.conf
+	zstd -dc "out/$1/$(current "$1" rootfs)" | tar -xO "etc/slurm/${2:-slurm.conf}"
 }
 
-@test "build --inventory: the controller's slurm.conf lists the nodes by role, one partition per slurmd role" {
+@test "build --inventory: cluster.conf lists the controller, the nodes by role, one partition per slurmd role" {
 	run b controller -q --inventory racks.yaml
 	status_is 0
-	slurm_conf controller | grep -E '^(NodeName|PartitionName)=' > got
+	slurm_conf controller cluster.conf | grep -E '^(SlurmctldHost|AccountingStorageHost|NodeName|PartitionName)=' > got
 	cat > want <<'EOF2'
+SlurmctldHost=ctl-01(10.0.0.2)
+AccountingStorageHost=ctl-01
 NodeName=gpu-[001-003,005-006] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib State=UNKNOWN
 PartitionName=compute Nodes=gpu-[001-003,005-006] Default=YES MaxTime=INFINITE State=UP
 EOF2
 	diff -u want got
 }
 
-@test "build without --inventory: slurm.conf has no node or partition lines, as before" {
+@test "build without --inventory: slurm.conf has no node lines and includes cluster.conf, which the image lacks" {
 	run b controller -q
 	status_is 0
-	! slurm_conf controller | grep -E '^(NodeName|PartitionName)='
+	! slurm_conf controller | grep -E '^(NodeName|PartitionName=[^D]|SlurmctldHost)'
 	slurm_conf controller | grep -qx 'ClusterName=production'
+	slurm_conf controller | grep -qx 'Include /etc/slurm/cluster.conf'
+	run slurm_conf controller cluster.conf
+	[ "$status" -ne 0 ]
 }
 
 @test "build --inventory: a changed inventory rebuilds, the same one is a cache hit" {
@@ -69,7 +75,7 @@ EOF2
 	run b controller -q --inventory racks.yaml
 	status_is 0
 	[ "$(current controller rootfs_sha256)" != "$sha" ]
-	slurm_conf controller | grep -q '^NodeName=gpu-\[001-006\] '
+	slurm_conf controller cluster.conf | grep -q '^NodeName=gpu-\[001-006\] '
 }
 
 @test "build --inventory: a bad inventory fails naming file:line:col, nothing published" {

@@ -268,6 +268,212 @@ static void test_apply_pam_edit(void **state)
 	nf_ctx_free(ctx);
 }
 
+/* Apply a resolved profile given as JSON into a fresh root: its result,
+ * the root in `root` */
+static int apply_json(struct nf_ctx *ctx, const char *json, char *root,
+		      size_t rootsz)
+{
+	struct nf_profile *p;
+	char path[128];
+	FILE *f;
+	int fd, r;
+
+	snprintf(root, rootsz, "/tmp/nf-apply.XXXXXX");
+	assert_non_null(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s.json", root);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(json, f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(nf_profile_load_json(ctx, path, &p), 0);
+	unlink(path);
+	assert_int_equal(nf_apply_open_root(ctx, root, &fd), 0);
+	r = nf_apply_all(ctx, fd, p);
+	close(fd);
+	nf_profile_free(p);
+	return r;
+}
+
+/* The contents of `rel` under `root`, or NULL when it is not there */
+static char *slurp(const char *root, const char *rel)
+{
+	char path[PATH_MAX], *buf = calloc(1, 65536);
+	FILE *f;
+
+	assert_non_null(buf);
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	if (!(f = fopen(path, "r"))) {
+		free(buf);
+		return NULL;
+	}
+	if (fread(buf, 1, 65535, f) == 0)
+		buf[0] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static int exists(const char *root, const char *rel)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	return lstat(path, &st) == 0;
+}
+
+#define TMPFILES "/etc/tmpfiles.d/nodeforge-slurm.conf"
+#define TMPFILES_HEAD \
+	"# Written by nodeforge build (facet 'slurm') from the resolved profile.\n" \
+	"# Edit the profile, not this file: the verifier checks it.\n" \
+	"# The directories this role's slurm daemons write, from slurm.conf\n"
+
+/* The state and spool directories come from the profile's slurm.conf,
+ * with the owner the daemon writes them as; a log file straight in a
+ * system directory never hands that directory to SlurmUser */
+static void test_apply_slurm_dirs(void **state)
+{
+	struct nf_ctx *ctx;
+	char root[64], *t;
+
+	(void)state;
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	assert_int_equal(apply_json(ctx,
+		"{\"role\":\"r\",\"boot_args\":[],\"slurm\":{"
+		"\"daemons\":[\"slurmctld\",\"slurmd\",\"slurmdbd\"],"
+		"\"conf\":{\"SlurmUser\":\"slurmx\","
+		"\"StateSaveLocation\":\"/srv/slurm/ctld\","
+		"\"SlurmdSpoolDir\":\"/srv/slurm/d\","
+		"\"SlurmctldLogFile\":\"/var/log/slurm/ctld.log\","
+		"\"SlurmdLogFile\":\"/var/log/slurmd.log\"},"
+		"\"dbd\":{\"LogFile\":\"/var/log/slurm/dbd.log\"}}}",
+		root, sizeof(root)), 0);
+	assert_non_null(t = slurp(root, TMPFILES));
+	assert_string_equal(t, TMPFILES_HEAD
+		"# StateSaveLocation\nd /srv/slurm/ctld 0700 slurmx slurmx -\n"
+		"# SlurmctldLogFile\nd /var/log/slurm 0755 slurmx slurmx -\n"
+		"# SlurmdSpoolDir\nd /srv/slurm/d 0755 root root -\n");
+	free(t);
+	rm_rf(root);
+
+	/* slurmd's root log directory, shared with slurmdbd: SlurmUser
+	 * (root writes anywhere); no slurmctld, no state directory */
+	assert_int_equal(apply_json(ctx,
+		"{\"role\":\"r\",\"boot_args\":[],\"slurm\":{"
+		"\"daemons\":[\"slurmd\",\"slurmdbd\"],"
+		"\"conf\":{\"StateSaveLocation\":\"/srv/slurm/ctld\","
+		"\"SlurmdLogFile\":\"/var/log/slurm/slurmd.log\"},"
+		"\"dbd\":{\"SlurmUser\":\"slurm\",\"LogFile\":\"/var/log/slurm/dbd.log\"}}}",
+		root, sizeof(root)), 0);
+	assert_non_null(t = slurp(root, TMPFILES));
+	assert_string_equal(t, TMPFILES_HEAD
+		"# LogFile\nd /var/log/slurm 0755 slurm slurm -\n");
+	free(t);
+	rm_rf(root);
+
+	/* a role whose daemons name no directory gets no file */
+	assert_int_equal(apply_json(ctx, "{\"role\":\"r\",\"boot_args\":[],"
+		"\"slurm\":{\"daemons\":[\"slurmd\"],\"conf\":{}}}",
+		root, sizeof(root)), 0);
+	assert_false(exists(root, TMPFILES));
+	rm_rf(root);
+	nf_ctx_free(ctx);
+}
+
+static void test_apply_slurm_dirs_refused(void **state)
+{
+	static const char *const bad[] = { "/var/lib", "/srv/a b", "srv/state",
+					   "/srv/../etc" };
+	struct nf_ctx *ctx;
+	char root[64], json[512];
+
+	(void)state;
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(json, sizeof(json), "{\"role\":\"r\",\"boot_args\":[],"
+			 "\"slurm\":{\"daemons\":[\"slurmctld\"],\"conf\":"
+			 "{\"StateSaveLocation\":\"%s\"}}}", bad[i]);
+		assert_int_equal(apply_json(ctx, json, root, sizeof(root)),
+				 NF_E_INVALID);
+		assert_non_null(strstr(nf_errmsg(ctx), "StateSaveLocation"));
+		assert_non_null(strstr(nf_errmsg(ctx), bad[i]));
+		rm_rf(root);
+	}
+	nf_ctx_free(ctx);
+}
+
+/* Every slurm daemon of the role is gated, none other; the verifier has
+ * no condition that could skip it (a skipped unit satisfies Requires=) */
+static void test_apply_gate_daemons(void **state)
+{
+	static const char *const d[] = { "slurmd", "slurmctld", "slurmdbd" };
+	struct nf_ctx *ctx;
+	char root[64], rel[128], want[64], *u;
+
+	(void)state;
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	assert_int_equal(apply_json(ctx, "{\"role\":\"r\",\"boot_args\":[],"
+		"\"slurm\":{\"daemons\":[\"slurmctld\",\"slurmdbd\"]}}",
+		root, sizeof(root)), 0);
+	assert_non_null(u = slurp(root, "/etc/systemd/system/nodeforge-verify.service"));
+	assert_null(strstr(u, "Condition"));
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(rel, sizeof(rel), "/etc/systemd/system/%s.service.d/"
+			 "nodeforge-verify.conf", d[i]);
+		snprintf(want, sizeof(want), "Before=%s.service\n", d[i]);
+		assert_int_equal(exists(root, rel), i > 0);
+		assert_int_equal(strstr(u, want) != NULL, i > 0);
+	}
+	/* no time facet, no wait for chrony */
+	assert_null(strstr(u, "chrony-wait"));
+	free(u);
+	rm_rf(root);
+	nf_ctx_free(ctx);
+}
+
+/* The accounting database is set up where slurmdbd stores into this
+ * node's MariaDB, the cluster registered where slurmctld runs too */
+static void test_apply_accounting(void **state)
+{
+	struct nf_ctx *ctx;
+	char root[64], *u;
+
+	(void)state;
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	/* slurmdbd alone: the database, no registration */
+	assert_int_equal(apply_json(ctx, "{\"role\":\"r\",\"boot_args\":[],"
+		"\"mariadb\":{},\"slurm\":{\"daemons\":[\"slurmdbd\"],\"dbd\":"
+		"{\"StorageType\":\"accounting_storage/mysql\"}}}",
+		root, sizeof(root)), 0);
+	assert_true(exists(root, "/usr/lib/nodeforge/slurm-dbinit"));
+	assert_true(exists(root, "/etc/systemd/system/nodeforge-dbinit.service"));
+	assert_true(exists(root, "/etc/systemd/system/slurmdbd.service.d/nodeforge-dbinit.conf"));
+	assert_false(exists(root, "/etc/systemd/system/nodeforge-slurm-register.service"));
+	assert_false(exists(root, "/etc/systemd/system/slurmctld.service.d"));
+	assert_non_null(u = slurp(root, "/etc/systemd/system/nodeforge-volatile-state.service"));
+	assert_non_null(strstr(u, "nodeforge-volatile /var/lib/mysql\n"));
+	free(u);
+	rm_rf(root);
+
+	/* a database elsewhere is not this node's to set up */
+	assert_int_equal(apply_json(ctx, "{\"role\":\"r\",\"boot_args\":[],"
+		"\"mariadb\":{},\"slurm\":{\"daemons\":[\"slurmctld\",\"slurmdbd\"],"
+		"\"dbd\":{\"StorageType\":\"accounting_storage/mysql\","
+		"\"StorageHost\":\"db-01\"}}}", root, sizeof(root)), 0);
+	assert_false(exists(root, "/etc/systemd/system/nodeforge-dbinit.service"));
+	assert_false(exists(root, "/etc/systemd/system/nodeforge-slurm-register.service"));
+	assert_false(exists(root, "/etc/systemd/system/nodeforge-volatile-state.service"));
+	rm_rf(root);
+
+	/* names the SQL could not hold plainly stop the build */
+	assert_int_equal(apply_json(ctx, "{\"role\":\"r\",\"boot_args\":[],"
+		"\"mariadb\":{},\"slurm\":{\"daemons\":[\"slurmdbd\"],\"dbd\":"
+		"{\"StorageType\":\"accounting_storage/mysql\","
+		"\"StorageUser\":\"slurm'@'%\"}}}", root, sizeof(root)),
+		NF_E_INVALID);
+	assert_non_null(strstr(nf_errmsg(ctx), "StorageUser 'slurm'@'%'"));
+	rm_rf(root);
+	nf_ctx_free(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -276,6 +482,10 @@ int main(void)
 		cmocka_unit_test(test_apply_login),
 		cmocka_unit_test(test_apply_unsafe),
 		cmocka_unit_test(test_apply_pam_edit),
+		cmocka_unit_test(test_apply_slurm_dirs),
+		cmocka_unit_test(test_apply_slurm_dirs_refused),
+		cmocka_unit_test(test_apply_gate_daemons),
+		cmocka_unit_test(test_apply_accounting),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

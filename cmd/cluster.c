@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/* nodeforge cluster: the cluster part of slurm.conf and the hosts block,
+ * rendered from the inventory (show) or fetched at boot (fetch). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+static int cmd_cluster(struct nf_global *g, int argc, char **argv);
+
+const struct nf_cmd nf_cmd_cluster = {
+	.name = "cluster",
+	.summary = "render or fetch the cluster's controllers, nodes and hosts",
+	.help = "usage: nodeforge cluster show --inventory FILE [--hosts]\n"
+		"       nodeforge cluster fetch [--server URL] [--root DIR] "
+		"[--wait SECONDS]\n"
+		"\n"
+		"Every image's /etc/slurm/slurm.conf ends in 'Include\n"
+		"/etc/slurm/cluster.conf': the controllers (the inventory's nodes\n"
+		"whose role runs slurmctld), the accounting host (slurmdbd), one\n"
+		"NodeName= line per role that runs slurmd and the partitions.\n"
+		"'nodeforge pxe' renders it into the boot tree as cluster/slurm.conf,\n"
+		"with cluster/hosts (every node's name and address), so adding a\n"
+		"rack is a new tree, not a new image.\n"
+		"\n"
+		"show: print the cluster part of slurm.conf (with --hosts: the hosts\n"
+		"block) rendered from the inventory.\n"
+		"fetch: on a node (nodeforge-cluster.service, at every boot, before\n"
+		"the Slurm daemons): fetch both from the boot server and install\n"
+		"/etc/slurm/cluster.conf and the marked block of /etc/hosts, each\n"
+		"atomically; the server is nodeforge.server= of the kernel command\n"
+		"line unless --server is given.  With --wait, retry until the\n"
+		"server answers or SECONDS pass.\n"
+		"\n"
+		"Options:\n"
+		"  -i, --inventory FILE  the inventory (racks.yaml)\n"
+		"      --hosts           show the hosts block instead\n"
+		"      --server URL      the boot server (http://ADDR:PORT)\n"
+		"      --root DIR        install under DIR (default /)\n"
+		"      --wait SECONDS    retry for up to SECONDS (default 0: once)\n"
+		"\n"
+		"Exit status: 0 ok, 1 failure (the server's answer or a file),\n"
+		"2 usage error, 3 the inventory or profiles are invalid.\n",
+	.run = cmd_cluster,
+};
+
+enum { O_HOSTS = 256, O_SERVER, O_ROOT, O_WAIT };
+
+static int cluster_show(struct nf_global *g, const char *inv, int hosts)
+{
+	char *conf = NULL, *h = NULL;
+	int r;
+
+	if ((r = nf_cmd_site_optional(g, "cluster")))
+		return r;
+	if ((r = nf_cluster_render(g->ctx, inv, g->site, &conf, &h))) {
+		fprintf(stderr, "nodeforge cluster: %s\n", nf_errmsg(g->ctx));
+		return r == NF_E_INVALID ? NF_EXIT_FINDINGS : NF_EXIT_FAILURE;
+	}
+	fputs(hosts ? h : conf, stdout);
+	free(conf);
+	free(h);
+	return NF_EXIT_OK;
+}
+
+static int cluster_fetch(struct nf_global *g, const char *server,
+			 const char *root, long wait)
+{
+	char *cmdline = NULL;
+	int r;
+
+	if (!server) {
+		if (nf_cmdline_get(g->ctx, "nodeforge.server", &cmdline))
+			return nf_usage_error("cluster", "no --server and no "
+					      "nodeforge.server= on the kernel "
+					      "command line");
+		server = cmdline;
+	}
+	for (long waited = 0;; waited += 5) {
+		if (!(r = nf_cluster_fetch(g->ctx, server, root)))
+			break;
+		if (waited >= wait)
+			break;
+		if (!g->quiet)
+			fprintf(stderr, "nodeforge cluster: %s (retrying)\n",
+				nf_errmsg(g->ctx));
+		sleep(5);
+	}
+	if (r)
+		fprintf(stderr, "nodeforge cluster: %s\n", nf_errmsg(g->ctx));
+	else if (!g->quiet)
+		printf("cluster: /etc/slurm/cluster.conf and /etc/hosts from %s\n",
+		       server);
+	free(cmdline);
+	return r ? NF_EXIT_FAILURE : NF_EXIT_OK;
+}
+
+static int cmd_cluster(struct nf_global *g, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "inventory", required_argument, NULL, 'i' },
+		{ "hosts", no_argument, NULL, O_HOSTS },
+		{ "server", required_argument, NULL, O_SERVER },
+		{ "root", required_argument, NULL, O_ROOT },
+		{ "wait", required_argument, NULL, O_WAIT },
+		{ 0 }
+	};
+	const char *inv = NULL, *server = NULL, *root = NULL, *sub = NULL;
+	long wait = 0;
+	int c, hosts = 0;
+
+	for (;;) {
+		while ((c = nf_getopt(&nf_cmd_cluster, argc, argv, "i:", longopts)) != -1) {
+			char *end;
+
+			switch (c) {
+			case -2: return 0;
+			case -3: return NF_EXIT_USAGE;
+			case 'i': inv = optarg; break;
+			case O_HOSTS: hosts = 1; break;
+			case O_SERVER: server = optarg; break;
+			case O_ROOT: root = optarg; break;
+			case O_WAIT:
+				wait = strtol(optarg, &end, 10);
+				if (*end || end == optarg || wait < 0 || wait > 86400)
+					return nf_usage_error("cluster", "bad --wait '%s': "
+							      "seconds, 0-86400", optarg);
+				break;
+			}
+		}
+		if (optind >= argc)
+			break;
+		if (sub)
+			return nf_usage_error("cluster", "unexpected argument '%s'",
+					      argv[optind]);
+		sub = argv[optind++];
+	}
+	if (!sub)
+		return nf_usage_error("cluster", "missing subcommand (show, fetch)");
+	if (!strcmp(sub, "show")) {
+		if (!inv)
+			return nf_usage_error("cluster", "show needs --inventory FILE");
+		return cluster_show(g, inv, hosts);
+	}
+	if (!strcmp(sub, "fetch"))
+		return cluster_fetch(g, server, root, wait);
+	return nf_usage_error("cluster", "unknown subcommand '%s'", sub);
+}

@@ -1,0 +1,539 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cluster, from an inventory: which nodes run slurmctld and slurmdbd,
+ * every Slurm node with its role's hardware shape, the partitions, and
+ * every node's address.
+ *
+ * Every image carries the same /etc/slurm/slurm.conf (the profiles'
+ * slurm.conf settings), ending in "Include /etc/slurm/cluster.conf".  The
+ * cluster part is rendered here from the inventory: `nodeforge pxe` puts
+ * it into the boot tree (cluster/slurm.conf, cluster/hosts), where every
+ * node fetches it at boot (`nodeforge cluster fetch`), so a new rack needs
+ * a new tree, never a new image.  `build --inventory` also bakes a copy
+ * into the image.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+static int diag_fail(struct nf_ctx *ctx, int r, const char *what,
+		     const struct nf_diags *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (d->v[i].severity == NF_SEV_ERROR)
+			return nf_fail(ctx, r ? r : NF_E_INVALID, "%s: %s:%u:%u: %s",
+				       what, d->v[i].file, d->v[i].line,
+				       d->v[i].col, d->v[i].message);
+	return r ? r : NF_E_INVALID;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int runs(const json_t *daemons, const char *d)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(daemons, i, v)
+		if (!strcmp(json_string_value(v) ?: "", d))
+			return 1;
+	return 0;
+}
+
+static json_t *host_obj(const struct nf_node *n)
+{
+	char ip[16];
+
+	nf_ipv4_format(n->ip, ip);
+	return json_pack("{s:s, s:s}", "name", n->name, "ip", ip);
+}
+
+/* One role's entry: its nodes and what its profile says of them */
+static int role_entry(struct nf_ctx *ctx, const struct nf_inventory *inv,
+		      const char *role, const struct nf_site *site, json_t **out)
+{
+	size_t n = nf_inventory_count(inv), k = 0;
+	char **names = calloc(n ? n : 1, sizeof(*names)), *list = NULL;
+	struct nf_profile *p = NULL;
+	struct nf_diags d;
+	const json_t *slurm, *daemons;
+	size_t i;
+	int r;
+
+	if (!names)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct nf_node *node = nf_inventory_node(inv, i);
+
+		if (!strcmp(node->role, role))
+			names[k++] = node->name;
+	}
+	r = nf_hostlist_compress(names, k, &list);
+	free(names);
+	if (r)
+		return r;
+	nf_diags_init(&d);
+	r = nf_profile_resolve(ctx, role, site, &p, &d);
+	if (r || nf_diags_errors(&d)) {
+		char what[128];
+
+		snprintf(what, sizeof(what), "profile '%s'", role);
+		r = diag_fail(ctx, r, what, &d);
+		nf_diags_free(&d);
+		nf_profile_free(p);
+		free(list);
+		return r;
+	}
+	nf_diags_free(&d);
+	slurm = json_object_get(nf_profile_json(p), "slurm");
+	daemons = json_object_get(slurm, "daemons");
+	*out = json_pack("{s:s, s:s, s:O?, s:O?, s:O?, s:O?, s:b, s:b, s:b}",
+			 "role", role, "nodes", list,
+			 "node", json_object_get(slurm, "node"),
+			 "gres", json_object_get(slurm, "gres"),
+			 "partitions", json_object_get(slurm, "partitions"),
+			 "conf", json_object_get(slurm, "conf"),
+			 "slurmd", runs(daemons, "slurmd"),
+			 "slurmctld", runs(daemons, "slurmctld"),
+			 "slurmdbd", runs(daemons, "slurmdbd"));
+	nf_profile_free(p);
+	free(list);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* Every role's slurm.conf settings must agree: the file is the same on
+ * every node, and Slurm warns of nodes whose configuration differs */
+static int same_conf(struct nf_ctx *ctx, const json_t *roles)
+{
+	const json_t *first = NULL;
+	const char *frole = NULL, *k;
+	size_t i;
+	json_t *e, *v;
+
+	json_array_foreach(roles, i, e) {
+		const json_t *conf = json_object_get(e, "conf");
+		const char *role = json_string_value(json_object_get(e, "role"));
+
+		if (!first) {
+			first = conf;
+			frole = role;
+			continue;
+		}
+		json_object_foreach((json_t *)conf, k, v)
+			if (!json_equal(v, json_object_get(first, k)))
+				goto differ;
+		json_object_foreach((json_t *)first, k, v)
+			if (!json_equal(v, json_object_get(conf, k)))
+				goto differ;
+		continue;
+differ:
+		return nf_fail(ctx, NF_E_INVALID, "roles '%s' and '%s' disagree on "
+			       "slurm.conf %s: every node of a cluster has the same "
+			       "slurm.conf (set it in a profile both inherit)",
+			       frole, role, k);
+	}
+	return 0;
+}
+
+/* The site may still name its controllers and accounting host: they
+ * must be the inventory's */
+static int site_agrees(struct nf_ctx *ctx, const struct nf_site *site,
+		       const json_t *ctl, const json_t *dbd, const char *inventory)
+{
+	const json_t *sc = json_object_get(nf_site_json(site), "controllers");
+	size_t i, j;
+	json_t *s, *c;
+
+	json_array_foreach(sc, i, s) {
+		const char *name = json_string_value(json_object_get(s, "name"));
+		const char *addr = json_string_value(json_object_get(s, "address"));
+		int found = 0;
+
+		json_array_foreach(ctl, j, c)
+			found |= !strcmp(name ?: "", json_string_value(
+					 json_object_get(c, "name"))) &&
+				 (!addr || !strcmp(addr, json_string_value(
+					 json_object_get(c, "ip"))));
+		if (!found) {
+			const json_t *c0 = json_array_get(ctl, 0);
+
+			return nf_fail(ctx, NF_E_INVALID, "%s: controllers[%zu] %s%s%s%s "
+				       "is not a controller node of inventory %s "
+				       "(its controllers: %s %s); the controllers come "
+				       "from the inventory: remove 'controllers' from "
+				       "the site or make them agree",
+				       nf_site_path(site) ?: "site", i, name ?: "?",
+				       addr ? " (" : "", addr ?: "", addr ? ")" : "",
+				       inventory,
+				       c0 ? json_string_value(json_object_get(c0, "name")) : "none",
+				       c0 ? json_string_value(json_object_get(c0, "ip")) : "");
+		}
+	}
+	s = json_object_get(nf_site_json(site), "accounting");
+	if (s) {
+		const char *name = json_string_value(json_object_get(s, "name"));
+		const char *addr = json_string_value(json_object_get(s, "address"));
+
+		if (!dbd || strcmp(name ?: "", json_string_value(json_object_get(dbd, "name"))) ||
+		    (addr && strcmp(addr, json_string_value(json_object_get(dbd, "ip")))))
+			return nf_fail(ctx, NF_E_INVALID, "%s: accounting %s (%s) is not "
+				       "the node of inventory %s that runs slurmdbd "
+				       "(%s %s); remove 'accounting' from the site or "
+				       "make them agree", nf_site_path(site) ?: "site",
+				       name ?: "?", addr ?: "-", inventory,
+				       dbd ? json_string_value(json_object_get(dbd, "name")) : "none",
+				       dbd ? json_string_value(json_object_get(dbd, "ip")) : "");
+	}
+	return 0;
+}
+
+int nf_cluster_load(struct nf_ctx *ctx, const char *inventory,
+		    const struct nf_site *site, json_t **out)
+{
+	struct nf_inventory *inv = NULL;
+	struct nf_diags d;
+	char **roles = NULL;
+	size_t n, nroles = 0;
+	json_t *all = NULL, *ctl = NULL, *hosts = NULL, *dbd = NULL;
+	int r;
+
+	*out = NULL;
+	nf_diags_init(&d);
+	r = nf_inventory_load(ctx, inventory, site, &inv, &d);
+	if (r || nf_diags_errors(&d)) {
+		r = diag_fail(ctx, r, "inventory", &d);
+		nf_diags_free(&d);
+		nf_inventory_free(inv);
+		return r;
+	}
+	nf_diags_free(&d);
+	n = nf_inventory_count(inv);
+	if (!(roles = calloc(n ? n : 1, sizeof(*roles))) || !(all = json_array()) ||
+	    !(ctl = json_array()) || !(hosts = json_array())) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		roles[nroles++] = nf_inventory_node(inv, i)->role;
+	qsort(roles, nroles, sizeof(*roles), cmp_str);
+	for (size_t i = 0; i < nroles && !r; i++) {
+		json_t *e = NULL;
+
+		if (i && !strcmp(roles[i], roles[i - 1]))
+			continue;
+		if (!(r = role_entry(ctx, inv, roles[i], site, &e)))
+			json_array_append_new(all, e);
+	}
+	if (r || (r = same_conf(ctx, all)))
+		goto out;
+	/* inventory order: the first controller is the primary */
+	for (size_t i = 0; i < n; i++) {
+		const struct nf_node *node = nf_inventory_node(inv, i);
+		size_t j;
+		json_t *e;
+
+		json_array_append_new(hosts, host_obj(node));
+		json_array_foreach(all, j, e) {
+			if (strcmp(json_string_value(json_object_get(e, "role")),
+				   node->role))
+				continue;
+			if (json_is_true(json_object_get(e, "slurmctld")))
+				json_array_append_new(ctl, host_obj(node));
+			if (json_is_true(json_object_get(e, "slurmdbd")) && !dbd)
+				dbd = host_obj(node);
+		}
+	}
+	if (!json_array_size(ctl)) {
+		r = nf_fail(ctx, -ENOENT, "inventory %s has no controller: no "
+			    "node's role runs slurmctld (slurm.daemons)", inventory);
+		goto out;
+	}
+	if ((r = site_agrees(ctx, site, ctl, dbd, inventory)))
+		goto out;
+	*out = json_pack("{s:O, s:O, s:O, s:O?, s:s?}", "roles", all,
+			 "controllers", ctl, "hosts", hosts, "dbd", dbd,
+			 "cluster", json_string_value(json_object_get(
+				 nf_site_json(site), "cluster")));
+	if (!*out)
+		r = -ENOMEM;
+out:
+	json_decref(all);
+	json_decref(ctl);
+	json_decref(hosts);
+	json_decref(dbd);
+	free(roles);
+	nf_inventory_free(inv);
+	return r;
+}
+
+/* One Slurm "Key=Value", blank-separated, quoted when the value has blanks */
+static void kv(struct nf_buf *b, const char *k, const json_t *v)
+{
+	char s[512];
+
+	if (json_is_boolean(v))
+		snprintf(s, sizeof(s), "%s", json_is_true(v) ? "yes" : "no");
+	else if (json_is_integer(v))
+		snprintf(s, sizeof(s), "%lld", (long long)json_integer_value(v));
+	else if (json_is_string(v))
+		snprintf(s, sizeof(s), "%s", json_string_value(v));
+	else
+		return;
+	nf_buf_printf(b, strpbrk(s, " \t") ? " %s=\"%s\"" : " %s=%s", k, s);
+}
+
+/* "NodeName=NAMES Sockets=... Gres=... Feature=... State=UNKNOWN" */
+static void node_line(struct nf_buf *b, const char *names, const json_t *node,
+		      const json_t *gres)
+{
+	const json_t *feat = json_object_get(node, "features");
+	json_t *g, *v;
+	size_t i;
+
+	nf_buf_printf(b, "NodeName=%s", names);
+	if (json_is_object(node))
+		nf_buf_printf(b, " Sockets=%lld CoresPerSocket=%lld "
+			      "ThreadsPerCore=%lld RealMemory=%lld",
+			      (long long)json_integer_value(json_object_get(node, "sockets")),
+			      (long long)json_integer_value(json_object_get(node, "cores_per_socket")),
+			      (long long)json_integer_value(json_object_get(node, "threads_per_core")),
+			      (long long)json_integer_value(json_object_get(node, "real_memory_mb")));
+	json_array_foreach(gres, i, g) {
+		const char *type = json_string_value(json_object_get(g, "type"));
+		json_int_t n = json_integer_value(json_object_get(g, "count"));
+
+		nf_buf_printf(b, "%s%s%s%s:%lld", i ? "," : " Gres=",
+			      json_string_value(json_object_get(g, "name")),
+			      type ? ":" : "", type ? type : "",
+			      (long long)(n ? n : 1));
+	}
+	json_array_foreach(feat, i, v)
+		nf_buf_printf(b, "%s%s", i ? "," : " Feature=", json_string_value(v));
+	nf_buf_printf(b, " State=UNKNOWN\n");
+}
+
+static int bad_word(const char *s)
+{
+	return !s || !*s || strpbrk(s, " \t\n#=\"\\");
+}
+
+int nf_cluster_slurm_conf(struct nf_ctx *ctx, const json_t *cluster,
+			  struct nf_buf *b)
+{
+	const json_t *roles = json_object_get(cluster, "roles");
+	const json_t *dbd = json_object_get(cluster, "dbd");
+	json_t *declared = json_object(), *e, *p;
+	int have_default = 0, r = 0;
+	size_t i, j;
+
+	if (!declared)
+		return -ENOMEM;
+	nf_buf_printf(b, "# Written by nodeforge from the inventory: the "
+		      "cluster's controllers, nodes\n# and partitions.  "
+		      "slurm.conf includes it; every node fetches it at boot.\n");
+	json_array_foreach(json_object_get(cluster, "controllers"), i, e)
+		nf_buf_printf(b, "SlurmctldHost=%s(%s)\n",
+			      json_string_value(json_object_get(e, "name")),
+			      json_string_value(json_object_get(e, "ip")));
+	if (dbd)
+		nf_buf_printf(b, "AccountingStorageHost=%s\n",
+			      json_string_value(json_object_get(dbd, "name")));
+	/* partitions the profiles declare, once each */
+	json_array_foreach(roles, i, e)
+		json_array_foreach(json_object_get(e, "partitions"), j, p) {
+			const char *name = json_string_value(json_object_get(p, "name"));
+			const char *d = json_string_value(json_object_get(
+				json_object_get(p, "options"), "Default"));
+
+			if (!name || json_object_get(declared, name))
+				continue;
+			json_object_set(declared, name, p);
+			have_default |= d && !strcasecmp(d, "yes");
+		}
+	json_array_foreach(roles, i, e) {
+		const char *nodes = json_string_value(json_object_get(e, "nodes"));
+
+		if (!json_is_true(json_object_get(e, "slurmd")))
+			continue;
+		if (bad_word(nodes)) {
+			r = nf_fail(ctx, NF_E_INVALID, "inventory node names '%s' "
+				    "cannot go into slurm.conf", nodes ? nodes : "");
+			goto out;
+		}
+		node_line(b, nodes, json_object_get(e, "node"),
+			  json_object_get(e, "gres"));
+	}
+	/* one partition per slurmd role that no profile declares */
+	json_array_foreach(roles, i, e) {
+		const char *role = json_string_value(json_object_get(e, "role"));
+
+		if (!json_is_true(json_object_get(e, "slurmd")) ||
+		    json_object_get(declared, role))
+			continue;
+		nf_buf_printf(b, "PartitionName=%s Nodes=%s%s MaxTime=INFINITE "
+			      "State=UP\n", role,
+			      json_string_value(json_object_get(e, "nodes")),
+			      have_default ? "" : " Default=YES");
+		have_default = 1;
+	}
+	{
+		const char *name;
+
+		json_object_foreach(declared, name, p) {
+			const char *k;
+			json_t *o;
+
+			nf_buf_printf(b, "PartitionName=%s Nodes=%s", name,
+				      json_string_value(json_object_get(p, "nodes")));
+			json_object_foreach(json_object_get(p, "options"), k, o) {
+				if (bad_word(k) || (json_is_string(o) &&
+				    strpbrk(json_string_value(o), "\n\"#"))) {
+					r = nf_fail(ctx, NF_E_INVALID, "partition %s: "
+						    "option %s has a value Slurm's "
+						    "config syntax cannot hold", name, k);
+					goto out;
+				}
+				kv(b, k, o);
+			}
+			nf_buf_printf(b, "\n");
+		}
+	}
+out:
+	json_decref(declared);
+	return r ? r : (b->err ? -ENOMEM : 0);
+}
+
+int nf_cluster_hosts(const json_t *cluster, const char *domain, struct nf_buf *b)
+{
+	size_t i;
+	json_t *e;
+
+	nf_buf_printf(b, "# nodeforge cluster hosts (from the inventory)\n");
+	json_array_foreach(json_object_get(cluster, "hosts"), i, e) {
+		const char *name = json_string_value(json_object_get(e, "name"));
+		const char *ip = json_string_value(json_object_get(e, "ip"));
+
+		if (domain && *domain)
+			nf_buf_printf(b, "%s\t%s.%s %s\n", ip, name, domain, name);
+		else
+			nf_buf_printf(b, "%s\t%s\n", ip, name);
+	}
+	nf_buf_printf(b, "# end of nodeforge cluster hosts\n");
+	return b->err ? -ENOMEM : 0;
+}
+
+#define HOSTS_BEGIN "# nodeforge cluster hosts"
+#define HOSTS_END "# end of nodeforge cluster hosts\n"
+
+/* /etc/hosts with the block between the markers replaced by `block` */
+static char *merge_hosts(const char *old, const char *block)
+{
+	struct nf_buf b = { 0 };
+	const char *s = old ? old : "", *e, *end;
+
+	if (!strstr(s, "localhost"))
+		nf_buf_printf(&b, "127.0.0.1\tlocalhost\n::1\tlocalhost "
+			      "ip6-localhost ip6-loopback\n");
+	e = strstr(s, HOSTS_BEGIN);
+	if (e && (e == s || e[-1] == '\n') && (end = strstr(e, HOSTS_END))) {
+		nf_buf_printf(&b, "%.*s%s%s", (int)(e - s), s, block,
+			      end + strlen(HOSTS_END));
+	} else {
+		nf_buf_printf(&b, "%s%s%s", s,
+			      *s && s[strlen(s) - 1] != '\n' ? "\n" : "", block);
+	}
+	if (b.err) {
+		nf_buf_free(&b);
+		return NULL;
+	}
+	return b.s;
+}
+
+static int text_ok(const char *s, size_t len, const char *first)
+{
+	return len && strlen(s) == len && !strncmp(s, first, strlen(first));
+}
+
+int nf_cluster_fetch(struct nf_ctx *ctx, const char *server, const char *root)
+{
+	char *conf = NULL, *hosts = NULL, *old = NULL, *merged = NULL;
+	char *url = NULL, *path = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!(url = nf_asprintf("%s/cluster/slurm.conf", server)))
+		return -ENOMEM;
+	if ((r = nf_http_get(ctx, url, 16 << 20, 30000, &conf, &len)))
+		goto out;
+	if (!text_ok(conf, len, "# Written by nodeforge")) {
+		r = nf_fail(ctx, NF_E_INVALID, "%s is not a cluster.conf that "
+			    "nodeforge pxe renders", url);
+		goto out;
+	}
+	free(url);
+	if (!(url = nf_asprintf("%s/cluster/hosts", server))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((r = nf_http_get(ctx, url, 16 << 20, 30000, &hosts, &len)))
+		goto out;
+	if (!text_ok(hosts, len, HOSTS_BEGIN) || !strstr(hosts, HOSTS_END)) {
+		r = nf_fail(ctx, NF_E_INVALID, "%s is not a hosts block that "
+			    "nodeforge pxe renders", url);
+		goto out;
+	}
+	if (!(path = nf_asprintf("%s/etc/hosts", root ? root : ""))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((r = nf_read_file(ctx, path, 16 << 20, &old, NULL)) && r != -ENOENT)
+		goto out;
+	if (!(merged = merge_hosts(old, hosts))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((r = nf_write_atomic(ctx, path, merged, strlen(merged), 0644)))
+		goto out;
+	free(path);
+	if (!(path = nf_asprintf("%s" NF_CLUSTER_CONF, root ? root : ""))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = nf_write_atomic(ctx, path, conf, strlen(conf), 0644);
+out:
+	free(url);
+	free(path);
+	free(conf);
+	free(hosts);
+	free(old);
+	free(merged);
+	return r;
+}
+
+int nf_cluster_render(struct nf_ctx *ctx, const char *inventory,
+		      const struct nf_site *site, char **slurm_conf, char **hosts)
+{
+	const json_t *prov = json_object_get(json_object_get(
+		nf_site_json(site), "networks"), "provisioning");
+	struct nf_buf s = { 0 }, h = { 0 };
+	json_t *cl = NULL;
+	int r;
+
+	*slurm_conf = *hosts = NULL;
+	if ((r = nf_cluster_load(ctx, inventory, site, &cl)))
+		return r;
+	if (!(r = nf_cluster_slurm_conf(ctx, cl, &s)) &&
+	    !(r = nf_cluster_hosts(cl, json_string_value(json_object_get(prov, "domain")),
+				   &h))) {
+		*slurm_conf = s.s;
+		*hosts = h.s;
+	} else {
+		nf_buf_free(&s);
+		nf_buf_free(&h);
+	}
+	json_decref(cl);
+	return r;
+}
