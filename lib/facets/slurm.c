@@ -172,6 +172,25 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 				   "PrologFlags=%s lacks 'contain', which pam_slurm_adopt "
 				   "needs to adopt SSH sessions", v ? v : "(unset)");
 	}
+	/* keys the reference material gets wrong; the real Slurm of the
+	 * image refuses them (nodeforge ci, static.daemons) */
+	if (json_object_get(conf, "MungeSocketPath"))
+		nf_lint_at(l, "slurm.conf.MungeSocketPath", NF_SEV_ERROR,
+			   "MungeSocketPath is not a slurm.conf key: the socket is "
+			   "AuthInfo=socket=PATH (the default is munge's own)");
+	if (json_object_get(conf, "TRESBillingWeights"))
+		nf_lint_at(l, "slurm.conf.TRESBillingWeights", NF_SEV_ERROR,
+			   "TRESBillingWeights is a partition option: put it in "
+			   "slurm.partition_defaults (PartitionName=DEFAULT)");
+	v = conf_str(conf, "PrologFlags");
+	if (v && has_word(v, "nohold") && (has_word(v, "contain") || has_word(v, "x11")))
+		nf_lint_at(l, "slurm.conf.PrologFlags", NF_SEV_ERROR,
+			   "PrologFlags=%s: Slurm refuses NoHold with Contain or X11", v);
+	if (json_is_integer(json_object_get(conf, "EpilogMsgTime")) &&
+	    json_integer_value(json_object_get(conf, "EpilogMsgTime")) < 1000)
+		nf_lint_at(l, "slurm.conf.EpilogMsgTime", NF_SEV_WARNING,
+			   "EpilogMsgTime=%lld is in microseconds (default 2000)",
+			   (long long)json_integer_value(json_object_get(conf, "EpilogMsgTime")));
 	if (conf_str(conf, "CryptoType"))
 		nf_lint_at(l, "slurm.conf.CryptoType", NF_SEV_WARNING,
 			   "CryptoType was removed in Slurm 23.11: use "

@@ -1,0 +1,128 @@
+#!/usr/bin/env bats
+# One cluster from the inventory: the controllers, nodes and partitions
+# every node's slurm.conf includes (cluster.conf) and the hosts block,
+# rendered by 'cluster show' and 'pxe', fetched from a real 'nodeforge
+# serve' by 'cluster fetch'; the checks that refuse a site whose
+# controllers are not the inventory's and roles that disagree on slurm.conf.
+load helper
+
+setup() {
+	nf_setup
+	INV=$NF_SRCDIR/examples/racks.yaml
+}
+
+teardown() {
+	[ -n "${SPID:-}" ] && kill "$SPID" 2>/dev/null && wait "$SPID" 2>/dev/null
+	nf_teardown
+}
+
+serve_tree() {
+	: > serve.log
+	"$NF_BIN" serve --tree "$1" --listen 127.0.0.1:0 --state state \
+		> serve.log 2>&1 3>&- &
+	SPID=$!
+	for _ in $(seq 100); do
+		U=$(sed -n 's/^listening on //p' serve.log)
+		[ -n "$U" ] && break
+		sleep 0.05
+	done
+	[ -n "$U" ] || { cat serve.log; false; }
+}
+
+@test "cluster show: the controller, the accounting host, the nodes and partition from the inventory" {
+	run nf cluster show -i "$INV"
+	status_is 0
+	grep -v '^#' <<<"$output" > got
+	cat > want <<'EOF'
+SlurmctldHost=ctl-01(10.0.0.2)
+AccountingStorageHost=ctl-01
+NodeName=gpu-[01-04] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib State=UNKNOWN
+PartitionName=compute Nodes=gpu-[01-04] Default=YES MaxTime=INFINITE State=UP
+EOF
+	diff -u want got
+	run nf cluster show -i "$INV" --hosts
+	status_is 0
+	[[ "$output" == *$'10.0.0.2\tctl-01.cluster.internal ctl-01'* ]]
+	[[ "$output" == *$'10.0.1.14\tgpu-04.cluster.internal gpu-04'* ]]
+}
+
+@test "lint --inventory: the shipped site and the example rack agree" {
+	run nf lint -i "$INV"
+	status_is 0
+}
+
+@test "lint --inventory: a site whose controllers are not the inventory's fails, naming both" {
+	run nf -s "$FIXTURES/site-good.yaml" lint -i "$INV"
+	status_is 3
+	[[ "$output" == *"controllers[0] cp-01 (10.0.0.10) is not a controller node of inventory"* ]]
+	[[ "$output" == *"(its controllers: ctl-01 10.0.0.2)"* ]]
+	run nf -s "$FIXTURES/site-good.yaml" cluster show -i "$INV"
+	status_is 3
+}
+
+@test "roles that disagree on a slurm.conf setting are refused, naming both roles and the key" {
+	cp -r "$NF_SRCDIR/profiles" p
+	printf 'slurm:\n  conf:\n    KillWait: 60\n' >> p/login.yaml
+	run nf -C p cluster show -i "$INV"
+	status_is 3
+	[[ "$output" == *"roles 'compute' and 'login' disagree on slurm.conf KillWait"* ]]
+	run nf -C p lint -i "$INV"
+	status_is 3
+}
+
+@test "an inventory without a controller: pxe warns and writes no cluster files" {
+	printf 'nodes:\n  - { name: gpu-01, mac: "52:54:00:00:01:01", ip: 10.0.1.11, role: compute }\n' > inv.yaml
+	run nf pxe -i inv.yaml -o tree -u http://10.0.0.1:8080 --images "$FIXTURES/boot/out"
+	status_is 0
+	[[ "$output" == *"has no controller"* ]]
+	[ ! -e tree/cluster/slurm.conf ]
+	run nf cluster show -i inv.yaml
+	status_is 1
+}
+
+@test "cluster fetch: installs cluster.conf and the hosts block from the server, keeps the rest of /etc/hosts, twice the same" {
+	run nf pxe -i "$INV" -o tree -u http://10.0.0.1:8080 --images "$FIXTURES/boot/out"
+	status_is 0
+	cmp tree/cluster/slurm.conf <(nf cluster show -i "$INV")
+	serve_tree tree
+	mkdir -p root/etc/slurm
+	printf '127.0.0.1\tlocalhost\n192.0.2.9\tsite-extra\n' > root/etc/hosts
+	run nf cluster fetch --server "$U" --root root
+	status_is 0
+	cmp root/etc/slurm/cluster.conf tree/cluster/slurm.conf
+	grep -qx $'192.0.2.9\tsite-extra' root/etc/hosts
+	grep -qx $'10.0.0.3\tlogin-01.cluster.internal login-01' root/etc/hosts
+	cp root/etc/hosts hosts.1
+	run nf cluster fetch --server "$U" --root root
+	status_is 0
+	cmp hosts.1 root/etc/hosts
+	[ "$(grep -c '^# nodeforge cluster hosts' root/etc/hosts)" = 1 ]
+}
+
+@test "cluster fetch: an answer that is not a rendered cluster.conf changes nothing; no server is exit 1" {
+	mkdir -p tree/cluster root/etc/slurm
+	echo 'SlurmctldHost=evil' > tree/cluster/slurm.conf
+	printf '# nodeforge cluster hosts\n# end of nodeforge cluster hosts\n' > tree/cluster/hosts
+	echo keep > root/etc/slurm/cluster.conf
+	serve_tree tree
+	run nf cluster fetch --server "$U" --root root
+	status_is 1
+	[[ "$output" == *"is not a cluster.conf that nodeforge pxe renders"* ]]
+	[ "$(cat root/etc/slurm/cluster.conf)" = keep ]
+	run nf cluster fetch --server http://127.0.0.1:1 --root root
+	status_is 1
+	run nf cluster fetch --root root --sysroot /nonexistent
+	[ "$status" -ne 0 ]
+}
+
+@test "cluster: usage errors and --help" {
+	run nf cluster
+	status_is 2
+	run nf cluster show
+	status_is 2
+	run nf cluster frob
+	status_is 2
+	run nf cluster --help
+	status_is 0
+	[[ "$output" == *"Include"* ]]
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bats
+# The image's own daemons accept every file nodeforge wrote into it:
+# 'nodeforge ci ROLE --inventory examples/racks.yaml' (static stage) runs
+# the image's scontrol, slurmd -G, srun --help, slurmdbd, chronyd and
+# mariadbd inside the real image root, for controller, compute and login,
+# on the embedded default (Debian 13: Slurm 24.11, MariaDB 11.8) and on the
+# Debian 12 example site (Slurm 22.05).  A key the image's Slurm does not
+# know fails with Slurm's own words.
+# Slow: one real bootstrap per role and distribution (cached in
+# $NF_E2E_CACHE, shared with the cluster test).  Needs root and mmdebstrap.
+load ../bats/helper
+
+setup_file() {
+	command -v mmdebstrap >/dev/null || skip "mmdebstrap not installed"
+	[ "$(id -u)" = 0 ] || skip "needs root (chroot into the image)"
+	export E2E=${NF_E2E_CACHE:-$BATS_FILE_TMPDIR/cache}
+	export INV=$NF_SRCDIR/examples/racks.yaml
+}
+
+# ci ROLE [nf options...]: the static.daemons cases as "id verdict message"
+daemons() {
+	local role=$1
+	shift
+	"$NF_BIN" "$@" ci "$role" --cache "$E2E" --out "$BATS_FILE_TMPDIR/out" \
+		--inventory "$INV" --json > "$BATS_TEST_TMPDIR/ci.json" 2>"$BATS_TEST_TMPDIR/ci.err" || true
+	python3 - "$BATS_TEST_TMPDIR/ci.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for c in d["cases"]:
+    if c["class"] == "static.daemons":
+        print(c["id"], c["verdict"], (c.get("message") or "").replace("\n", " ")[:300])
+PY
+}
+
+# every case passed, and the ones named were run
+all_pass() {
+	local got=$1
+	shift
+	echo "$got"
+	for id in "$@"; do
+		grep -q "^$id pass" <<<"$got" || { echo "no passing case $id" >&2; return 1; }
+	done
+	! grep -v ' pass' <<<"$got"
+}
+
+@test "ci daemons, Debian 13: the controller's scontrol, slurmdbd, chronyd and mariadbd accept its files" {
+	got=$(daemons controller -C "$NF_SRCDIR/profiles")
+	all_pass "$got" slurm.conf slurmdbd.conf chrony.conf mariadb
+}
+
+@test "ci daemons, Debian 13: the compute image's scontrol, slurmd -G (gres.conf) and srun (plugstack.conf) accept its files" {
+	got=$(daemons compute -C "$NF_SRCDIR/profiles")
+	all_pass "$got" slurm.conf gres.conf plugstack.conf chrony.conf
+}
+
+@test "ci daemons, Debian 13: the login image's scontrol accepts its files" {
+	got=$(daemons login -C "$NF_SRCDIR/profiles")
+	all_pass "$got" slurm.conf chrony.conf
+}
+
+@test "ci daemons, Debian 12 example site: controller, compute and login" {
+	for role in controller compute login; do
+		got=$(daemons $role -C "$NF_SRCDIR/profiles" -s "$NF_SRCDIR/examples/site-debian12.yaml")
+		all_pass "$got" slurm.conf chrony.conf
+	done
+}
+
+@test "ci daemons: a slurm.conf key the image's Slurm does not know fails with Slurm's own words" {
+	cp -r "$NF_SRCDIR/profiles" "$BATS_TEST_TMPDIR/p"
+	cp -r "$NF_SRCDIR/overlays" "$BATS_TEST_TMPDIR/overlays"
+	sed -i 's/^    SlurmUser: slurm$/    SlurmUser: slurm\n    NoSuchSlurmKey: 1/' \
+		"$BATS_TEST_TMPDIR/p/base.yaml"
+	grep -q NoSuchSlurmKey "$BATS_TEST_TMPDIR/p/base.yaml"
+	got=$(daemons login -C "$BATS_TEST_TMPDIR/p")
+	echo "$got"
+	grep -q '^slurm.conf fail .*unrecognized key: NoSuchSlurmKey' <<<"$got"
+}
