@@ -32,6 +32,22 @@ const struct nf_cmd nf_cmd_lint = {
 	.run = cmd_lint,
 };
 
+/* A failure that left no finding is one lint could not check: it must not
+ * end as "no errors" */
+static void lint_io_error(struct nf_global *g, int *io_error)
+{
+	fprintf(stderr, "nodeforge lint: %s\n", nf_errmsg(g->ctx));
+	*io_error = 1;
+}
+
+/* nf_profile_resolve refuses a partial profile (abstract: true) as a role
+ * with NF_E_INVALID and no finding; every other NF_E_INVALID comes with
+ * its finding */
+static int is_partial(int r)
+{
+	return r == NF_E_INVALID;
+}
+
 static int lint_profile_files(struct nf_global *g, struct nf_diags *d,
 			      int *io_error)
 {
@@ -60,6 +76,8 @@ static int lint_profile_files(struct nf_global *g, struct nf_diags *d,
 				    pd.v[k].severity, "%s", pd.v[k].message);
 		if (r == 0)
 			nf_profile_lint(g->ctx, p, d);
+		else if (!nf_diags_errors(&pd) && !is_partial(r))
+			lint_io_error(g, io_error);
 		nf_diags_free(&pd);
 		nf_profile_free(p);
 	}
@@ -120,13 +138,12 @@ static int cmd_lint(struct nf_global *g, int argc, char **argv)
 	if (optind < argc) {
 		for (int i = optind; i < argc; i++) {
 			struct nf_profile *p = NULL;
+			size_t before = nf_diags_errors(&d);
 
 			if (nf_profile_resolve(g->ctx, argv[i], g->site, &p, &d) == 0)
 				nf_profile_lint(g->ctx, p, &d);
-			else if (!d.n) {
-				fprintf(stderr, "nodeforge lint: %s\n", nf_errmsg(g->ctx));
-				io_error = 1;
-			}
+			else if (nf_diags_errors(&d) == before)
+				lint_io_error(g, &io_error);
 			nf_profile_free(p);
 		}
 	} else {

@@ -15,10 +15,15 @@
 #include "internal.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define NF_INHERIT_DEPTH 16
+/* the YAML adapter's own cap; a profile near it is already absurd */
+#define NF_PROFILE_MAX_BYTES (4u << 20)
 
 struct nf_profile {
 	char *name;
@@ -294,16 +299,115 @@ struct loaded {
 	json_t *locs;
 };
 
+/* A refused profile file is a finding about that file, not an I/O error:
+ * lint reports it with the others and a build stops on it */
+static int refuse(struct nf_ctx *ctx, struct nf_diags *diags, const char *path,
+		  int code, const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	nf_diag_add(diags, path, 1, 1, NF_SEV_ERROR, "%s", why);
+	return nf_fail(ctx, code, "%s: %s", path, why);
+}
+
+/* Profiles are read only as regular files: a symlink could point at
+ * /dev/zero, a FIFO blocks the reader forever, a directory reads as
+ * nothing.  O_NONBLOCK makes opening a FIFO return at once so fstat can
+ * refuse it. */
+static int read_profile(struct nf_ctx *ctx, const char *path, char **out,
+			size_t *outlen, struct nf_diags *diags)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	struct stat st;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0 && errno == ELOOP)
+		return refuse(ctx, diags, path, NF_E_INVALID,
+			      "refusing a symbolic link: a profile must be a regular file");
+	if (fd < 0)
+		return nf_fail(ctx, -errno, "cannot read '%s': %s", path,
+			       strerror(errno));
+	if (fstat(fd, &st)) {
+		r = nf_fail(ctx, -errno, "cannot read '%s': %s", path,
+			    strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = refuse(ctx, diags, path, NF_E_INVALID,
+			   "not a regular file: a profile must be one");
+		goto out;
+	}
+	if (st.st_size > (off_t)NF_PROFILE_MAX_BYTES) {
+		r = refuse(ctx, diags, path, NF_E_LIMIT,
+			   "larger than %u bytes: not a profile",
+			   NF_PROFILE_MAX_BYTES);
+		goto out;
+	}
+	/* one byte more than the cap tells a file that grew since fstat */
+	if (!(buf = malloc(NF_PROFILE_MAX_BYTES + 2))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	while (len <= NF_PROFILE_MAX_BYTES) {
+		ssize_t n = read(fd, buf + len, NF_PROFILE_MAX_BYTES + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = nf_fail(ctx, -errno, "cannot read '%s': %s", path,
+				    strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > NF_PROFILE_MAX_BYTES) {
+		r = refuse(ctx, diags, path, NF_E_LIMIT,
+			   "larger than %u bytes: not a profile",
+			   NF_PROFILE_MAX_BYTES);
+		goto out;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*outlen = len;
+	buf = NULL;
+	r = 0;
+out:
+	free(buf);
+	close(fd);
+	return r;
+}
+
 static int load_file(struct nf_ctx *ctx, const char *name, json_t **json,
 		     json_t **locs, struct nf_diags *diags)
 {
 	char *path = nf_asprintf("%s/%s.yaml", nf_ctx_profiles_dir(ctx), name);
+	char *buf = NULL;
+	size_t len = 0;
 	int r;
 
 	if (!path)
 		return -ENOMEM;
 	*locs = json_object();
-	r = nf_yaml_load(ctx, path, json, *locs, diags);
+	r = read_profile(ctx, path, &buf, &len, diags);
+	if (r == 0)
+		r = nf_yaml_load_buf(ctx, path, buf, len, json, *locs, diags);
+	free(buf);
+	/* an empty file (or only comments) is most likely a truncated one:
+	 * as a role it would build an image with no facets at all */
+	if (r == 0 && json_object_size(*json) == 0) {
+		json_decref(*json);
+		*json = NULL;
+		r = refuse(ctx, diags, path, NF_E_INVALID,
+			   "empty profile: a profile needs at least one key");
+	}
 	if (r == 0 && nf_schema_check(*json, top_schema(), "", *locs, diags)) {
 		json_decref(*json);
 		*json = NULL;
@@ -322,6 +426,7 @@ struct resolver {
 	struct nf_diags *diags;
 	const char *stack[NF_INHERIT_DEPTH];
 	int depth;
+	int abstract; /* the profile asked for says abstract: true */
 	json_t *chain; /* names in resolution order */
 };
 
@@ -352,9 +457,18 @@ static int resolve(struct resolver *rv, const char *name, const json_t *from_loc
 			return nf_fail(rv->ctx, NF_E_CYCLE, "inheritance cycle: %s",
 				       chain);
 		}
-	if (rv->depth >= NF_INHERIT_DEPTH)
-		return nf_fail(rv->ctx, NF_E_LIMIT, "inheritance deeper than %d",
-			       NF_INHERIT_DEPTH);
+	if (rv->depth >= NF_INHERIT_DEPTH) {
+		const char *file;
+		unsigned line, col;
+
+		nf_locs_get(from_locs, from_path, &file, &line, &col);
+		nf_diag_add(rv->diags, file ? file : "", line, col, NF_SEV_ERROR,
+			    "inheritance deeper than %d profiles: '%s' inherits '%s'",
+			    NF_INHERIT_DEPTH, rv->stack[rv->depth - 1], name);
+		return nf_fail(rv->ctx, NF_E_LIMIT,
+			       "inheritance deeper than %d profiles: '%s' inherits '%s'",
+			       NF_INHERIT_DEPTH, rv->stack[rv->depth - 1], name);
+	}
 	if (!valid_name(name)) {
 		const char *file;
 		unsigned line, col;
@@ -368,7 +482,8 @@ static int resolve(struct resolver *rv, const char *name, const json_t *from_loc
 	{
 		char *path = nf_asprintf("%s/%s.yaml", nf_ctx_profiles_dir(rv->ctx), name);
 		struct stat st;
-		int missing = path && stat(path, &st) != 0;
+		/* lstat: a dangling symlink is refused as a symlink */
+		int missing = path && lstat(path, &st) != 0;
 
 		free(path);
 		if (missing && from_locs) {
@@ -390,6 +505,8 @@ static int resolve(struct resolver *rv, const char *name, const json_t *from_loc
 	r = load_file(rv->ctx, name, &self, &slocs, rv->diags);
 	if (r)
 		return r;
+	if (rv->depth == 0)
+		rv->abstract = json_is_true(json_object_get(self, "abstract"));
 	rv->stack[rv->depth++] = name;
 	out = json_object();
 	olocs = json_object();
@@ -593,8 +710,6 @@ int nf_profile_resolve(struct nf_ctx *ctx, const char *name,
 	struct resolver rv = { .ctx = ctx, .diags = diags };
 	struct nf_profile *p;
 	json_t *json = NULL, *locs = NULL, *boot = NULL, *res;
-	char *path;
-	json_t *raw = NULL, *rawlocs = NULL;
 	int r;
 
 	if (!valid_name(name))
@@ -607,14 +722,7 @@ int nf_profile_resolve(struct nf_ctx *ctx, const char *name,
 		json_decref(rv.chain);
 		return r;
 	}
-	/* is the profile itself abstract? */
-	path = nf_asprintf("%s/%s.yaml", nf_ctx_profiles_dir(ctx), name);
-	rawlocs = json_object();
-	if (path && nf_yaml_load(ctx, path, &raw, rawlocs, NULL) == 0 &&
-	    json_is_true(json_object_get(raw, "abstract"))) {
-		free(path);
-		json_decref(raw);
-		json_decref(rawlocs);
+	if (rv.abstract) {
 		json_decref(json);
 		json_decref(locs);
 		json_decref(rv.chain);
@@ -622,10 +730,6 @@ int nf_profile_resolve(struct nf_ctx *ctx, const char *name,
 			       "'%s' is a partial profile (abstract: true), not a role",
 			       name);
 	}
-	free(path);
-	json_decref(raw);
-	json_decref(rawlocs);
-
 	if (!(p = calloc(1, sizeof(*p)))) {
 		json_decref(json);
 		json_decref(locs);
