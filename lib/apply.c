@@ -491,6 +491,7 @@ static const char *const system_dirs[] = {
 	"/var/lib", "/var/log", "/var/run", "/var/spool", "/var/tmp",
 };
 
+/* An absolute path a unit file or a tmpfiles.d line holds as it is */
 static int dir_ok(const char *p)
 {
 	return p && p[0] == '/' && strlen(p) < 512 && !strstr(p, "/../") &&
