@@ -199,11 +199,10 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 	}
 	/* the cluster part of every node's slurm.conf, and its hosts */
 	r = nf_cluster_render(g->ctx, inv_path, g->site, &cconf, &chosts);
+	/* no node runs slurmctld: a tree without cluster files (lint
+	 * --inventory says so; such nodes fail slurm.cluster) */
 	if (r == -ENOENT) {
-		if (!g->quiet)
-			fprintf(stderr, "nodeforge pxe: warning: %s: the tree has no "
-				"cluster/slurm.conf, and Slurm nodes booted from it "
-				"find no controller\n", nf_errmsg(g->ctx));
+		r = 0;
 	} else if (r) {
 		fprintf(stderr, "nodeforge pxe: %s\n", nf_errmsg(g->ctx));
 		r = r == NF_E_INVALID ? NF_EXIT_FINDINGS : NF_EXIT_FAILURE;

@@ -27,6 +27,17 @@ static int diag_fail(struct nf_ctx *ctx, int r, const char *what,
 	return r ? r : NF_E_INVALID;
 }
 
+/* the site is optional (a profiles directory without site.yaml) */
+static const json_t *site_json(const struct nf_site *site)
+{
+	return site ? nf_site_json(site) : NULL;
+}
+
+static const char *site_path(const struct nf_site *site)
+{
+	return site && nf_site_path(site) ? nf_site_path(site) : "site";
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -143,7 +154,7 @@ differ:
 static int site_agrees(struct nf_ctx *ctx, const struct nf_site *site,
 		       const json_t *ctl, const json_t *dbd, const char *inventory)
 {
-	const json_t *sc = json_object_get(nf_site_json(site), "controllers");
+	const json_t *sc = json_object_get(site_json(site), "controllers");
 	size_t i, j;
 	json_t *s, *c;
 
@@ -165,14 +176,14 @@ static int site_agrees(struct nf_ctx *ctx, const struct nf_site *site,
 				       "(its controllers: %s %s); the controllers come "
 				       "from the inventory: remove 'controllers' from "
 				       "the site or make them agree",
-				       nf_site_path(site) ?: "site", i, name ?: "?",
+				       site_path(site), i, name ?: "?",
 				       addr ? " (" : "", addr ?: "", addr ? ")" : "",
 				       inventory,
 				       c0 ? json_string_value(json_object_get(c0, "name")) : "none",
 				       c0 ? json_string_value(json_object_get(c0, "ip")) : "");
 		}
 	}
-	s = json_object_get(nf_site_json(site), "accounting");
+	s = json_object_get(site_json(site), "accounting");
 	if (s) {
 		const char *name = json_string_value(json_object_get(s, "name"));
 		const char *addr = json_string_value(json_object_get(s, "address"));
@@ -182,7 +193,7 @@ static int site_agrees(struct nf_ctx *ctx, const struct nf_site *site,
 			return nf_fail(ctx, NF_E_INVALID, "%s: accounting %s (%s) is not "
 				       "the node of inventory %s that runs slurmdbd "
 				       "(%s %s); remove 'accounting' from the site or "
-				       "make them agree", nf_site_path(site) ?: "site",
+				       "make them agree", site_path(site),
 				       name ?: "?", addr ?: "-", inventory,
 				       dbd ? json_string_value(json_object_get(dbd, "name")) : "none",
 				       dbd ? json_string_value(json_object_get(dbd, "ip")) : "");
@@ -256,7 +267,7 @@ int nf_cluster_load(struct nf_ctx *ctx, const char *inventory,
 	*out = json_pack("{s:O, s:O, s:O, s:O?, s:s?}", "roles", all,
 			 "controllers", ctl, "hosts", hosts, "dbd", dbd,
 			 "cluster", json_string_value(json_object_get(
-				 nf_site_json(site), "cluster")));
+				 site_json(site), "cluster")));
 	if (!*out)
 		r = -ENOMEM;
 out:
@@ -517,7 +528,7 @@ int nf_cluster_render(struct nf_ctx *ctx, const char *inventory,
 		      const struct nf_site *site, char **slurm_conf, char **hosts)
 {
 	const json_t *prov = json_object_get(json_object_get(
-		nf_site_json(site), "networks"), "provisioning");
+		site_json(site), "networks"), "provisioning");
 	struct nf_buf s = { 0 }, h = { 0 };
 	json_t *cl = NULL;
 	int r;

@@ -442,6 +442,9 @@ int nf_v_skip(struct nf_vcheck *c, const char *fmt, ...)
 /* The resolved profile (whole document) and the check's mode */
 const json_t *nf_v_profile(const struct nf_vcheck *c);
 bool nf_v_static(const struct nf_vcheck *c);
+/* The node's name, as its report names it: nodeforge.node= of the
+ * kernel command line, else the short host name; caller frees */
+char *nf_v_node(const struct nf_vcheck *c);
 /* The running check's id */
 const char *nf_v_id(const struct nf_vcheck *c);
 /* Names in a directory of the node (NF_VROOT) or sysroot, sorted; at most

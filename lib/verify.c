@@ -1089,6 +1089,15 @@ static char *read_host(const char *sysroot)
 	return strdup(buf);
 }
 
+char *nf_v_node(const struct nf_vcheck *c)
+{
+	char *h = read_host(c->run->sysroot);
+
+	if (h)
+		h[strcspn(h, ".")] = '\0';
+	return h;
+}
+
 static int run_new(struct nf_ctx *ctx, const json_t *prof,
 		   const struct nf_verify_opts *o, struct nf_vrun **out)
 {

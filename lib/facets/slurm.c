@@ -628,10 +628,8 @@ static int check_cluster(struct nf_vcheck *c, const json_t *sec)
 			    "run nodeforge pxe, then systemctl restart nodeforge-cluster");
 		return NF_V_FAIL;
 	}
-	if (slurmd && !nf_v_read(c, NF_VSYS, "/proc/sys/kernel/hostname", 256,
-				 &hp, NULL)) {
+	if (slurmd && (hp = nf_v_node(c))) {
 		snprintf(host, sizeof(host), "%s", hp);
-		host[strcspn(host, "\n")] = '\0';
 		free(hp);
 		for (char *l = buf, *nl; l && *l && !found; l = nl ? nl + 1 : NULL) {
 			char **names = NULL, *end;
