@@ -724,6 +724,10 @@ static int apply_verifier(struct nf_apply *a)
 	if (json_object_get(a->prof, "time"))
 		nf_buf_printf(&b, "Wants=chrony-wait.service\n"
 			      "After=chrony-wait.service\n");
+	/* mariadb.accounting reads how the accounting database's set-up
+	 * went: a password enrollment never delivered is a root cause */
+	if (local_accounting_db(a))
+		nf_buf_printf(&b, "After=nodeforge-dbinit.service\n");
 	/* the services the profile enables have started (or failed) before
 	 * their checks run: a unit still 'activating' is no verdict */
 	{

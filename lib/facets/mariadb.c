@@ -237,15 +237,21 @@ static const char register_body[] =
 	"sacctmgr -i add cluster \"$name\" || die \"sacctmgr could not add cluster '$name'\"\n"
 	"echo \"$me: cluster '$name' added to accounting\"\n";
 
-/* slurmdbd stores into MariaDB on this node: StorageHost unset or
- * localhost (the unix socket the grants are for) */
-static int local_db(const struct nf_apply *a, const json_t *dbd)
+/* slurmdbd stores into MariaDB on this node (the resolved profile):
+ * StorageHost unset or localhost, the unix socket the grants are for */
+static int local_db(const json_t *prof)
 {
+	const json_t *slurm = json_object_get(prof, "slurm");
+	const json_t *dbd = json_object_get(slurm, "dbd");
 	const char *t = json_string_value(json_object_get(dbd, "StorageType"));
 	const char *h = json_string_value(json_object_get(dbd, "StorageHost"));
+	int runs = 0;
+	size_t i;
+	json_t *v;
 
-	return nf_apply_has_daemon(a, "slurmdbd") && t &&
-	       !strcmp(t, "accounting_storage/mysql") &&
+	json_array_foreach(json_object_get(slurm, "daemons"), i, v)
+		runs |= json_is_string(v) && !strcmp(json_string_value(v), "slurmdbd");
+	return runs && t && !strcmp(t, "accounting_storage/mysql") &&
 	       (!h || !strcmp(h, "localhost"));
 }
 
@@ -282,7 +288,7 @@ static int apply_accounting(struct nf_apply *a)
 	struct nf_buf b = { 0 };
 	int r;
 
-	if (!local_db(a, dbd))
+	if (!local_db(a->prof))
 		return 0;
 	/* the script checks the same at run time; a profile learns it now */
 	if ((loc && (!*loc || strspn(loc, NF_DB_NAME_CHARS) != strlen(loc))) ||
@@ -478,6 +484,35 @@ static int check_simple(struct nf_vcheck *c, const json_t *sec)
 	return NF_V_FAIL;
 }
 
+/* The gate runs after nodeforge-dbinit.service: a controller whose
+ * database or user is missing (the password never arrived) fails here,
+ * with its cause, rather than passing while slurmdbd cannot start */
+static int check_accounting(struct nf_vcheck *c, const json_t *sec)
+{
+	char state[64] = "";
+	struct stat st;
+	int r;
+
+	(void)sec;
+	if (!local_db(nf_v_profile(c)))
+		return nf_v_skip(c, "slurmdbd does not store into this node's MariaDB");
+	/* a server set up by other means than a nodeforge image */
+	if (nf_v_stat(c, NF_VROOT, "/etc/systemd/system/nodeforge-dbinit.service", &st))
+		return nf_v_skip(c, "no nodeforge-dbinit.service on this node");
+	nf_v_expect(c, "nodeforge-dbinit.service made slurmdbd's database and user");
+	r = nf_v_service_active(c, "nodeforge-dbinit", state, sizeof(state));
+	if (r == NF_E_TIMEOUT)
+		return NF_V_HUNG;
+	if (r == 1) {
+		nf_v_seen(c, "nodeforge-dbinit.service active");
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, r < 0 ? "cannot ask systemctl" : "nodeforge-dbinit.service %s", state);
+	nf_v_remedy(c, "journalctl -u nodeforge-dbinit -u nodeforge-enroll   # no StoragePass: "
+		    "enrollment did not deliver it; then systemctl restart slurmdbd");
+	return NF_V_FAIL;
+}
+
 static const struct nf_check_def defs[] = {
 	{ "mariadb.server", "the database server answers", NULL, NF_CHECK_PROBE, 3000,
 	  check_server },
@@ -492,6 +527,8 @@ static const struct nf_check_def defs[] = {
 	  check_simple },
 	{ "mariadb.flush_log_at_trx_commit", "InnoDB flush policy", "mariadb.server", 0, 0,
 	  check_simple },
+	{ "mariadb.accounting", "slurmdbd's database and user exist", "mariadb.server",
+	  NF_CHECK_PROBE, 2000, check_accounting },
 };
 
 static const struct nf_checkset checks = NF_CHECKSET(defs);

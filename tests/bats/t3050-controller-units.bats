@@ -5,6 +5,7 @@
 # accounting before slurmctld, both daemons gated by the verifier, state
 # directories from slurm.conf, a loud warning for state kept in RAM.
 load units_helper
+load verify_helper
 
 CTL=$FIXTURES/apply/controller
 UNITS=$CTL/etc/systemd/system
@@ -125,6 +126,27 @@ SQL
 	status_is 1
 	[[ "$output" == *"as root"* ]]
 	[ ! -e "$SCRATCH/log" ]
+}
+
+@test "dbinit: a failed set-up is the gate's root cause on the controller, not a pass" {
+	grep -qx "After=nodeforge-dbinit.service" "$UNITS/nodeforge-verify.service"
+	vfx pass
+	jq '.commands.mariadb = {rc: 0, out: "innodb_lock_wait_timeout\t900\n"} |
+	    .commands["systemctl is-active nodeforge-dbinit"] = {rc: 3, out: "failed\n"}' \
+		"$SYS/fixture.json" > "$SCRATCH/f.json"
+	# a node that is no nodeforge image: nothing to say
+	run nf verify --sysroot "$SYS" --fixture "$SCRATCH/f.json" --role controller --only mariadb --json
+	[ "$(verdict_of mariadb.accounting)" = "skip no nodeforge-dbinit.service on this node" ]
+	mkdir -p "$SYS/etc/systemd/system"
+	cp "$UNITS/nodeforge-dbinit.service" "$SYS/etc/systemd/system/"
+	run nf verify --sysroot "$SYS" --fixture "$SCRATCH/f.json" --role controller --only mariadb --json
+	status_is 3
+	[ "$(verdict_of mariadb.accounting)" = "fail nodeforge-dbinit.service failed" ]
+	[[ "$(echo "$output" | jq -r '.checks[] | select(.id == "mariadb.accounting") | .remedy')" == \
+		"journalctl -u nodeforge-dbinit -u nodeforge-enroll"* ]]
+	jq 'del(.commands["systemctl is-active nodeforge-dbinit"])' "$SCRATCH/f.json" > "$SCRATCH/g.json"
+	run nf verify --sysroot "$SYS" --fixture "$SCRATCH/g.json" --role controller --only mariadb --json
+	[ "$(verdict_of mariadb.accounting)" = "pass nodeforge-dbinit.service active" ]
 }
 
 # sacctmgr that fails its first $FAILS listings, then lists $SCRATCH/clusters
