@@ -34,7 +34,8 @@ cur() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv
 
 @test "e2e build: every facet's files are in the image" {
 	grep -qx 'ClusterName=production' "$ROOT/etc/slurm/slurm.conf"
-	grep -qx 'NodeName=DEFAULT Sockets=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1024 State=UNKNOWN' "$ROOT/etc/slurm/slurm.conf"
+	grep -qx 'Include /etc/slurm/cluster.conf' "$ROOT/etc/slurm/slurm.conf"
+	! grep -q '^NodeName=' "$ROOT/etc/slurm/slurm.conf"
 	grep -qx 'ConstrainCores=yes' "$ROOT/etc/slurm/cgroup.conf"
 	grep -qx 'cgroup_memory=1 cgroup.memory=nokmem console=tty0 console=ttyS0,115200n8 systemd.unified_cgroup_hierarchy=1' "$ROOT/etc/kernel/cmdline"
 	grep -q 'GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX cgroup_memory=1' "$ROOT/etc/default/grub.d/nodeforge.cfg"
