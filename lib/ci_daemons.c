@@ -3,13 +3,29 @@
  * The image's own daemons read what nodeforge wrote into it (nodeforge ci,
  * static stage).  Each program runs inside the unpacked root: chroot, in
  * its own mount, UTS and PID namespaces (util-linux unshare) with /proc
- * mounted and the host name of a node of the role, so Slurm finds its
- * NodeName.  Any "error:" or "fatal:" line fails the case with the
+ * mounted and the host name of a node of the role.  Any "error:" or
+ * "fatal:" line fails the case with the program's own words, except those
+ * that say only that no daemon answers (no munged, no slurmctld: nothing
+ * runs in a static check).  slurmd -G, which would parse gres.conf, needs
+ * a running munged: gres.conf is checked by the verifier's slurm.gres.*.
+ *
+ *   slurm.conf      scontrol show config  (every role with Slurm)
+ *   plugstack.conf  srun --help           (SPANK plugins load)
+ *   slurmdbd.conf   slurmdbd -D, 3 s      (roles that run slurmdbd)
+ *   chrony.conf     chronyd -p
+ *   mariadb         mariadbd --help --verbose
+ */
+/*
+ * The image's own daemons read what nodeforge wrote into it (nodeforge ci,
+ * static stage).  Each program runs inside the unpacked root: chroot, in
+ * its own mount, UTS and PID namespaces (util-linux unshare) with /proc
+ * mounted and the host name of a node of the role.  (slurmd -G, which
+ * would parse gres.conf, needs a running munged: gres.conf is checked by
+ * the verifier's slurm.gres.* and by slurmd itself at boot.)  Any "error:" or "fatal:" line fails the case with the
  * program's own words, except those that say only that no daemon answers
  * (no munged, no slurmctld: nothing runs in a static check).
  *
  *   slurm.conf      scontrol show config  (every role with Slurm)
- *   gres.conf       slurmd -G             (roles that run slurmd)
  *   plugstack.conf  srun --help           (SPANK plugins load)
  *   slurmdbd.conf   slurmdbd -D, 3 s      (roles that run slurmdbd)
  *   chrony.conf     chronyd -p
@@ -202,7 +218,7 @@ int nf_ci_daemons(struct nf_ctx *ctx, const char *root, const char *inventory,
 	const json_t *prof, *daemons, *v;
 	json_t *cases = json_array();
 	char *path, host[128];
-	int r = 0, slurmd = 0, slurmdbd = 0;
+	int r = 0, slurmdbd = 0;
 	size_t i;
 
 	*out = NULL;
@@ -222,7 +238,6 @@ int nf_ci_daemons(struct nf_ctx *ctx, const char *root, const char *inventory,
 	prof = nf_profile_json(p);
 	daemons = json_object_get(json_object_get(prof, "slurm"), "daemons");
 	json_array_foreach(daemons, i, v) {
-		slurmd |= !strcmp(json_string_value(v) ?: "", "slurmd");
 		slurmdbd |= !strcmp(json_string_value(v) ?: "", "slurmdbd");
 	}
 	if (exists(root, "etc/slurm/slurm.conf") && exists(root, "usr/bin/scontrol")) {
@@ -232,10 +247,6 @@ int nf_ci_daemons(struct nf_ctx *ctx, const char *root, const char *inventory,
 		if ((r = run_in(cases, root, host, "slurm.conf",
 				(const char *const[]){ "scontrol", "show", "config",
 						       NULL }, 0, 0)))
-			goto fail;
-		if (slurmd && exists(root, "usr/sbin/slurmd") &&
-		    (r = run_in(cases, root, host, "gres.conf",
-				(const char *const[]){ "slurmd", "-G", NULL }, 0, 1)))
 			goto fail;
 		if (exists(root, "etc/slurm/plugstack.conf") &&
 		    exists(root, "usr/bin/srun") &&
