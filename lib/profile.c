@@ -90,21 +90,15 @@ static void locs_drop(json_t *locs, const char *prefix)
 			json_object_del(locs, k);
 }
 
-static void locs_copy(json_t *dst, const json_t *src, const char *from,
-		      const char *to)
+/* Copy the positions of `prefix` and everything under it */
+static void locs_copy(json_t *dst, const json_t *src, const char *prefix)
 {
 	const char *k;
 	json_t *v;
-	size_t n = strlen(from);
 
-	json_object_foreach((json_t *)src, k, v) {
-		char buf[1024];
-
-		if (!path_has_prefix(k, from))
-			continue;
-		snprintf(buf, sizeof(buf), "%s%s", to, k + n);
-		json_object_set(dst, buf, v);
-	}
+	json_object_foreach((json_t *)src, k, v)
+		if (path_has_prefix(k, prefix))
+			json_object_set(dst, k, v);
 }
 
 /* ------------------------------------------------------------- merge */
@@ -126,130 +120,219 @@ static void merge_err(struct merge *m, const json_t *locs, const char *path,
 	m->failed = 1;
 }
 
-/* Identity of a list entry for replacement and removal */
-static int entry_key(const json_t *v, char *buf, size_t sz)
+/* Identity of a list entry for replacement and removal: a string is its
+ * own key, a mapping its name; NULL for entries without one */
+static const char *entry_key(const json_t *v)
 {
-	if (json_is_string(v)) {
-		const char *s = json_string_value(v);
-
-		snprintf(buf, sz, "%s", s);
-		return 0;
-	}
-	if (json_is_object(v)) {
-		const char *n = json_string_value(json_object_get(v, "name"));
-
-		if (n) {
-			snprintf(buf, sz, "%s", n);
-			return 0;
-		}
-	}
-	return -1;
+	if (json_is_string(v))
+		return json_string_value(v);
+	if (json_is_object(v))
+		return json_string_value(json_object_get(v, "name"));
+	return NULL;
 }
 
-/* Does a removal marker "!x" match entry e? */
-static int removes(const char *marker, const json_t *e)
+/* The part of a key=value string before the first '=' ("hugepages" of
+ * "hugepages=64"), which a marker "!hugepages" removes; NULL if none */
+static char *kv_prefix(const json_t *e)
 {
-	char key[512];
+	const char *s = json_string_value(e), *eq = s ? strchr(s, '=') : NULL;
 
-	if (entry_key(e, key, sizeof(key)))
-		return 0;
-	if (!strcmp(key, marker))
-		return 1;
-	/* "!hugepages" removes "hugepages=64" */
-	if (json_is_string(e) && !strchr(marker, '=')) {
-		size_t n = strlen(marker);
+	return eq ? strndup(s, (size_t)(eq - s)) : NULL;
+}
 
-		return !strncmp(key, marker, n) && key[n] == '=';
+/* Parse "PATH[N]REST" where REST is empty or starts with '.' or '['; N as
+ * "%zu" prints it (no leading zeros).  Returns REST or NULL. */
+static const char *index_under(const char *k, const char *path, size_t plen,
+			       size_t *n)
+{
+	const char *p = k + plen;
+	size_t v = 0;
+
+	if (strncmp(k, path, plen) || *p != '[' || !(*++p >= '0' && *p <= '9'))
+		return NULL;
+	if (*p == '0' && p[1] != ']')
+		return NULL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (SIZE_MAX - 9) / 10)
+			return NULL;
+		v = v * 10 + (size_t)(*p - '0');
 	}
-	return 0;
+	if (*p++ != ']' || (*p && *p != '.' && *p != '['))
+		return NULL;
+	*n = v;
+	return p;
+}
+
+static void loc_put(json_t *dlocs, const char *path, size_t n,
+		    const char *rest, json_t *v)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "%s[%zu]%s", path, n, rest);
+	json_object_set(dlocs, buf, v);
+}
+
+/* The positions under `path` after a merge: old_to[i] is where inherited
+ * entry i went, src_to[j] where the child's entry j went (SIZE_MAX: gone).
+ * An inherited entry that kept its index keeps its positions untouched, so
+ * appending to a long list rewrites nothing; one pass over each locs. */
+static void locs_remap(json_t *dlocs, const json_t *slocs, const char *path,
+		       const size_t *old_to, size_t nold,
+		       const size_t *src_to, size_t nsrc)
+{
+	size_t plen = strlen(path), npend = 0, cap = 0;
+	struct pend { char *rest; json_t *v; size_t to; } *pend = NULL;
+	const char *k, *rest;
+	json_t *v, *kl;
+	void *tmp;
+
+	json_object_foreach_safe(dlocs, tmp, k, v) {
+		size_t i;
+
+		if (!path_has_prefix(k, path) || !strcmp(k, path))
+			continue;
+		rest = index_under(k, path, plen, &i);
+		if (rest && i < nold && old_to[i] == i)
+			continue;
+		if (rest && i < nold && old_to[i] != SIZE_MAX) {
+			if (npend == cap) {
+				struct pend *np = realloc(pend, (cap = cap ? 2 * cap : 64) * sizeof(*np));
+
+				if (!np)
+					break;
+				pend = np;
+			}
+			pend[npend++] = (struct pend){ strdup(rest), json_incref(v), old_to[i] };
+		}
+		json_object_del(dlocs, k);
+	}
+	for (size_t p = 0; p < npend; p++) {
+		if (pend[p].rest)
+			loc_put(dlocs, path, pend[p].to, pend[p].rest, pend[p].v);
+		free(pend[p].rest);
+		json_decref(pend[p].v);
+	}
+	free(pend);
+	/* the list key itself keeps the child's position */
+	if ((kl = json_object_get(slocs, path)))
+		json_object_set(dlocs, path, kl);
+	json_object_foreach((json_t *)slocs, k, v) {
+		size_t j;
+
+		if ((rest = index_under(k, path, plen, &j)) && j < nsrc &&
+		    src_to[j] != SIZE_MAX)
+			loc_put(dlocs, path, src_to[j], rest, v);
+	}
 }
 
 static void merge_value(struct merge *m, json_t *dst, json_t *dlocs,
 			const char *key, json_t *src, const json_t *slocs,
 			const char *path);
 
+/* Linear in the length of both lists: the removal markers and the merged
+ * list's keys are each indexed in a jansson object (a hash table) instead
+ * of comparing every pair */
 static void merge_list(struct merge *m, json_t *dst, json_t *dlocs,
 		       const char *key, json_t *src, const json_t *slocs,
 		       const char *path)
 {
 	json_t *old = json_object_get(dst, key);
+	size_t nold = json_array_size(old), nsrc = json_array_size(src);
 	json_t *out = json_array();
-	json_t *oldlocs = json_deep_copy(dlocs);
-	json_t *origin = json_array(); /* per out entry: [from-path, 0=old|1=src] */
-	size_t i, j;
-	json_t *e, *s;
+	json_t *markers = json_object(); /* "!x" in src: x -> did it remove? */
+	json_t *index = json_object();   /* key -> first position in out */
+	size_t *old_to = malloc((nold + 1) * sizeof(*old_to));
+	size_t *src_to = malloc((nsrc + 1) * sizeof(*src_to));
+	/* per position in out: j for the child's entry j, nsrc + i for the
+	 * inherited entry i */
+	size_t *orig = malloc((nold + nsrc + 1) * sizeof(*orig));
+	size_t i, j, n;
+	const char *k;
+	json_t *e, *s, *at;
 
-	/* parent entries, minus the removed and the replaced */
+	if (!out || !markers || !index || !old_to || !src_to || !orig) {
+		merge_err(m, slocs, path, "%s: out of memory", path);
+		goto done;
+	}
+	json_array_foreach(src, j, s) {
+		const char *sv = json_string_value(s);
+
+		src_to[j] = SIZE_MAX;
+		if (sv && sv[0] == '!')
+			json_object_set(markers, sv + 1, json_false());
+	}
+	/* parent entries, minus the removed: "!x" removes the entry whose key
+	 * is x, and the string x=anything */
 	json_array_foreach(old, i, e) {
 		int gone = 0;
-		char opath[1024];
 
-		json_array_foreach(src, j, s) {
-			const char *sv = json_string_value(s);
+		old_to[i] = SIZE_MAX;
+		k = entry_key(e);
+		if (k && json_object_size(markers)) {
+			char *pre = kv_prefix(e);
 
-			if (sv && sv[0] == '!' && removes(sv + 1, e))
+			if (json_object_get(markers, k)) {
+				json_object_set(markers, k, json_true());
 				gone = 1;
+			}
+			if (pre && json_object_get(markers, pre)) {
+				json_object_set(markers, pre, json_true());
+				gone = 1;
+			}
+			free(pre);
 		}
 		if (gone)
 			continue;
-		snprintf(opath, sizeof(opath), "%s[%zu]", path, i);
+		n = json_array_size(out);
+		if (k && !json_object_get(index, k))
+			json_object_set_new(index, k, json_integer((json_int_t)n));
 		json_array_append(out, e);
-		json_array_append_new(origin, json_pack("[si]", opath, 0));
+		old_to[i] = n;
+		orig[n] = nsrc + i;
 	}
 	/* child entries: markers must remove something; same-named mappings
 	 * replace in place; duplicates of strings are dropped */
 	json_array_foreach(src, j, s) {
 		const char *sv = json_string_value(s);
-		char spath[1024], k1[512], k2[512];
-		int replaced = 0, removed_any = 0;
 
-		snprintf(spath, sizeof(spath), "%s[%zu]", path, j);
 		if (sv && sv[0] == '!') {
-			json_array_foreach(old, i, e)
-				removed_any |= removes(sv + 1, e);
-			if (!removed_any)
+			if (!json_is_true(json_object_get(markers, sv + 1))) {
+				char spath[1024];
+
+				snprintf(spath, sizeof(spath), "%s[%zu]", path, j);
 				merge_err(m, slocs, spath,
 					  "'%s' removes nothing: no inherited entry "
 					  "has that name", sv + 1);
+			}
 			continue;
 		}
-		for (i = 0; i < json_array_size(out); i++) {
-			json_t *o = json_array_get(out, i);
-
-			if (entry_key(s, k1, sizeof(k1)) ||
-			    entry_key(o, k2, sizeof(k2)) || strcmp(k1, k2))
-				continue;
-			json_array_set(out, i, s);
-			json_array_set_new(origin, i, json_pack("[si]", spath, 1));
-			replaced = 1;
-			break;
-		}
-		if (!replaced) {
+		k = entry_key(s);
+		if (k && (at = json_object_get(index, k))) {
+			n = (size_t)json_integer_value(at);
+			json_array_set(out, n, s);
+			/* what it replaces leaves no positions behind */
+			if (orig[n] >= nsrc)
+				old_to[orig[n] - nsrc] = SIZE_MAX;
+			else
+				src_to[orig[n]] = SIZE_MAX;
+		} else {
+			n = json_array_size(out);
+			if (k)
+				json_object_set_new(index, k, json_integer((json_int_t)n));
 			json_array_append(out, s);
-			json_array_append_new(origin, json_pack("[si]", spath, 1));
 		}
+		src_to[j] = n;
+		orig[n] = j;
 	}
-	locs_drop(dlocs, path);
-	/* the list key itself keeps the child's position */
-	{
-		json_t *kl = json_object_get(slocs, path);
-
-		if (kl)
-			json_object_set(dlocs, path, kl);
-		else if ((kl = json_object_get(oldlocs, path)))
-			json_object_set(dlocs, path, kl);
-	}
-	json_array_foreach(origin, i, e) {
-		char npath[1024];
-		const char *from = json_string_value(json_array_get(e, 0));
-		int fromsrc = (int)json_integer_value(json_array_get(e, 1));
-
-		snprintf(npath, sizeof(npath), "%s[%zu]", path, i);
-		locs_copy(dlocs, fromsrc ? slocs : oldlocs, from, npath);
-	}
-	json_object_set_new(dst, key, out);
-	json_decref(origin);
-	json_decref(oldlocs);
+	locs_remap(dlocs, slocs, path, old_to, nold, src_to, nsrc);
+	json_object_set(dst, key, out);
+done:
+	json_decref(out);
+	json_decref(markers);
+	json_decref(index);
+	free(old_to);
+	free(src_to);
+	free(orig);
 }
 
 static void merge_object(struct merge *m, json_t *dst, json_t *dlocs,
@@ -286,9 +369,70 @@ static void merge_value(struct merge *m, json_t *dst, json_t *dlocs,
 		merge_list(m, dst, dlocs, key, src, slocs, path);
 		return;
 	}
+	/* a scalar over a scalar has one position and no subtree: not worth
+	 * a scan of every position, once per key of a large mapping */
+	if (!json_is_object(src) && !json_is_array(src) &&
+	    !json_is_object(cur) && !json_is_array(cur)) {
+		json_t *kl = json_object_get(slocs, path);
+
+		json_object_set_new(dst, key, json_deep_copy(src));
+		if (kl)
+			json_object_set(dlocs, path, kl);
+		else
+			json_object_del(dlocs, path);
+		return;
+	}
 	json_object_set_new(dst, key, json_deep_copy(src));
 	locs_drop(dlocs, path);
-	locs_copy(dlocs, slocs, path, path);
+	locs_copy(dlocs, slocs, path);
+}
+
+/* Keep only the positions under a top-level key of obj: what merging obj
+ * into an empty mapping copies */
+static void locs_keep_under(json_t *locs, const json_t *obj)
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+
+	json_object_foreach_safe(locs, tmp, k, v) {
+		char top[256];
+		size_t n = strcspn(k, ".[");
+
+		if (n >= sizeof(top)) {
+			json_object_del(locs, k);
+			continue;
+		}
+		memcpy(top, k, n);
+		top[n] = '\0';
+		if (!json_object_get(obj, top))
+			json_object_del(locs, k);
+	}
+}
+
+/* Merge a whole profile (*src, *slocs) into the result.  Into an empty
+ * result that is a copy of every section (a list only merges into a list),
+ * so the first parent, or a profile that inherits nothing, is taken over
+ * as it is instead of copied; *src and *slocs then move into the result. */
+static void merge_top(struct merge *m, json_t **out, json_t **olocs,
+		      json_t **src, json_t **slocs)
+{
+	const char *k;
+	json_t *v;
+	int arrays = 0;
+
+	json_object_foreach(*src, k, v)
+		arrays |= json_is_array(v);
+	if (json_object_size(*out) || arrays) {
+		merge_object(m, *out, *olocs, *src, *slocs, "");
+		return;
+	}
+	locs_keep_under(*slocs, *src);
+	json_decref(*out);
+	json_decref(*olocs);
+	*out = *src;
+	*olocs = *slocs;
+	*src = *slocs = NULL;
 }
 
 /* ------------------------------------------------------------- loading */
@@ -519,13 +663,13 @@ static int resolve(struct resolver *rv, const char *name, const json_t *from_loc
 		r = resolve(rv, json_string_value(p), slocs, ipath, &pj, &pl);
 		if (r)
 			goto fail;
-		merge_object(&m, out, olocs, pj, pl, "");
+		merge_top(&m, &out, &olocs, &pj, &pl);
 		json_decref(pj);
 		json_decref(pl);
 	}
 	json_object_del(self, "inherits");
 	json_object_del(self, "abstract");
-	merge_object(&m, out, olocs, self, slocs, "");
+	merge_top(&m, &out, &olocs, &self, &slocs);
 	if (m.failed) {
 		r = nf_fail(rv->ctx, NF_E_INVALID, "profile '%s' does not merge",
 			    name);
