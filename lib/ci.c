@@ -1010,6 +1010,8 @@ static const struct {
 			 "CI VM (user-mode network)" },
 	{ "munge.key.fingerprint", "the CI VM is enrolled with a throwaway key, "
 				   "not the cluster's" },
+	{ "slurm.cluster", "the CI VM boots alone: its boot tree has no "
+			   "controller, so no cluster.conf names it" },
 };
 
 static const char *vm_env_why(const char *id)
