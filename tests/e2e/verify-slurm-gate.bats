@@ -79,6 +79,9 @@ wait_state() {
 node_fx() {
 	vfx "$2"
 	echo "$1" > "$SYS/proc/sys/kernel/hostname"
+	# the cluster part of slurm.conf names this node (slurm.cluster)
+	printf 'SlurmctldHost=localhost(127.0.0.1)\nNodeName=nftest[1-2] State=UNKNOWN\n' \
+		> "$SYS/etc/slurm/cluster.conf"
 	jq '.passthrough = ["scontrol"]' "$SYS/fixture.json" > "$SCRATCH/f.json"
 	mv "$SCRATCH/f.json" "$SYS/fixture.json"
 }
