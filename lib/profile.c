@@ -718,14 +718,43 @@ static int repeatable(const char *key)
 	return !strcmp(key, "console");
 }
 
+/* Name a kernel argument that conflicts with an earlier one, with both
+ * positions; last holds each argument's last index in args before i */
+static void report_conflict(struct nf_profile *p, struct nf_diags *diags,
+			    const json_t *srcs,
+			    const json_t *last, size_t i, const char *s,
+			    const char *t, const char *k1)
+{
+	const char *file = NULL, *of = NULL;
+	unsigned line = 0, col = 0, ol = 0, oc = 0;
+	char path[64], opath[64], where[600] = "";
+	size_t nk = json_array_size(json_object_get(
+		json_object_get(p->json, "kernel"), "args"));
+	size_t oi = (size_t)json_integer_value(json_object_get(last, t));
+
+	snprintf(path, sizeof(path), "kernel.args[%zu]", i);
+	if (nf_profile_where(p, path, &file, &line, &col))
+		nf_profile_where(p, json_string_value(json_array_get(srcs, i)),
+				 &file, &line, &col);
+	snprintf(opath, sizeof(opath), "kernel.args[%zu]", oi);
+	if (oi < nk && !nf_profile_where(p, opath, &of, &ol, &oc) && of)
+		snprintf(where, sizeof(where), " (%s:%u:%u)", of, ol, oc);
+	nf_diag_add(diags, file ? file : p->name, line, col, NF_SEV_ERROR,
+		    "kernel argument '%s' conflicts with '%s'%s; "
+		    "remove the inherited one with '!%s'", s, t, where, k1);
+}
+
 /* Collect every facet's boot arguments; conflicting values are errors */
 static int collect_boot_args(struct nf_ctx *ctx, struct nf_profile *p,
 			     struct nf_diags *diags, json_t **out)
 {
 	json_t *args = json_array(), *res = json_array();
 	json_t *srcs = json_array();
+	json_t *bykey = json_object();    /* key -> first accepted with it */
+	json_t *accepted = json_object(); /* the arguments in res */
+	json_t *last = json_object();     /* argument -> its last index so far */
 	int bad = 0;
-	size_t i, j;
+	size_t i;
 	json_t *a;
 
 	for (size_t f = 0; f < nf_nfacets; f++) {
@@ -739,59 +768,37 @@ static int collect_boot_args(struct nf_ctx *ctx, struct nf_profile *p,
 		for (i = before; i < json_array_size(args); i++)
 			json_array_append_new(srcs, json_string(fc->name));
 	}
+	/* linear: the first accepted argument with a key and the last index of
+	 * each argument are hash-indexed (jansson objects) */
 	json_array_foreach(args, i, a) {
 		const char *s = json_string_value(a);
 		char k1[128];
-		int has_val = nf_kargs_key(s, k1, sizeof(k1)) == 1;
-		int dup = 0;
+		int kr = nf_kargs_key(s, k1, sizeof(k1));
+		int has_val = kr == 1;
+		json_t *at;
 
-		for (j = 0; j < json_array_size(res); j++) {
-			const char *t = json_string_value(json_array_get(res, j));
-			char k2[128];
+		if (has_val && !repeatable(k1) && (at = json_object_get(bykey, k1))) {
+			/* the first accepted argument with that key: the same
+			 * argument again is dropped, another value conflicts */
+			const char *t = json_string_value(json_array_get(res,
+					(size_t)json_integer_value(at)));
 
-			if (!strcmp(s, t)) {
-				dup = 1;
-				break;
-			}
-			nf_kargs_key(t, k2, sizeof(k2));
-			if (has_val && !strcmp(k1, k2) && !repeatable(k1)) {
-				const char *file = NULL;
-				unsigned line = 0, col = 0;
-				char path[64];
-
-				snprintf(path, sizeof(path), "kernel.args[%zu]", i);
-				if (nf_profile_where(p, path, &file, &line, &col))
-					nf_profile_where(p, json_string_value(json_array_get(srcs, i)),
-							 &file, &line, &col);
-				{
-					const char *of = NULL;
-					unsigned ol = 0, oc = 0;
-					char opath[64], where[600] = "";
-					size_t nk = json_array_size(json_object_get(
-						json_object_get(p->json, "kernel"), "args"));
-					size_t oi = 0;
-
-					/* position of the earlier argument: find it in args */
-					for (size_t q = 0; q < i; q++)
-						if (!strcmp(json_string_value(json_array_get(args, q)), t))
-							oi = q;
-					snprintf(opath, sizeof(opath), "kernel.args[%zu]", oi);
-					if (oi < nk && !nf_profile_where(p, opath, &of, &ol, &oc) && of)
-						snprintf(where, sizeof(where), " (%s:%u:%u)", of, ol, oc);
-					nf_diag_add(diags, file ? file : p->name, line, col,
-						    NF_SEV_ERROR,
-						    "kernel argument '%s' conflicts with '%s'%s; "
-						    "remove the inherited one with '!%s'",
-						    s, t, where, k1);
-				}
+			if (strcmp(s, t)) {
+				report_conflict(p, diags, srcs, last, i, s, t, k1);
 				bad = 1;
-				dup = 1;
-				break;
 			}
-		}
-		if (!dup)
+		} else if (!json_object_get(accepted, s)) {
+			if (kr >= 0 && !json_object_get(bykey, k1))
+				json_object_set_new(bykey, k1,
+					json_integer((json_int_t)json_array_size(res)));
+			json_object_set(accepted, s, json_true());
 			json_array_append(res, a);
+		}
+		json_object_set_new(last, s, json_integer((json_int_t)i));
 	}
+	json_decref(bykey);
+	json_decref(accepted);
+	json_decref(last);
 	json_decref(args);
 	json_decref(srcs);
 	if (bad) {

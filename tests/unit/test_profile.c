@@ -289,6 +289,48 @@ static void test_large_list_merge_is_linear(void **state)
 			 2 * N, secs);
 }
 
+/* 40,000 kernel arguments: duplicates and conflicts found in linear time
+ * (every argument was compared with every one kept before it) */
+static void test_many_kernel_args_are_linear(void **state)
+{
+	enum { N = 40000 };
+	struct nf_ctx *ctx = ctx_for_dir();
+	struct nf_profile *p = NULL;
+	struct nf_diags d;
+	struct timespec t0, t1;
+	char path[512];
+	FILE *f;
+	double secs;
+	int rc;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/k10.yaml", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("kernel:\n  args:\n", f);
+	for (int i = 0; i < N; i++)
+		fprintf(f, "    - k%d=1\n", i);
+	/* line N + 3: the same again is dropped; line N + 4 conflicts */
+	fputs("    - k7=1\n    - k7=2\n", f);
+	fclose(f);
+	nf_diags_init(&d);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = nf_profile_resolve(ctx, "k10", NULL, &p, &d);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	assert_int_equal(rc, NF_E_CONFLICT);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.v[0].line, N + 4);
+	/* the earlier one named is the last k7=1 before it */
+	snprintf(path, sizeof(path), "'k7=2' conflicts with 'k7=1' (%s/k10.yaml:%d:7)",
+		 dir, N + 3);
+	assert_non_null(strstr(d.v[0].message, path));
+	nf_diags_free(&d);
+	nf_ctx_free(ctx);
+	if (secs > 3.0)
+		fail_msg("%d kernel arguments took %.2f s (linear: well under 1 s)",
+			 N, secs);
+}
+
 static int teardown(void **state)
 {
 	char cmd[256];
@@ -311,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_positions_follow_the_merge),
 		cmocka_unit_test(test_shipped_compute_profile),
 		cmocka_unit_test(test_large_list_merge_is_linear),
+		cmocka_unit_test(test_many_kernel_args_are_linear),
 	};
 	if (!mkdtemp(dir))
 		return 1;
