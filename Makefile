@@ -37,7 +37,7 @@ FUZZ_SRC  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
 
 .PHONY: fuzz-lib test all check check-unit check-bats check-e2e asan fuzz fuzz-run deps install \
-        clean bench ci-image
+        clean bench ci-image check-cluster
 all: $(BUILD)/nodeforge
 
 $(BUILD)/%.o: %.c lib/nodeforge.h lib/internal.h $(wildcard lib/*.h cmd/*.h lib/facets/*.h) cmd/commands.def lib/facets/facets.def
@@ -79,6 +79,14 @@ check-e2e: $(BUILD)/nodeforge
 	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
 		NF_E2E_CACHE=$${NF_E2E_CACHE:-$(CURDIR)/$(BUILD)/e2e-cache} \
 		bats --print-output-on-failure tests/e2e
+
+# The cluster acceptance test (DESIGN.md, docs/bring-up-a-rack.md): every
+# role's image, booted together in QEMU VMs inside a network namespace,
+# must form a working Slurm cluster.  Root; slow (NF_E2E_KVM=1 uses KVM)
+check-cluster: $(BUILD)/nodeforge
+	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
+		NF_E2E_CACHE=$${NF_E2E_CACHE:-$(CURDIR)/$(BUILD)/e2e-cache} \
+		bats --timing --print-output-on-failure tests/cluster
 
 # Golden-image CI of the compute role on this site (docs/nodeforge-ci.md):
 # the real bootstrap and a PXE boot in QEMU; CI_ARGS adds options

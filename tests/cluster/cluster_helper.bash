@@ -1,0 +1,380 @@
+# The cluster in a box, for tests/cluster/t7000-cluster.bats: every node of
+# examples/cluster-box.yaml a QEMU VM on one bridge inside a network
+# namespace this test owns, booted the way a site boots a rack (dnsmasq
+# from the rendered dnsmasq.conf, `nodeforge serve`, iPXE from the VM's
+# NIC ROM), with an NTP server at the site's ntp address.  No interface
+# of the namespace leads out of it.  docs/bring-up-a-rack.md is the same
+# sequence for a real site.
+#
+# Layout of the run ($W, kept when a test failed):
+#   overlays/   overlays/ of the source tree plus root/.ssh/authorized_keys
+#   tree/       `nodeforge pxe` output      state/   `nodeforge serve` state
+#   secrets/    munge key, slurmdbd password (0700; never in an image)
+#   enroll/     enrollment state (0700)     site.yaml  the server's site
+#   log/        console-NODE.log, qemu-NODE.out, serve, dnsmasq, chronyd
+#   pids/       one file per process started here
+# Images and the test's ssh key live in $NF_E2E_CACHE/cluster: an
+# unchanged tree rebuilds nothing.
+load ../bats/helper
+
+SRV_IP=10.0.0.1
+SRV_NET=10.0.0.1/16
+SRV=http://$SRV_IP:8080
+ROM=/usr/lib/ipxe/qemu/pxe-virtio.rom
+
+# Seconds; a slow machine raises NF_CLUSTER_TIMEOUT (all deadlines scale)
+cl_scale() { echo $(( $1 * ${NF_CLUSTER_TIMEOUT:-100} / 100 )); }
+
+cl_log() { echo "# $*" >&3; }
+
+# stdin to the test's log, as bats comments
+cl_show() { sed 's/^/# /' >&3; }
+
+nsx() { ip netns exec "$NS" "$@"; }
+
+# One line per inventory node: NAME MAC IP ROLE, the inventory's order
+cl_nodes() {
+	nf -C "$PROFS" inventory show -i "$INV" --json | python3 -c '
+import json, sys
+for n in json.load(sys.stdin)["nodes"]:
+    print(n["name"], n["mac"], n["ip"], n["role"])'
+}
+cl_node_field() { cl_nodes | awk -v n="$1" -v f="$2" '$1 == n { print $f }'; }
+cl_ip() { cl_node_field "$1" 3; }
+# The first node of a role
+cl_node_of() { cl_nodes | awk -v r="$1" '$4 == r { print $1; exit }'; }
+cl_roles() { cl_nodes | awk '{ print $4 }' | awk '!seen[$0]++'; }
+
+# ------------------------------------------------------------ images
+
+# The ssh key the images trust: made once per cache, so an unchanged
+# tree keeps its images.  A throwaway key for VMs inside the namespace.
+cl_ssh_key() {
+	mkdir -p "$E2E/cluster/ssh"
+	chmod 700 "$E2E/cluster/ssh"
+	KEY=$E2E/cluster/ssh/id_ed25519
+	[ -s "$KEY" ] || ssh-keygen -q -t ed25519 -N '' -C nodeforge-cluster-test -f "$KEY"
+	export KEY
+}
+
+# The source tree's overlays plus the key, as `build --overlays DIR`
+cl_overlays() {
+	rm -rf "$W/overlays"
+	cp -R "$NF_SRCDIR/overlays" "$W/overlays"
+	mkdir -p "$W/overlays/common/root/.ssh"
+	cp "$KEY.pub" "$W/overlays/common/root/.ssh/authorized_keys"
+}
+
+cl_build() {
+	local role=$1 t0 rc
+	t0=$(date +%s)
+	nf -C "$PROFS" build "$role" --cache "$E2E" --out "$OUT" \
+		--overlays "$W/overlays" >"$W/log/build-$role.log" 2>&1
+	rc=$?
+	cl_log "build $role: $(( $(date +%s) - t0 )) s (exit $rc)"
+	[ $rc -eq 0 ] || { tail -n 30 "$W/log/build-$role.log" >&2; return 1; }
+}
+
+# The boot tree; each role's kernel arguments plus a serial console (the
+# test reads the consoles; a site with serial-over-LAN does the same)
+cl_render() {
+	local args=() role
+	for role in $(cl_roles); do
+		args+=(--kernel-args "$role=$(nf -C "$PROFS" profile show "$role" --args) console=ttyS0,115200")
+	done
+	nf -C "$PROFS" pxe --inventory "$INV" --out "$TREE" --images "$OUT" \
+		-u "$SRV" "${args[@]}" >"$W/log/pxe.log" 2>&1 ||
+		{ cat "$W/log/pxe.log" >&2; return 1; }
+}
+
+# The server's secrets (a fresh munge key and slurmdbd password for the
+# run) and its site: the embedded site with the secrets' paths and the
+# enrollment state pointed into $W
+cl_secrets() {
+	mkdir -m 700 "$W/secrets" "$W/enroll"
+	nf keys munge -o "$W/secrets/munge.key" >/dev/null || return 1
+	(umask 077; openssl rand -hex 24 > "$W/secrets/slurmdbd.password") || return 1
+	python3 - "$PROFS/site.yaml" "$W" "$SRV" > "$W/site.yaml" <<-'PY' || return 1
+	import sys, yaml
+	site, w, url = sys.argv[1:]
+	d = yaml.safe_load(open(site))
+	d.setdefault("server", {})
+	d["server"]["url"] = url
+	d["server"]["state_dir"] = w + "/enroll"
+	d["secrets"] = {"munge_key": {"path": w + "/secrets/munge.key"},
+	                "slurmdbd_password": {"path": w + "/secrets/slurmdbd.password"}}
+	print(yaml.safe_dump(d, sort_keys=False), end="")
+	PY
+}
+
+# ------------------------------------------------------------ processes
+
+# cl_bg NAME CMD...: CMD in the background, its PID in pids/NAME
+cl_bg() {
+	local name=$1
+	shift
+	"$@" </dev/null 3>&- &
+	echo $! > "$W/pids/$name"
+}
+
+cl_pid() { cat "$W/pids/$1" 2>/dev/null; }
+
+# Stop one process of this run (TERM, then KILL), never failing: callers
+# run under bats' errexit
+cl_stop() {
+	local p
+	p=$(cl_pid "$1") || return 0
+	kill "$p" 2>/dev/null || true
+	for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+	kill -9 "$p" 2>/dev/null || true
+	wait "$p" 2>/dev/null || true
+	rm -f "$W/pids/$1"
+}
+
+# Everything this run started, then the namespace (with its bridge and
+# taps).  Safe to call twice, and from the guard after bats is gone.
+cl_down() {
+	local f p
+	[ -n "${W:-}" ] && [ -d "$W/pids" ] || return 0
+	for f in "$W"/pids/*; do
+		case ${f##*/} in guard|'*') continue ;; esac
+		p=$(cat "$f" 2>/dev/null) && kill "$p" 2>/dev/null || true
+	done
+	sleep 1
+	for f in "$W"/pids/*; do
+		case ${f##*/} in guard|'*') continue ;; esac
+		p=$(cat "$f" 2>/dev/null) && kill -9 "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+		rm -f "$f"
+	done
+	if [ -n "${NS:-}" ] && ip netns list | grep -qw "$NS"; then
+		# anything still in the namespace was started from here
+		for p in $(ip netns pids "$NS" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
+		ip netns del "$NS" || true
+	fi
+	return 0
+}
+
+# A guard outside bats: if the bats process dies without teardown_file
+# (SIGKILL, a lost terminal), it takes the cluster down
+cl_guard() {
+	local parent=$BATS_ROOT_PID
+	touch "$W/up"
+	(
+		set +e
+		trap '' INT
+		while [ -e "$W/up" ] && kill -0 "$parent" 2>/dev/null; do sleep 2; done
+		[ -e "$W/up" ] && cl_down
+	) </dev/null >/dev/null 2>&1 3>&- &
+	echo $! > "$W/pids/guard"
+}
+
+# ------------------------------------------------------------ network
+
+cl_net() {
+	ip netns add "$NS" || return 1
+	nsx ip link set lo up
+	nsx ip link add br0 type bridge
+	nsx ip addr add "$SRV_NET" dev br0
+	local name i=0
+	for name in $(cl_nodes | awk '{ print $1 }'); do
+		nsx ip tuntap add dev "tap$i" mode tap
+		nsx ip link set "tap$i" master br0
+		nsx ip link set "tap$i" up
+		echo "tap$i" > "$W/tap-$name"
+		i=$((i + 1))
+	done
+	nsx ip link set br0 up
+}
+
+# The site's time server (profiles/site.yaml ntp: 10.0.0.1) inside the
+# namespace: the verifier's time checks need a source.  -x: serve time,
+# never touch the host's clock.
+cl_chronyd() {
+	cat > "$W/chrony.conf" <<-EOF
+	local stratum 8
+	allow 10.0.0.0/16
+	bindaddress $SRV_IP
+	cmdport 0
+	pidfile $W/chronyd.pid
+	EOF
+	cl_bg chronyd ip netns exec "$NS" chronyd -d -x -f "$W/chrony.conf" \
+		>"$W/log/chronyd.log" 2>&1
+}
+
+cl_dnsmasq() {
+	cl_bg dnsmasq ip netns exec "$NS" dnsmasq -k -C "$TREE/dnsmasq.conf" \
+		--interface=br0 --pid-file="$W/dnsmasq.pid" \
+		--log-facility="$W/log/dnsmasq.log"
+}
+
+cl_serve() {
+	cl_bg serve ip netns exec "$NS" "$NF_BIN" -C "$PROFS" -s "$W/site.yaml" serve \
+		--tree "$TREE" --state "$STATE" --listen "$SRV_IP:8080" \
+		-i "$INV" --enroll-state "$W/enroll" >"$W/log/serve.log" 2>&1
+	for _ in $(seq 100); do
+		grep -q '^listening on' "$W/log/serve.log" && return 0
+		kill -0 "$(cl_pid serve)" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$W/log/serve.log" >&2
+	return 1
+}
+
+# ------------------------------------------------------------ VMs
+
+cl_accel() {
+	if [ -n "${NF_E2E_KVM:-}" ] && [ -w /dev/kvm ]; then echo kvm; else echo tcg; fi
+}
+
+# The VM of a node.  A diskless node holds its whole image in the
+# initramfs's tmpfs, which the kernel caps at half the RAM: the VM gets
+# twice the image's content (and of what the node writes there: the
+# InnoDB redo log the profile asks for) plus NF_CLUSTER_SLACK_MB (default
+# 768) for the running system.  A cpu node gets exactly its profile's slurm.node
+# CPUs, and at least real_memory_mb plus the slack (Slurm drains a node
+# with less than its NodeName line says).
+cl_vm_shape() {
+	local role=$1
+	nf -C "$PROFS" profile show "$role" --json | python3 -c '
+import json, os, sys
+role, out = sys.argv[1:]
+prof = json.load(sys.stdin)
+node = prof.get("slurm", {}).get("node") or {}
+cur = json.load(open("%s/%s/%s.current" % (out, role, role)))
+man = json.load(open("%s/%s/%s" % (out, role, cur["manifest"])))
+image_mb = sum(e.get("size", 0) for e in man["entries"]) >> 20
+redo = str(prof.get("mariadb", {}).get("log_file_size", "0"))
+units = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
+image_mb += int(float(redo[:-1]) * units[redo[-1].upper()]) if redo[-1:].isalpha() else int(redo) >> 20
+slack = int(os.environ.get("NF_CLUSTER_SLACK_MB", 768))
+mem = 2 * image_mb + slack
+s = c = t = 1
+if role == "cpu":
+    s, c, t = node["sockets"], node["cores_per_socket"], node["threads_per_core"]
+    mem = max(mem, node["real_memory_mb"] + slack)
+print("-smp %d,sockets=%d,cores=%d,threads=%d -m %d" % (s * c * t, s, c, t, mem))
+' "$role" "$OUT"
+}
+
+# cl_power_on NODE: start its VM; it PXE-boots from its inventory MAC
+cl_power_on() {
+	local node=$1 mac role tap shape
+	mac=$(cl_node_field "$node" 2)
+	role=$(cl_node_field "$node" 4)
+	tap=$(cat "$W/tap-$node")
+	shape=$(cl_vm_shape "$role") || return 1
+	# shellcheck disable=SC2086
+	cl_bg "vm-$node" ip netns exec "$NS" qemu-system-x86_64 \
+		-machine "q35,accel=$(cl_accel)" $shape -display none -no-reboot \
+		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no" \
+		-device "virtio-net-pci,netdev=n0,mac=$mac,disable-legacy=on,romfile=$ROM" \
+		-boot n -serial "file:$W/log/console-$node.log" -monitor none \
+		>>"$W/log/qemu-$node.out" 2>&1
+}
+
+cl_power_off() { cl_stop "vm-$1"; }
+
+# ------------------------------------------------------------ the server's view
+
+cl_status_json() { nsx "$NF_BIN" status --server "$SRV" --json; }
+
+# NAME STATE VERDICT_AT ROOT_CAUSE per node
+cl_states() {
+	cl_status_json 2>/dev/null | python3 -c '
+import json, sys
+for n in json.load(sys.stdin)["nodes"]:
+    print(n["name"], n.get("state", "-").replace(" ", "-"),
+          n.get("verdict_at") or "-", n.get("root_cause") or "-")'
+}
+
+cl_state() { cl_states | awk -v n="$1" '$1 == n { print $2 }'; }
+cl_verdict_at() { cl_states | awk -v n="$1" '$1 == n { print $3 }'; }
+
+# ------------------------------------------------------------ on the nodes
+
+# cl_ssh NODE 'COMMAND': run it as root on the node, from the namespace
+cl_ssh() {
+	local ip
+	ip=$(cl_ip "$1")
+	nsx ssh -F /dev/null -i "$KEY" -o BatchMode=yes -o StrictHostKeyChecking=no \
+		-o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
+		-o ConnectTimeout=10 -o ServerAliveInterval=10 -o ServerAliveCountMax=3 \
+		"root@$ip" "$2"
+}
+
+# cl_wait SECONDS 'CONDITION': poll every 5 s; gives up at once on ^C
+# (bats only marks the interruption)
+cl_wait() {
+	local end=$(( $(date +%s) + $1 ))
+	while [ "$(date +%s)" -lt "$end" ]; do
+		[ -z "${BATS_INTERRUPTED:-}" ] || return 130
+		eval "$2" && return 0
+		sleep 5
+	done
+	eval "$2"
+}
+
+# Slurm's compact state of a node as the login node sees it
+cl_sinfo_state() {
+	cl_ssh "$LOGIN" "timeout 30 sinfo -h -N -n $1 -o %t" 2>/dev/null | head -n 1
+}
+
+# cl_all_idle NAME...: every line sinfo has for each node says idle.  A
+# slurm.conf the client refuses does not heal by waiting: that fails at
+# once (status 2), with sinfo's words on stderr.
+cl_all_idle() {
+	local out n
+	out=$(cl_ssh "$LOGIN" 'timeout 30 sinfo -h -N -o "%N %t"' 2>&1)
+	if [[ "$out" == *"fatal:"* ]]; then
+		echo "$out" >&2
+		return 2
+	fi
+	for n in "$@"; do
+		echo "$out" | awk -v n="$n" '$1 == n { seen = 1; if ($2 != "idle") bad = 1 }
+			END { exit !(seen && !bad) }' || return 1
+	done
+}
+
+cl_idle() { cl_all_idle "$1"; }
+
+# What a failing test shows: the server's view, Slurm's from the login
+# node, and each console's last lines
+cl_debug() {
+	echo "--- nodeforge status"
+	nsx "$NF_BIN" status --server "$SRV" 2>&1
+	echo "--- sinfo on $LOGIN"
+	cl_ssh "$LOGIN" 'timeout 30 sinfo -N -l; timeout 30 scontrol show nodes | grep -E "NodeName|State|Reason"' 2>&1 | head -n 40
+	local f
+	for f in "$W"/log/console-*.log; do
+		[ -e "$f" ] || continue
+		echo "--- ${f##*/} (last lines)"
+		tr -d '\r' < "$f" | sed 's/\x1b\[[0-9;]*[a-zA-Z]//g' | grep -v '^\s*$' | tail -n "${NF_CLUSTER_CONSOLE_LINES:-20}"
+	done
+	echo "--- serve.log (last lines)"
+	grep -v '" 200 ' "$W/log/serve.log" | tail -n 15
+	echo "--- logs: $W"
+}
+
+# ------------------------------------------------------------ timings
+
+cl_time() {
+	local line
+	line="$(date -u +%FT%TZ) $(cl_accel) $*"
+	cl_log "$*"
+	echo "$line" >> "$W/timings"
+	echo "$line" >> "$E2E/cluster/timings.log"
+}
+
+# cl_all_reported NAME...: each node has a verdict, or its VM is gone
+# (then waiting is pointless)
+cl_all_reported() {
+	local states n st
+	states=$(cl_states) && [ -n "$states" ] || return 1
+	for n in "$@"; do
+		st=$(echo "$states" | awk -v n="$n" '$1 == n { print $2 }')
+		case $st in verified|failed) continue ;; esac
+		kill -0 "$(cl_pid "vm-$n")" 2>/dev/null || continue
+		return 1
+	done
+}

@@ -1,0 +1,301 @@
+#!/usr/bin/env bats
+# The cluster is the unit of proof (DESIGN.md): the images of every role,
+# built from the embedded default, booted together as a site boots a rack,
+# must form a working Slurm cluster.  Five QEMU VMs from
+# examples/cluster-box.yaml (controller, login, two CPU compute nodes and a
+# GPU compute node that has no GPU) PXE-boot inside a network namespace
+# from the rendered dnsmasq.conf and `nodeforge serve`; the test then works
+# as a user would, over ssh to the login node: sinfo, srun, sbatch, sacct.
+#
+# Slow: the first run bootstraps four images from Debian's mirror (cached
+# in $NF_E2E_CACHE/bootstrap and $NF_E2E_CACHE/cluster), then five systemd
+# boots under software emulation (NF_E2E_KVM=1 uses /dev/kvm).  Deadlines
+# scale with NF_CLUSTER_TIMEOUT (percent, default 100).
+# Needs root, qemu-system-x86, ipxe-qemu, dnsmasq, chrony, mmdebstrap,
+# openssh-client, python3-yaml.
+load cluster_helper
+
+setup_file() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespace, image builds)"
+	local t
+	for t in qemu-system-x86_64 dnsmasq chronyd mmdebstrap ssh ssh-keygen ip openssl; do
+		command -v "$t" >/dev/null || skip "$t is not installed"
+	done
+	[ -f "$ROM" ] || skip "ipxe-qemu is not installed"
+	python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml is not installed"
+
+	export LC_ALL=C TZ=UTC
+	export E2E=${NF_E2E_CACHE:-$NF_SRCDIR/build/e2e-cache}
+	export PROFS=$NF_SRCDIR/profiles INV=$NF_SRCDIR/examples/cluster-box.yaml
+	export OUT=$E2E/cluster/out
+	export W
+	W=$(mktemp -d "${TMPDIR:-/tmp}/nf-cluster.XXXXXX")
+	chmod 755 "$W"   # dnsmasq's TFTP runs as nobody
+	export TREE=$W/tree STATE=$W/state NS=nfcl$$
+	mkdir -p "$W/log" "$W/pids" "$OUT"
+	export LOGIN CTL
+	LOGIN=$(cl_node_of login)
+	CTL=$(cl_node_of controller)
+	cl_log "work dir $W, namespace $NS, $(cl_accel)"
+
+	cl_ssh_key
+	cl_overlays
+	for t in $(cl_roles); do cl_build "$t" || return 1; done
+	cl_render
+	cl_secrets
+
+	cl_guard
+	cl_net
+	cl_chronyd
+	cl_dnsmasq
+	cl_serve
+	# every node may claim its secrets once, during the bring-up
+	nf -C "$PROFS" -s "$W/site.yaml" enroll open "$(cl_nodes | awk '{ print $1 }' | paste -sd,)" \
+		--for 2h -i "$INV" >/dev/null
+
+	# in waves, as a site sequences power: the controller and the login
+	# node, then the CPU nodes, then the GPU node.  The controller is up
+	# when the first slurmd registers, and the box's two host CPUs are not
+	# shared by five emulated first boots at once
+	date +%s > "$W/power-on"
+	# shellcheck disable=SC2046
+	cl_power_on_wave $(cl_wave 1)
+}
+
+teardown_file() {
+	cl_down
+	[ -n "${W:-}" ] || return 0
+	rm -f "$W/up"
+	if [ -e "$W/failed" ]; then
+		cl_log "logs kept in $W"
+	else
+		rm -rf "$W"
+	fi
+}
+
+setup() { cd "$W" || return 1; }
+
+teardown() {
+	if [ -z "${BATS_TEST_COMPLETED:-}" ]; then
+		touch "$W/failed"
+		cl_debug
+	fi
+}
+
+# The nodes of power-on wave 1 (controller, login), 2 (the rest but the
+# GPU role) or 3 (the GPU role, which a VM must fail), space-separated
+cl_wave() {
+	cl_nodes | awk -v w="$1" '{
+		n = ($4 == "controller" || $4 == "login") ? 1 : ($4 == "compute") ? 3 : 2
+		if (n == w) print $1 }' | paste -sd' '
+}
+
+# Power on NODE..., NF_CLUSTER_STAGGER seconds apart (default 30): under
+# emulation, first boots side by side starve each other's verifier probes
+cl_power_on_wave() {
+	local n
+	for n in "$@"; do
+		[ "$n" = "$1" ] || sleep "${NF_CLUSTER_STAGGER:-30}"
+		cl_power_on "$n"
+	done
+}
+
+since() { echo $(( $(date +%s) - $(cat "$W/$1") )); }
+
+# Fail at once when an earlier stage already did, instead of waiting out
+# another deadline
+needs() {
+	local s
+	for s in "$@"; do
+		[ -e "$W/ok-$s" ] || { echo "not reached: $s (see the earlier failure)"; return 1; }
+	done
+}
+
+# cl_expect_states NAME...: each node verified, except GPU (compute)
+# nodes, which must fail; prints what differs
+cl_expect_states() {
+	local n role st fails=0
+	for n in "$@"; do
+		role=$(cl_node_field "$n" 4)
+		st=$(cl_state "$n")
+		kill -0 "$(cl_pid "vm-$n")" 2>/dev/null || echo "$n: its VM stopped"
+		if [ "$role" = compute ]; then
+			[ "$st" = failed ] || { echo "$n ($role): $st, expected failed"; fails=1; }
+		else
+			[ "$st" = verified ] || { echo "$n ($role): $st, expected verified"; fails=1; }
+		fi
+	done
+	return $fails
+}
+
+# cl_boot_wave N SECONDS: wait for wave N's verdicts, power on wave N+1
+# (whatever the outcome: the later tests say more), check wave N
+cl_boot_wave() {
+	local wave next
+	wave=$(cl_wave "$1")
+	cl_wait "$(cl_scale "$2")" "cl_all_reported $wave" || true
+	cl_time "wave $1 ($wave): power-on -> verdicts: $(since "power-on-$1") s (since the first power-on: $(since power-on) s)"
+	cl_states | cl_show
+	next=$(cl_wave $(( $1 + 1 )))
+	if [ -n "$next" ]; then
+		date +%s > "$W/power-on-$(( $1 + 1 ))"
+		cl_power_on_wave $next
+	fi
+	cl_expect_states $wave
+}
+
+@test "the controller and the login node PXE-boot, enroll and pass their checks" {
+	cp "$W/power-on" "$W/power-on-1"
+	cl_boot_wave 1 900
+	touch "$W/ok-infra"
+}
+
+@test "the CPU nodes PXE-boot, enroll and pass their checks" {
+	[ -e "$W/power-on-2" ] || { echo "the CPU nodes were never powered on"; return 1; }
+	cl_boot_wave 2 1200
+	touch "$W/ok-cpus"
+}
+
+@test "ssh from the boot network reaches the login node and the controller" {
+	cl_wait "$(cl_scale 120)" 'cl_ssh "$LOGIN" true' || { echo "no ssh to $LOGIN"; return 1; }
+	run cl_ssh "$LOGIN" 'hostname'
+	status_is 0
+	[ "$output" = "$LOGIN" ]
+	run cl_ssh "$CTL" 'hostname'
+	status_is 0
+	[ "$output" = "$CTL" ]
+	touch "$W/ok-ssh"
+}
+
+@test "sinfo on the login node shows the CPU nodes idle" {
+	# a node whose gate failed never starts its Slurm daemon
+	needs infra cpus ssh
+	local cpus rc=0
+	cpus=$(cl_wave 2)
+	cl_wait "$(cl_scale 600)" "cl_all_idle $cpus 2>'$W/sinfo.err'; [ \$? -ne 1 ]" || rc=$?
+	if [ $rc -ne 0 ] || [ -s "$W/sinfo.err" ]; then
+		cat "$W/sinfo.err"
+		for n in $cpus; do echo "$n: '$(cl_sinfo_state "$n")' in sinfo, not idle"; done
+		return 1
+	fi
+	cl_time "power-on -> every CPU node idle: $(since power-on) s (CPU nodes' power-on -> idle: $(since power-on-2) s)"
+	run cl_ssh "$LOGIN" 'sinfo'
+	echo "$output" | cl_show
+	touch "$W/ok-idle"
+}
+
+@test "srun -N2 hostname runs on both CPU nodes" {
+	needs idle
+	run cl_ssh "$LOGIN" 'out=$(timeout 120 srun -p cpu -N2 hostname) && echo "$out" | sort'
+	echo "$output" | cl_show
+	status_is 0
+	[ "$output" = "$(cl_nodes | awk '$4 == "cpu" { print $1 }' | sort | head -n 2)" ]
+}
+
+@test "an sbatch job under a new account writes its output and sacct shows it COMPLETED" {
+	needs idle
+	# AccountingStorageEnforce=associations: a job needs an association
+	cl_wait "$(cl_scale 120)" 'cl_ssh "$CTL" "sacctmgr -n -P show cluster format=Cluster" | grep -q .' ||
+		{ echo "slurmctld never registered its cluster with slurmdbd"; return 1; }
+	run cl_ssh "$CTL" 'sacctmgr -i add account box Description="cluster test" Organization=nodeforge &&
+		sacctmgr -i add user root Account=box'
+	echo "$output" | cl_show
+	status_is 0
+	run cl_ssh "$LOGIN" 'sbatch --parsable -A box -p cpu -N1 -o /tmp/nf-job-%j.out --wrap "echo job \$SLURM_JOB_ID on \$(hostname)"'
+	status_is 0
+	local id=${output%%;*}
+	[[ "$id" =~ ^[0-9]+$ ]]
+	cl_wait "$(cl_scale 300)" "cl_ssh \"\$LOGIN\" 'sacct -n -X -P -j $id -o State' | grep -qE '^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)'" || true
+	run cl_ssh "$LOGIN" "sacct -n -X -P -j $id -o JobID,Account,State,ExitCode,NodeList"
+	echo "# sacct: $output" >&3
+	status_is 0
+	local node
+	IFS='|' read -r _ acct state code node <<< "$output"
+	[ "$state" = COMPLETED ]
+	[ "$acct" = box ]
+	[ "$code" = 0:0 ]
+	# no shared file system: the output is on the node that ran it
+	run cl_ssh "$LOGIN" "timeout 60 srun -p cpu -w $node cat /tmp/nf-job-$id.out"
+	status_is 0
+	[ "$output" = "job $id on $node" ]
+}
+
+@test "the GPU node PXE-boots and fails its checks; nodeforge status names a GPU check as its root cause" {
+	[ -e "$W/power-on-3" ] || { echo "the GPU node was never powered on"; return 1; }
+	cl_boot_wave 3 900
+	local gpu
+	gpu=$(cl_node_of compute)
+	run nsx "$NF_BIN" status --server "$SRV"
+	status_is 0
+	echo "$output" | cl_show
+	# the node's own verdict: a GPU check is among its root causes
+	run nsx curl -sf "$SRV/api/v1/nodes/$gpu"
+	status_is 0
+	echo "$output" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+causes = d["verdict"].get("root_causes") or []
+ids = [c if isinstance(c, str) else c.get("id") for c in causes]
+print("# %s: %s; root causes: %s" % (d["name"], d["state"], ", ".join(map(str, ids))))
+assert d["state"] == "failed", d["state"]
+assert any(str(i).startswith("gpu.") for i in ids), ids
+' >&3
+	# and the one nodeforge status shows for it
+	run cl_status_json
+	status_is 0
+	echo "$output" | python3 -c '
+import json, sys
+node = sys.argv[1]
+n = [x for x in json.load(sys.stdin)["nodes"] if x["name"] == node][0]
+assert (n.get("root_cause") or "").startswith("gpu."), \
+    "nodeforge status shows %s as the root cause of %s, not a GPU check" % (n.get("root_cause"), node)
+' "$gpu"
+}
+
+@test "the GPU node's gate holds slurmd back" {
+	needs ssh
+	local gpu
+	gpu=$(cl_node_of compute)
+	[ "$(cl_state "$gpu")" = failed ] || { echo "$gpu: $(cl_state "$gpu"), no failed verdict"; return 1; }
+	run cl_ssh "$gpu" 'systemctl is-active slurmd nodeforge-verify'
+	echo "# $gpu: slurmd, nodeforge-verify: ${output//$'\n'/ }" >&3
+	[ "$(echo "$output" | sed -n 1p)" != active ]
+	[ "$(echo "$output" | sed -n 2p)" = failed ]
+}
+
+@test "the GPU node never becomes idle in Slurm" {
+	needs idle
+	local gpu
+	gpu=$(cl_node_of compute)
+	run cl_sinfo_state "$gpu"
+	echo "# $gpu in sinfo: ${output:-absent}" >&3
+	[ "$output" != idle ]
+	run cl_ssh "$CTL" "scontrol show node $gpu"
+	echo "$output" | grep -E 'State=|Reason=' | cl_show
+	[[ "$output" != *State=IDLE* ]]
+}
+
+@test "a power-cycled CPU node boots again, re-enrolls and rejoins idle" {
+	needs idle
+	local n before t0
+	n=$(cl_nodes | awk '$4 == "cpu" { print $1; exit }')
+	before=$(cl_verdict_at "$n")
+	# a diskless node comes back without its munge key: the operator
+	# lets it claim it once more
+	run nf -C "$PROFS" -s "$W/site.yaml" enroll open "$n" --for 30m --reenroll -i "$INV"
+	status_is 0
+	cl_power_off "$n"
+	t0=$(date +%s)
+	cl_power_on "$n"
+	cl_wait "$(cl_scale 900)" '[ "$(cl_verdict_at "$n")" != "$before" ]' ||
+		{ echo "$n: no new verdict"; return 1; }
+	[ "$(cl_state "$n")" = verified ]
+	cl_wait "$(cl_scale 600)" "cl_idle $n" || {
+		echo "$n is '$(cl_sinfo_state "$n")' in sinfo after its second boot, not idle"
+		return 1
+	}
+	cl_time "$n power-cycle -> idle: $(( $(date +%s) - t0 )) s"
+	run cl_ssh "$LOGIN" "timeout 60 srun -p cpu -w $n hostname"
+	status_is 0
+	[ "$output" = "$n" ]
+}
