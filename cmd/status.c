@@ -31,6 +31,79 @@ static const char *str(json_t *o, const char *k)
 	return json_string_value(json_object_get(o, k));
 }
 
+/* Does s start with a character a terminal acts on rather than shows: a
+ * C0 control, DEL, a C1 control (U+0080..U+009F, CSI among them) or a
+ * bidirectional override that reorders the rest of the line?  Its length
+ * in bytes, 0 for a printable one.  Strings from jansson are valid UTF-8. */
+static size_t control_len(const unsigned char *s)
+{
+	if (*s < 0x20 || *s == 0x7f)
+		return 1;
+	if (s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f)
+		return 2;
+	if (s[0] == 0xe2 && s[1] == 0x80 &&
+	    ((s[2] >= 0x8e && s[2] <= 0x8f) || (s[2] >= 0xaa && s[2] <= 0xae)))
+		return 3; /* LRM, RLM, LRE..RLO */
+	if (s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)
+		return 3; /* LRI..PDI */
+	return 0;
+}
+
+/* Every string in the server's answer came from a node or passed through
+ * one (a verdict's root cause and image): shown as text, a control byte
+ * becomes \xNN (and a backslash \\), so a node cannot forge lines,
+ * colours or a window title on the operator's terminal.  JSON output is
+ * escaped by jansson instead. */
+static char *text_escape(const char *s)
+{
+	size_t n = 0;
+	char *out, *o;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		n += *p == '\\' ? 2 : (*p < 0x20 || *p >= 0x7f) ? 4 : 1;
+	if (!(o = out = malloc(n + 1)))
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t c = control_len(p);
+
+		if (*p == '\\') {
+			*o++ = '\\';
+			*o++ = *p++;
+		} else if (!c) {
+			*o++ = (char)*p++;
+		} else {
+			while (c--)
+				o += sprintf(o, "\\x%02x", *p++);
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* The strings of one row as they are shown; freed together */
+struct shown {
+	int json;
+	char *v[8];
+	size_t n;
+};
+
+static const char *show(struct shown *sh, const char *s)
+{
+	char *e;
+
+	if (sh->json || !s)
+		return s;
+	if (sh->n == sizeof(sh->v) / sizeof(*sh->v) || !(e = text_escape(s)))
+		return "?";
+	return sh->v[sh->n++] = e;
+}
+
+static void shown_free(struct shown *sh)
+{
+	while (sh->n)
+		free(sh->v[--sh->n]);
+}
+
 static int cmd_status(struct nf_global *g, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -112,29 +185,35 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 	json_array_foreach(nodes, i, n) {
 		const char *st = str(n, "state") ?: "not seen";
 		const char *when = str(n, "verdict_at") ?: str(n, "booted_at");
+		struct shown sh = { .json = g->json };
 
 		for (size_t k = 0; k < sizeof(states) / sizeof(*states); k++)
 			counts[k] += !strcmp(st, states[k]);
 		nf_emit_obj_open(e, NULL);
-		nf_emit_str(e, "name", "%-20s ", str(n, "name"));
-		nf_emit_str(e, "state", "%-9s ", st);
-		nf_emit_str(e, "image", "%-40s ", str(n, "image"));
-		nf_emit_str(e, "time", "%-20s ", when);
-		nf_emit_str(e, "role", NULL, str(n, "role"));
-		nf_emit_str(e, "rack", NULL, str(n, "rack"));
+		nf_emit_str(e, "name", "%-20s ", show(&sh, str(n, "name")));
+		nf_emit_str(e, "state", "%-9s ", show(&sh, st));
+		nf_emit_str(e, "image", "%-40s ", show(&sh, str(n, "image")));
+		nf_emit_str(e, "time", "%-20s ", show(&sh, when));
+		nf_emit_str(e, "role", NULL, show(&sh, str(n, "role")));
+		nf_emit_str(e, "rack", NULL, show(&sh, str(n, "rack")));
 		nf_emit_str(e, "root_cause", "%s\n",
-			    !strcmp(st, "failed") ? str(n, "root_cause") : NULL);
+			    show(&sh, !strcmp(st, "failed") ? str(n, "root_cause")
+							   : NULL));
 		nf_emit_obj_close(e);
+		shown_free(&sh);
 	}
 	nf_emit_arr_close(e);
 	unk = json_object_get(doc, "unknown");
 	nf_emit_arr_open(e, "unknown");
 	json_array_foreach(unk, i, n) {
+		struct shown sh = { .json = g->json };
+
 		nf_emit_obj_open(e, NULL);
-		nf_emit_str(e, "mac", "unknown MAC %s ", str(n, "mac"));
+		nf_emit_str(e, "mac", "unknown MAC %s ", show(&sh, str(n, "mac")));
 		nf_emit_str(e, "seen_at", "asked to boot at %s\n",
-			    str(n, "seen_at"));
+			    show(&sh, str(n, "seen_at")));
 		nf_emit_obj_close(e);
+		shown_free(&sh);
 	}
 	nf_emit_arr_close(e);
 	nf_emit_obj_open(e, "summary");
