@@ -71,6 +71,8 @@ struct req {
 	char *body;
 	size_t len;
 	int too_large;
+	int started;   /* the handler has seen this request */
+	int url_nul;   /* the target, decoded, holds a NUL byte */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -1043,13 +1045,17 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 	int post = !strcmp(method, "POST");
 
 	(void)version;
-	if (!rq) {
+	if (!rq)
+		return MHD_NO; /* request_begin ran out of memory */
+	if (!rq->started) {
 		const char *cl;
 
-		rq = calloc(1, sizeof(*rq));
-		if (!rq)
-			return MHD_NO;
-		*con_cls = rq;
+		rq->started = 1;
+		if (rq->url_nul) {
+			access_log(s, c, method, "(NUL in URL)", 400, 0);
+			return send_error(c, MHD_HTTP_BAD_REQUEST,
+					  "NUL byte in URL");
+		}
 		if (strlen(url) > NF_HTTP_URL_MAX) {
 			access_log(s, c, method, "(long URL)", 414, 0);
 			return send_error(c, MHD_HTTP_URI_TOO_LONG, "URL too long");
@@ -1096,6 +1102,30 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 				  "method not allowed");
 	}
 	return serve_file(s, c, method, url);
+}
+
+/* MHD_OPTION_URI_LOG_CALLBACK: once per request, with the target as the
+ * client sent it.  libmicrohttpd then decodes it in place and hands the
+ * handler a C string, which "%00" would cut short: /ipxe/boot.ipxe%00.txt
+ * would be served as /ipxe/boot.ipxe.  Decode a copy with the same
+ * function here and compare the lengths; the request object is made here
+ * to carry the answer to the handler. */
+static void *request_begin(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct req *rq = calloc(1, sizeof(*rq));
+	char *copy;
+
+	(void)cls;
+	(void)c;
+	if (!rq)
+		return NULL;
+	if (!(copy = strdup(uri))) {
+		free(rq);
+		return NULL;
+	}
+	rq->url_nul = MHD_http_unescape(copy) != strlen(copy);
+	free(copy);
+	return rq;
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -1248,6 +1278,7 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32u << 10),
 		MHD_OPTION_CONNECTION_LIMIT, 8192u,
 		MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+		MHD_OPTION_URI_LOG_CALLBACK, request_begin, s,
 		MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 		MHD_OPTION_END);
 	if (!s->mhd) {
