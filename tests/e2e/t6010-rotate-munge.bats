@@ -106,10 +106,18 @@ for f in ("old.key","sec/munge.key"):
 	nf enroll open 'cp-01,gpu-01' --for 10m >/dev/null
 	nf enroll --server "$SERVER" --node cp-01 --mac 52:54:00:00:00:01 --root cp-01 --bind 127.0.0.1 >/dev/null
 	nf enroll --server "$SERVER" --node gpu-01 --mac 52:54:00:00:00:02 --root gpu-01 --bind 127.0.0.2 >/dev/null
+	# the agent starts once the driver stages: a poll with no rotation
+	# under way ends at once
+	"$NF_BIN" keys rotate munge -i racks.yaml --stage-timeout 3 --group-timeout 5 \
+		> driver.out 2>&1 &
+	DRIVER=$!
+	for _ in $(seq 100); do grep -q staging driver.out && break; sleep 0.1; done
 	"$NF_BIN" enroll rotate --server "$SERVER" --node cp-01 --root cp-01 --bind 127.0.0.1 \
 		--poll 0.2 --wait 30 --restart true > agent.out 2>&1 &
 	PIDS+=($!)
-	run nf keys rotate munge -i racks.yaml --stage-timeout 1 --group-timeout 5
+	status=0
+	wait "$DRIVER" || status=$?
+	output=$(cat driver.out)
 	echo "$output"; cat agent.out
 	status_is 1
 	[[ "$output" == *"cp-01"*"switched: yes"* ]]
