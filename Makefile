@@ -61,10 +61,15 @@ check: check-unit check-bats
 # What CI runs (README): fast tests first, then sanitizers, fuzz smoke, and
 # the slow real-component tests last
 test: all
+	@date -u +'== %T check'
 	$(MAKE) check
+	@date -u +'== %T asan'
 	$(MAKE) asan
+	@date -u +'== %T fuzz'
 	$(MAKE) fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-10}
+	@date -u +'== %T check-e2e'
 	$(MAKE) check-e2e
+	@date -u +'== %T done'
 
 check-unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
@@ -72,13 +77,13 @@ check-unit: $(UNIT_BIN)
 
 check-bats: $(BUILD)/nodeforge
 	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
-		bats --print-output-on-failure tests/bats
+		bats --timing --print-output-on-failure tests/bats
 
 # the image-building tests share one bootstrap cache
 check-e2e: $(BUILD)/nodeforge
 	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
 		NF_E2E_CACHE=$${NF_E2E_CACHE:-$(CURDIR)/$(BUILD)/e2e-cache} \
-		bats --print-output-on-failure tests/e2e
+		bats --timing --print-output-on-failure tests/e2e
 
 # The cluster acceptance test (DESIGN.md, docs/bring-up-a-rack.md): every
 # role's image, booted together in QEMU VMs inside a network namespace,

@@ -58,8 +58,8 @@ setup_file() {
 	# when the first slurmd registers, and the box's two host CPUs are not
 	# shared by five emulated first boots at once
 	date +%s > "$W/power-on"
-	# shellcheck disable=SC2046
-	cl_power_on_wave $(cl_wave 1)
+	cp "$W/power-on" "$W/power-on-1"
+	for t in $(cl_wave 1); do cl_power_on "$t"; done
 }
 
 teardown_file() {
@@ -90,13 +90,17 @@ cl_wave() {
 		if (n == w) print $1 }' | paste -sd' '
 }
 
-# Power on NODE..., NF_CLUSTER_STAGGER seconds apart (default 30): under
+# Power on NODE... one after the other: each once the one before has
+# reported, or NF_CLUSTER_STAGGER seconds after it (default 300).  Under
 # emulation, first boots side by side starve each other's verifier probes
+# (they have budgets of a few seconds); with KVM a node reports in seconds.
 cl_power_on_wave() {
-	local n
+	local n prev=
 	for n in "$@"; do
-		[ "$n" = "$1" ] || sleep "${NF_CLUSTER_STAGGER:-30}"
+		[ -z "$prev" ] || cl_wait "${NF_CLUSTER_STAGGER:-300}" "cl_all_reported $prev" || true
+		date +%s > "$W/power-on-$n"
 		cl_power_on "$n"
+		prev=$n
 	done
 }
 
@@ -128,31 +132,35 @@ cl_expect_states() {
 	return $fails
 }
 
-# cl_boot_wave N SECONDS: wait for wave N's verdicts, power on wave N+1
-# (whatever the outcome: the later tests say more), check wave N
+# cl_boot_wave N SECONDS: power on wave N (wave 1 is on since
+# setup_file), wait for its verdicts, check them
 cl_boot_wave() {
-	local wave next
+	local wave
 	wave=$(cl_wave "$1")
+	[ -n "$wave" ] || return 0
+	if [ "$1" -gt 1 ]; then
+		date +%s > "$W/power-on-$1"
+		cl_power_on_wave $wave
+	fi
 	cl_wait "$(cl_scale "$2")" "cl_all_reported $wave" || true
 	cl_time "wave $1 ($wave): power-on -> verdicts: $(since "power-on-$1") s (since the first power-on: $(since power-on) s)"
 	cl_states | cl_show
-	next=$(cl_wave $(( $1 + 1 )))
-	if [ -n "$next" ]; then
-		date +%s > "$W/power-on-$(( $1 + 1 ))"
-		cl_power_on_wave $next
-	fi
 	cl_expect_states $wave
 }
 
 @test "the controller and the login node PXE-boot, enroll and pass their checks" {
-	cp "$W/power-on" "$W/power-on-1"
 	cl_boot_wave 1 900
 	touch "$W/ok-infra"
 }
 
 @test "the CPU nodes PXE-boot, enroll and pass their checks" {
-	[ -e "$W/power-on-2" ] || { echo "the CPU nodes were never powered on"; return 1; }
-	cl_boot_wave 2 1200
+	local rc=0
+	cl_boot_wave 2 1200 || rc=$?
+	# the GPU node boots while the next tests use the CPU nodes
+	date +%s > "$W/power-on-3"
+	# shellcheck disable=SC2046
+	cl_power_on_wave $(cl_wave 3)
+	[ $rc -eq 0 ]
 	touch "$W/ok-cpus"
 }
 
@@ -201,7 +209,7 @@ cl_boot_wave() {
 		sacctmgr -i add user root Account=box'
 	echo "$output" | cl_show
 	status_is 0
-	run cl_ssh "$LOGIN" 'sbatch --parsable -A box -p cpu -N1 -o /tmp/nf-job-%j.out --wrap "echo job \$SLURM_JOB_ID on \$(hostname)"'
+	run cl_ssh "$LOGIN" 'sbatch --parsable -A box -p cpu -N1 -o /var/tmp/nf-job-%j.out --wrap "echo job \$SLURM_JOB_ID on \$(hostname)"'
 	status_is 0
 	local id=${output%%;*}
 	[[ "$id" =~ ^[0-9]+$ ]]
@@ -214,15 +222,20 @@ cl_boot_wave() {
 	[ "$state" = COMPLETED ]
 	[ "$acct" = box ]
 	[ "$code" = 0:0 ]
-	# no shared file system: the output is on the node that ran it
-	run cl_ssh "$LOGIN" "timeout 60 srun -p cpu -w $node cat /tmp/nf-job-$id.out"
+	# no shared file system: the output is on the node that ran it (in
+	# /var/tmp: the prolog empties /tmp of the user's files before each job)
+	run cl_ssh "$LOGIN" "timeout 60 srun -p cpu -w $node cat /var/tmp/nf-job-$id.out"
 	status_is 0
 	[ "$output" = "job $id on $node" ]
 }
 
 @test "the GPU node PXE-boots and fails its checks; nodeforge status names a GPU check as its root cause" {
 	[ -e "$W/power-on-3" ] || { echo "the GPU node was never powered on"; return 1; }
-	cl_boot_wave 3 900
+	local wave
+	wave=$(cl_wave 3)
+	cl_wait "$(cl_scale 900)" "cl_all_reported $wave" || true
+	cl_time "wave 3 ($wave): power-on -> verdicts: $(since power-on-3) s"
+	cl_expect_states $wave
 	local gpu
 	gpu=$(cl_node_of compute)
 	run nsx "$NF_BIN" status --server "$SRV"
