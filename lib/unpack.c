@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -27,9 +28,10 @@
 #define UNPACK_MAX_ENTRIES 10000000ULL
 #define UNPACK_BUF (256 * 1024)
 #define UNPACK_DEPTH 256
+#define UNPACK_HOLE 4096  /* zero blocks this size become holes */
 
 struct fixup {
-	char *path;       /* "" for the root */
+	char *path;
 	mode_t mode;
 	unsigned long uid, gid;
 	long long mtime;
@@ -49,6 +51,7 @@ struct unpack {
 	int skip_devices;
 	int owners;       /* chown: only when running as root */
 	unsigned long long max_size, max_entries, total, nentries;
+	const char *cap_why;  /* how the default cap was chosen, or "" */
 	char *buf;
 	struct fixup *fix;
 	size_t nfix, capfix;
@@ -216,8 +219,21 @@ static int finish_fd(struct unpack *u, int fd, mode_t mode, unsigned long uid,
 	return 0;
 }
 
+static int all_zero(const char *p, size_t n)
+{
+	static const char zero[UNPACK_HOLE];
+
+	return !memcmp(p, zero, n);
+}
+
+/* An entry's data; blocks of zeros (a sparse file's holes, or a stream
+ * of zeros) are skipped with lseek, so they stay holes on disk and only
+ * the data counts against the size cap */
 static int write_data(struct unpack *u, int fd, const char *path)
 {
+	off_t off = 0;
+	int hole = 0;
+
 	for (;;) {
 		ssize_t n = nf_areader_data(u->r, u->buf, UNPACK_BUF);
 		const char *p = u->buf;
@@ -225,15 +241,25 @@ static int write_data(struct unpack *u, int fd, const char *path)
 		if (n < 0)
 			return (int)n;
 		if (n == 0)
-			return 0;
-		u->total += (unsigned long long)n;
-		if (u->total > u->max_size)
-			return nf_fail(u->ctx, NF_E_LIMIT,
-				       "archive content exceeds %llu bytes at '%s'",
-				       u->max_size, path);
+			break;
 		while (n > 0) {
-			ssize_t w = write(fd, p, (size_t)n);
+			size_t k = (size_t)n < UNPACK_HOLE ? (size_t)n : UNPACK_HOLE;
+			ssize_t w;
 
+			if (k == UNPACK_HOLE && all_zero(p, k)) {
+				off += (off_t)k;
+				p += k;
+				n -= (ssize_t)k;
+				hole = 1;
+				continue;
+			}
+			u->total += k;
+			if (u->total > u->max_size)
+				return nf_fail(u->ctx, NF_E_LIMIT,
+					       "archive content exceeds %llu "
+					       "bytes%s at '%s'", u->max_size,
+					       u->cap_why, path);
+			w = pwrite(fd, p, k, off);
 			if (w < 0) {
 				if (errno == EINTR)
 					continue;
@@ -241,10 +267,17 @@ static int write_data(struct unpack *u, int fd, const char *path)
 					       "cannot write '%s': %s", path,
 					       strerror(errno));
 			}
+			off += w;
 			p += w;
 			n -= w;
+			hole = 0;
 		}
 	}
+	/* a file that ends in a hole gets its length */
+	if (hole && ftruncate(fd, off) < 0)
+		return nf_fail(u->ctx, -errno, "cannot write '%s': %s", path,
+			       strerror(errno));
+	return 0;
 }
 
 static int add_fixup(struct unpack *u, const char *path,
@@ -429,17 +462,18 @@ static int do_entry(struct unpack *u, const struct nf_aentry *e)
 	if (e->size > 0 && (unsigned long long)e->size > u->max_size - u->total)
 		return nf_fail(u->ctx, NF_E_LIMIT,
 			       "entry '%s' (%lld bytes) exceeds the size cap "
-			       "of %llu bytes", e->path, e->size, u->max_size);
+			       "of %llu bytes%s", e->path, e->size, u->max_size,
+			       u->cap_why);
 	if (!*path) {
 		if (type != S_IFDIR && !e->hardlink)
 			return nf_fail(u->ctx, NF_E_UNSAFE,
 				       "refusing root entry that is not a "
 				       "directory");
-		if (!e->hardlink) {
-			if ((r = set_xattrs(u, u->rootfd, e, ".")))
-				return r;
-			return add_fixup(u, "", e);
-		}
+		/* The target's own mode and owner are not the archive's to
+		 * set: a root entry of 07777 would leave DIR world-writable
+		 * and set-id */
+		if (!e->hardlink)
+			return 0;
 	}
 	if ((type == S_IFCHR || type == S_IFBLK) && !u->devices &&
 	    u->skip_devices)
@@ -520,21 +554,17 @@ static int apply_fixups(struct unpack *u)
 		const char *base;
 		int pfd, fd, r;
 
-		if (!*f->path) {
-			fd = fcntl(u->rootfd, F_DUPFD_CLOEXEC, 0);
-		} else {
-			if ((r = open_parent(u, f->path, 0, &pfd, &base)))
-				return r;
-			fd = openat(pfd, base, O_RDONLY | O_DIRECTORY |
-				    O_NOFOLLOW | O_CLOEXEC);
-			close_parent(u, pfd);
-		}
+		if ((r = open_parent(u, f->path, 0, &pfd, &base)))
+			return r;
+		fd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			    O_CLOEXEC);
+		close_parent(u, pfd);
 		if (fd < 0) {
 			/* Replaced by a later non-directory entry */
 			continue;
 		}
 		r = finish_fd(u, fd, f->mode, f->uid, f->gid, f->mtime,
-			      *f->path ? f->path : ".");
+			      f->path);
 		close(fd);
 		if (r)
 			return r;
@@ -555,8 +585,22 @@ static int unpack_run(struct nf_ctx *ctx, struct nf_areader *r, int rootfd,
 						   : UNPACK_MAX_ENTRIES,
 	};
 	struct nf_aentry e;
+	struct statvfs vfs;
 	int k;
 
+	/* The default cap: 90 % of the free space where DIR is, so a small
+	 * archive that inflates cannot fill the file system */
+	u.cap_why = "";
+	if (!(o && o->max_size) && fstatvfs(rootfd, &vfs) == 0) {
+		unsigned long long fr = (unsigned long long)vfs.f_bavail *
+					vfs.f_frsize / 10 * 9;
+
+		if (fr < u.max_size) {
+			u.max_size = fr;
+			u.cap_why = " (90% of the free space of the target; "
+				    "--max-size sets another)";
+		}
+	}
 	if (!(u.buf = malloc(UNPACK_BUF)))
 		return -ENOMEM;
 	while ((k = nf_areader_next(r, &e)) > 0)

@@ -95,6 +95,47 @@ refused() { # KIND [unpack options]: refused, exit 1, nothing left behind
 	[ "$(ls out | wc -l)" = 51 ]
 }
 
+@test "a sparse file's holes stay holes (1 GB from a tiny tar)" {
+	command -v tar >/dev/null || skip "tar is not installed"
+	mkdir src
+	truncate -s 1G src/big
+	printf 'head' | dd of=src/big conv=notrunc status=none
+	printf 'tail' | dd of=src/big bs=1 seek=$((1024 * 1024 * 1024 - 4)) conv=notrunc status=none
+	tar -C src --sparse -cf sparse.tar big
+	[ "$(stat -c %s sparse.tar)" -lt 100000 ]
+	rm -rf src
+	nf unpack sparse.tar out -q
+	[ "$(stat -c %s out/big)" = 1073741824 ]
+	# allocated: a few blocks, not a gigabyte
+	[ "$(du -k out/big | cut -f1)" -lt 1024 ]
+	[ "$(head -c 4 out/big)" = head ]
+	[ "$(tail -c 4 out/big)" = tail ]
+}
+
+@test "a stream of zeros becomes a hole, not 256 MB of data" {
+	command -v zstd >/dev/null || skip "zstd is not installed"
+	mkdir src
+	truncate -s 256M src/zeros
+	tar -C src -cf - zeros | zstd -q -o z.tar.zst
+	rm -rf src
+	nf unpack z.tar.zst out -q
+	[ "$(stat -c %s out/zeros)" = 268435456 ]
+	[ "$(du -k out/zeros | cut -f1)" -lt 1024 ]
+	cmp out/zeros <(head -c 268435456 /dev/zero)
+}
+
+@test "the default size cap is 90% of the target's free space, said in the error" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to mount a small tmpfs"
+	mkdir small
+	mount -t tmpfs -o size=4m nf-unpack-test small || skip "cannot mount tmpfs here"
+	head -c 6000000 /dev/urandom > data
+	tar -cf data.tar data
+	run nf unpack data.tar small/out
+	umount small
+	status_is 1
+	[[ "$output" == *"90% of the free space"*"--max-size"* ]]
+}
+
 @test "a file replacing a symlink does not write through it" {
 	craft symlink-file s.tar
 	nf unpack s.tar out -q

@@ -33,6 +33,9 @@ elif kind == "device":
 elif kind == "symlink":
     a = [ent("s", 0o120777, b"/tmp/nf-evil-link", ino=9, nlink=2),
          ent("h", 0o100644, b"hello", ino=9, nlink=2)]
+elif kind == "root-mode":
+    a = [ent(".", 0o047777, ino=2, nlink=2),
+         ent("f", 0o100644, b"x", ino=4)]
 elif kind == "regular":
     a = [ent("a", 0o100644, ino=3, nlink=3),
          ent("d/b", 0o100600, ino=3, nlink=3),
@@ -93,4 +96,11 @@ nothing_left() { # refused, exit 1, no DIR and no temporary directory
 	[ "$(stat -c %i out/a)" = "$(stat -c %i out/d/b)" ]
 	[ "$(stat -c %i out/a)" = "$(stat -c %i out/c)" ]
 	[ "$(stat -c %h out/c)" = 3 ]
+}
+
+@test "a root entry does not set the target's mode (07777 stays out)" {
+	cpio root-mode m.cpio
+	nf unpack m.cpio out -q
+	[ "$(stat -c %a out)" = 755 ]
+	[ "$(cat out/f)" = x ]
 }
