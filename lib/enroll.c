@@ -903,22 +903,35 @@ int nf_enroll_claim_accept(struct nf_ctx *ctx, struct nf_enroll_claim *c,
 			    root ? root : "/", strerror(errno));
 		goto out;
 	}
-	if ((r = nf_root_user(ctx, root, "munge", &uid, &gid)))
-		goto out;
-	if ((r = nf_secret_write_at(ctx, rootfd, "etc/munge/munge.key", key,
-				    klen, 0400, uid, gid)))
-		goto out;
+	/* All secrets or none: the munge key goes last, since its presence
+	 * is what marks a node enrolled (the unit's condition); a failure
+	 * before it leaves the node to enroll again once re-opened */
 	pw = json_string_value(json_object_get(p, "slurmdbd_password"));
 	if (pw) {
 		if ((r = nf_root_user(ctx, root, "slurm", &uid, &gid)))
-			goto out;
+			goto unwritten;
 		if ((r = nf_slurmdbd_set_password(ctx, rootfd,
 						  "etc/slurm/slurmdbd.conf", pw,
 						  uid, gid)))
-			goto out;
+			goto unwritten;
 		res->slurmdbd_password = 1;
 	}
+	if ((r = nf_root_user(ctx, root, "munge", &uid, &gid)) ||
+	    (r = nf_secret_write_at(ctx, rootfd, "etc/munge/munge.key", key,
+				    klen, 0400, uid, gid)))
+		goto unwritten;
 	r = 0;
+	goto out;
+unwritten:
+	{
+		char msg[sizeof(ctx->errmsg)];
+
+		snprintf(msg, sizeof(msg), "%s", nf_errmsg(ctx));
+		r = nf_fail(ctx, r, "%s; no munge key was written, and this "
+			    "node's claim is used: on the boot server, "
+			    "'nodeforge enroll open %s --reenroll' lets it "
+			    "enroll again", msg, c->node);
+	}
 out:
 	nf_wipe(c->priv, sizeof(c->priv));
 	if (rootfd >= 0)

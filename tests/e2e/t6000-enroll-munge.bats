@@ -83,6 +83,23 @@ enroll_gpu01() {
 	! grep -q 'Db-Pa55' capture.json
 }
 
+@test "a controller whose slurmdbd.conf cannot be written gets no munge key either" {
+	start_serve
+	mkdir -p ctl/etc/slurm/slurmdbd.conf
+	nf enroll open cp-01 --for 10m >/dev/null
+	run nf enroll --server "$SERVER" --node cp-01 --mac 52:54:00:00:00:01 --root ctl --bind 127.0.0.1
+	status_is 1
+	[[ "$output" == *"slurmdbd.conf"*"no munge key was written"*"enroll open cp-01 --reenroll"* ]]
+	[ ! -e ctl/etc/munge/munge.key ]
+	# the operator re-opens; the node enrolls once its file is fixed
+	rmdir ctl/etc/slurm/slurmdbd.conf
+	nf enroll open cp-01 --for 10m --reenroll >/dev/null
+	run nf enroll --server "$SERVER" --node cp-01 --mac 52:54:00:00:00:01 --root ctl --bind 127.0.0.1
+	status_is 0
+	[ -s ctl/etc/munge/munge.key ]
+	grep -q '^StoragePass=Db-Pa55-e2e!$' ctl/etc/slurm/slurmdbd.conf
+}
+
 @test "refusals over HTTP: wrong address, unknown node, no window, second claim" {
 	start_serve
 	nf enroll open gpu-01 --for 10m >/dev/null
