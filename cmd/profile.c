@@ -68,18 +68,17 @@ static int profile_show(struct nf_global *g, const char *role, int args_only)
 	nf_diags_init(&d);
 	r = nf_profile_resolve(g->ctx, role, g->site, &p, &d);
 	if (r) {
+		size_t nd = d.n;
+
+		/* findings in the files (file:line:col) once, exit 3; a
+		 * role that does not exist, a partial one, an I/O error: 1 */
 		nf_diags_sort(&d);
 		nf_print_diags(g, &d);
 		nf_diags_free(&d);
-		if (r == NF_E_NOTFOUND) {
-			fprintf(stderr, "nodeforge profile: %s\n", nf_errmsg(g->ctx));
-			return NF_EXIT_FAILURE;
-		}
-		if (!d.n) {
-			fprintf(stderr, "nodeforge profile: %s\n", nf_errmsg(g->ctx));
-			return NF_EXIT_FAILURE;
-		}
-		return NF_EXIT_FINDINGS;
+		if (nd)
+			return NF_EXIT_FINDINGS;
+		fprintf(stderr, "nodeforge profile: %s\n", nf_errmsg(g->ctx));
+		return NF_EXIT_FAILURE;
 	}
 	nf_diags_free(&d);
 	nf_emit_new(&e, stdout, g->json);

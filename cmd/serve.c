@@ -31,7 +31,8 @@ const struct nf_cmd nf_cmd_serve = {
 		"\n"
 		"  -t, --tree DIR         the boot tree\n"
 		"  -l, --listen ADDR:PORT address to listen on (default: 0.0.0.0:8080;\n"
-		"                         port 0 picks a free port)\n"
+		"                         port 0 picks a free port; IPv6 as\n"
+		"                         [ADDR6]:PORT)\n"
 		"      --state DIR        where node states are kept (default: state)\n"
 		"      --threads N        worker threads (default: one per CPU)\n"
 		"  -i, --inventory FILE   racks.yaml: serve enrollment for its nodes, with\n"
@@ -145,6 +146,8 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv)
 	r = nf_server_start(g->ctx, &so, &srv);
 	if (r) {
 		nf_enroll_free(so.enroll);
+		if (r == NF_E_USAGE)
+			return nf_usage_error("serve", "%s", nf_errmsg(g->ctx));
 		return nf_cmd_fail(g, "serve", r);
 	}
 	printf("listening on %s\n", nf_server_url(srv));

@@ -161,6 +161,8 @@ int nf_verify_cli_run(struct nf_global *g, const char *cmd, struct nf_verify_cli
 	r = nf_verify_run(g->ctx, p, &vc->o, &v);
 	if (r) {
 		nf_profile_free(p);
+		if (r == NF_E_USAGE)
+			return nf_usage_error(cmd, "%s", nf_errmsg(g->ctx));
 		return nf_cmd_fail(g, cmd, r);
 	}
 	doc = nf_verify_json(v);

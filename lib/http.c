@@ -1145,48 +1145,81 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 /* --------------------------------------------------------------- setup */
 
+/* ADDR:PORT or [ADDR6]:PORT; an empty ADDR is 0.0.0.0; port 0 picks one */
 static int listen_socket(struct nf_ctx *ctx, const char *spec, int *fdout,
 			 char url[96])
 {
-	char host[64];
-	const char *colon = strrchr(spec, ':');
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	socklen_t sl = sizeof(sa);
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *colon = strrchr(spec, ':'), *h = spec;
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	socklen_t sl;
+	size_t hl;
 	unsigned long port;
 	char *end;
-	int fd, one = 1;
+	int fd, one = 1, v6 = 0;
 
-	if (!colon || (size_t)(colon - spec) >= sizeof(host))
-		return nf_fail(ctx, NF_E_INVALID,
-			       "invalid listen address '%s': expected ADDR:PORT",
-			       spec);
-	memcpy(host, spec, (size_t)(colon - spec));
-	host[colon - spec] = '\0';
+	if (!colon)
+		goto bad;
+	hl = (size_t)(colon - spec);
+	if (*spec == '[') {
+		if (hl < 2 || spec[hl - 1] != ']')
+			goto bad;
+		h = spec + 1;
+		hl -= 2;
+		v6 = 1;
+	}
+	if (hl >= sizeof(host))
+		goto bad;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	errno = 0;
 	port = strtoul(colon + 1, &end, 10);
-	if (!colon[1] || *end || port > 65535 ||
-	    inet_pton(AF_INET, *host ? host : "0.0.0.0", &sa.sin_addr) != 1)
-		return nf_fail(ctx, NF_E_INVALID,
-			       "invalid listen address '%s': expected ADDR:PORT",
-			       spec);
-	sa.sin_port = htons((uint16_t)port);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (!colon[1] || *end || errno || port > 65535 || colon[1] == '-' ||
+	    colon[1] == '+')
+		goto bad;
+	if (v6) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
+			goto bad;
+		sl = sizeof(*s6);
+	} else {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET, *host ? host : "0.0.0.0",
+			      &s4->sin_addr) != 1)
+			goto bad;
+		sl = sizeof(*s4);
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return nf_fail(ctx, -errno, "cannot create a socket: %s",
 			       strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(fd, 4096) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&sa, &sl) < 0) {
+	if (v6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 4096) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
 		int e = errno;
 
 		close(fd);
 		return nf_fail(ctx, -e, "cannot listen on '%s': %s", spec,
 			       strerror(e));
 	}
-	inet_ntop(AF_INET, &sa.sin_addr, host, sizeof(host));
-	snprintf(url, 96, "http://%s:%u", host, ntohs(sa.sin_port));
+	if (v6) {
+		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+		snprintf(url, 96, "http://[%s]:%u", host, ntohs(s6->sin6_port));
+	} else {
+		inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+		snprintf(url, 96, "http://%s:%u", host, ntohs(s4->sin_port));
+	}
 	*fdout = fd;
 	return 0;
+bad:
+	return nf_fail(ctx, NF_E_USAGE, "invalid listen address '%s': "
+		       "expected ADDR:PORT or [ADDR6]:PORT", spec);
 }
 
 int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,

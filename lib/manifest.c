@@ -123,9 +123,11 @@ int nf_manifest_parse(struct nf_ctx *ctx, const char *buf, size_t len,
 	    !json_is_string(json_object_get(a, "name")) ||
 	    !json_is_string(json_object_get(a, "sha256")) ||
 	    !is_hex64(json_string_value(json_object_get(a, "sha256"))) ||
-	    !json_is_integer(json_object_get(a, "size"))) {
+	    !json_is_integer(json_object_get(a, "size")) ||
+	    json_integer_value(json_object_get(a, "size")) < 0) {
 		r = nf_fail(ctx, NF_E_INVALID,
-			    "'archive' missing or without name, sha256, size");
+			    "'archive' missing or without name, sha256, size "
+			    "(a size of 0 or more)");
 		goto fail;
 	}
 	*out = m;
@@ -206,11 +208,16 @@ int nf_manifest_verify(struct nf_ctx *ctx, const char *path,
 	close(fd);
 	if (r)
 		goto out;
-	if (strcmp(hex, want) ||
-	    size != (unsigned long long)json_integer_value(json_object_get(a, "size")))
+	if (strcmp(hex, want))
 		r = nf_fail(ctx, NF_E_CHECKSUM,
 			    "archive '%s' does not match manifest '%s': sha256 "
 			    "%s, expected %s", arc, path, hex, want);
+	else if (size != (unsigned long long)json_integer_value(
+				 json_object_get(a, "size")))
+		r = nf_fail(ctx, NF_E_CHECKSUM,
+			    "archive '%s' does not match manifest '%s': %llu "
+			    "bytes, expected %lld", arc, path, size,
+			    json_integer_value(json_object_get(a, "size")));
 out:
 	json_decref(m);
 	free(buf);

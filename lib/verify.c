@@ -1033,11 +1033,14 @@ int nf_hw_fixture_load(struct nf_ctx *ctx, const char *path, json_t **out)
 		return r;
 	*out = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
 	free(buf);
-	if (!*out || !json_is_object(*out)) {
-		json_decref(*out);
-		*out = NULL;
+	if (!*out)
 		return nf_fail(ctx, NF_E_PARSE, "%s:%d:%d: %s", path, err.line,
 			       err.column, err.text);
+	if (!json_is_object(*out)) {
+		json_decref(*out);
+		*out = NULL;
+		return nf_fail(ctx, NF_E_PARSE, "%s: the top level must be a "
+			       "JSON object", path);
 	}
 	return 0;
 }
@@ -1189,6 +1192,20 @@ int nf_verify_run(struct nf_ctx *ctx, const struct nf_profile *p,
 			e->facet = fc->name;
 			e->section = sec;
 			e->order = (unsigned)v->n++;
+		}
+	}
+	if (o->only && *o->only) {
+		size_t i;
+
+		for (i = 0; i < v->n && !only_match(o->only, &v->v[i]); i++)
+			;
+		if (i == v->n) {
+			r = nf_fail(ctx, NF_E_USAGE, "--only '%s' names no facet "
+				    "and no check of role '%s'", o->only,
+				    v->role ? v->role : "?");
+			nf_verify_free(v);
+			run_unref(run);
+			return r;
 		}
 	}
 

@@ -273,6 +273,8 @@ int nf_yaml_load_buf(struct nf_ctx *ctx, const char *name, const char *buf,
 	if ((r = next(&y, &ev)))
 		goto out;
 	if (ev.type == YAML_STREAM_END_EVENT) {
+		/* an empty file: errors about it still name it */
+		loc_set(&y, "", ev.start_mark);
 		yaml_event_delete(&ev);
 		root = json_object();
 		r = 0;

@@ -152,7 +152,7 @@ assert len(d) == 6'
 
 @test "bad listen address and missing tree fail clearly" {
 	run nf serve --tree tree --listen nope
-	status_is 1
+	status_is 2
 	[[ "$output" == *"invalid listen address 'nope'"* ]]
 	run nf serve --tree missing --listen 127.0.0.1:0
 	status_is 1
