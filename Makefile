@@ -137,6 +137,8 @@ DEPS_TEST := cpio pigz jq tar libarchive-tools xz-utils munge slurmd slurmctld s
 	e2fsprogs dosfstools fdisk curl openssl time busybox-static linux-image-cloud-amd64
 DEPS_TEST += dnf rpm createrepo-c
 DEPS_TEST += xfsprogs mtools grub-efi-amd64-bin ovmf
+# the cluster test: ssh to the VMs, the inventory read in Python, netns
+DEPS_TEST += openssh-client python3-yaml iproute2 zstd
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \

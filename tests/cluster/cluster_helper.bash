@@ -171,6 +171,14 @@ cl_guard() {
 
 # ------------------------------------------------------------ network
 
+# Whether this host lets the test make its network: a namespace with a
+# bridge and tap devices (CAP_NET_ADMIN, /dev/net/tun)
+cl_can_net() {
+	[ -c /dev/net/tun ] || return 1
+	unshare -n sh -c 'ip link add nfprobe0 type bridge &&
+		ip tuntap add dev nfprobe1 mode tap' >/dev/null 2>&1
+}
+
 cl_net() {
 	ip netns add "$NS" || return 1
 	nsx ip link set lo up

@@ -23,6 +23,7 @@ setup_file() {
 	done
 	[ -f "$ROM" ] || skip "ipxe-qemu is not installed"
 	python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml is not installed"
+	cl_can_net || skip "this host cannot make a network namespace with a bridge and tap devices"
 
 	export LC_ALL=C TZ=UTC
 	export E2E=${NF_E2E_CACHE:-$NF_SRCDIR/build/e2e-cache}
