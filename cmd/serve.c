@@ -25,6 +25,7 @@ const struct nf_cmd nf_cmd_serve = {
 		"  GET  /api/v1/unknown/MAC          an unknown machine reports itself\n"
 		"  POST /api/v1/enroll               first-boot claim of a node's secrets\n"
 		"  GET  /api/v1/enroll               enrollment windows, claims, refusals\n"
+		"                                    (to the boot server itself only)\n"
 		"  POST /api/v1/rotate               a node's poll during a key rotation\n"
 		"A node is 'booting' once its per-MAC iPXE script is fetched.  The\n"
 		"enrollment routes are served with --inventory (see 'nodeforge enroll').\n"

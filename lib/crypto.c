@@ -167,6 +167,22 @@ int nf_keys_signing(struct nf_ctx *ctx, const char *dir)
 			    strerror(errno));
 		goto out;
 	}
+	/* an existing directory others may write to (or a symlink to
+	 * one) would let them swap the key under us */
+	if (lstat(dir, &st) < 0) {
+		r = nf_fail(ctx, -errno, "cannot stat '%s': %s", dir,
+			    strerror(errno));
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode) || (st.st_mode & 022)) {
+		r = nf_fail(ctx, NF_E_UNSAFE, "'%s' is %s: a signing key needs "
+			    "a directory only its owner can write to (chmod "
+			    "0700 it, or give a new one)", dir,
+			    S_ISLNK(st.st_mode) ? "a symlink"
+			    : !S_ISDIR(st.st_mode) ? "not a directory"
+			    : "group- or world-writable");
+		goto out;
+	}
 	if (lstat(priv, &st) == 0) {
 		r = nf_fail(ctx, -EEXIST,
 			    "'%s' already exists: refusing to replace a key",
@@ -281,6 +297,21 @@ static int unhex(const char *s, unsigned char *out, size_t n)
 	return 0;
 }
 
+/* Before reading what it signs: a missing signature is refused without
+ * reading a large file first */
+int nf_sig_present(struct nf_ctx *ctx, const char *name, const char *sigpath)
+{
+	struct stat st;
+
+	if (stat(sigpath, &st) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return nf_fail(ctx, NF_E_SIGNATURE, "'%s' is not signed: no '%s'",
+			       name, sigpath);
+	return nf_fail(ctx, -errno, "cannot read '%s': %s", sigpath,
+		       strerror(errno));
+}
+
 int nf_verify_buf(struct nf_ctx *ctx, const char *name, const void *buf,
 		  size_t len, const char *sigpath, const char *pubkey)
 {
@@ -329,8 +360,10 @@ int nf_verify_file(struct nf_ctx *ctx, const char *path, const char *sigpath,
 {
 	char *buf;
 	size_t len;
-	int r = nf_read_file(ctx, path, NF_MANIFEST_MAX, &buf, &len);
+	int r = nf_sig_present(ctx, path, sigpath);
 
+	if (!r)
+		r = nf_read_file(ctx, path, NF_MANIFEST_MAX, &buf, &len);
 	if (r)
 		return r;
 	r = nf_verify_buf(ctx, path, buf, len, sigpath, pubkey);

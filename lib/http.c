@@ -947,7 +947,8 @@ static enum MHD_Result api_unknown(struct nf_server *s,
 }
 
 /* POST /api/v1/enroll, /api/v1/rotate: lib/enroll.c decides, from the
- * peer's address; GET /api/v1/enroll: windows, claims and refusals */
+ * peer's address; GET /api/v1/enroll: windows, claims and refusals, to a
+ * loopback peer only */
 static enum MHD_Result api_enroll(struct nf_server *s,
 				  struct MHD_Connection *c, const char *method,
 				  int rotate, struct req *rq)
@@ -957,6 +958,13 @@ static enum MHD_Result api_enroll(struct nf_server *s,
 	int status = 500, r, local;
 
 	if (!strcmp(method, "GET") && !rotate) {
+		/* which nodes may claim now is for the operator on the
+		 * boot server, not for the network */
+		request_peer(s, c, peer, sizeof(peer), &local);
+		if (!local)
+			return send_error(c, MHD_HTTP_FORBIDDEN,
+					  "the enrollment state is served to "
+					  "the boot server itself only");
 		pthread_mutex_lock(&s->enroll_lock);
 		r = nf_enroll_state(s->enroll, &resp);
 		pthread_mutex_unlock(&s->enroll_lock);

@@ -296,6 +296,7 @@ void nf_areader_free(struct nf_areader *r);
 #define NF_XATTR_MAX 64
 
 /* Ed25519 signature in `sigpath` over buf (lib/crypto.c) */
+int nf_sig_present(struct nf_ctx *ctx, const char *name, const char *sigpath);
 int nf_verify_buf(struct nf_ctx *ctx, const char *name, const void *buf,
 		  size_t len, const char *sigpath, const char *pubkey);
 

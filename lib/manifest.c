@@ -166,11 +166,12 @@ int nf_manifest_verify(struct nf_ctx *ctx, const char *path,
 	size_t len;
 	int fd, r;
 
-	if ((r = nf_read_file(ctx, path, NF_MANIFEST_MAX, &buf, &len)))
+	if (!(sig = nf_asprintf("%s.sig", path)))
+		return -ENOMEM;
+	if ((r = nf_sig_present(ctx, path, sig)) ||
+	    (r = nf_read_file(ctx, path, NF_MANIFEST_MAX, &buf, &len))) {
+		free(sig);
 		return r;
-	if (!(sig = nf_asprintf("%s.sig", path))) {
-		r = -ENOMEM;
-		goto out;
 	}
 	/* The signature covers exactly the bytes parsed below */
 	if ((r = nf_verify_buf(ctx, path, buf, len, sig, pubkey)))

@@ -78,3 +78,25 @@ b = bytearray(open(p, "rb").read()); b[o] ^= 1; open(p, "wb").write(b)' "$1" "$2
 	run nf sign img.tar.zst.manifest.json --key keys/signing.pub
 	status_is 1
 }
+
+@test "keys signing refuses a directory others can write to" {
+	mkdir -m 0777 open
+	chmod 0777 open
+	run nf keys signing -o open
+	status_is 1
+	[[ "$output" == *"'open' is group- or world-writable"* ]]
+	[ ! -e open/signing.key ]
+	ln -s keys link
+	run nf keys signing -o link
+	status_is 1
+	[[ "$output" == *"symlink"* ]]
+}
+
+@test "manifest verify without a .sig refuses before reading the manifest" {
+	# a FIFO as the manifest: reading it first would block
+	mkfifo unsigned.manifest.json
+	run timeout 5 "$NF_BIN" manifest verify unsigned.manifest.json --pubkey keys/signing.pub
+	[ "$status" -ne 124 ]
+	status_is 1
+	[[ "$output" == *"is not signed: no 'unsigned.manifest.json.sig'"* ]]
+}

@@ -97,6 +97,16 @@ assert [r for r in d["refusals"] if r.get("reason") == "wrong-address"], d'
 	[ ! -e vstate/nodes/cp-01.json ]
 }
 
+@test "GET /api/v1/enroll answers the boot server itself, not a node" {
+	serve_with --trusted-proxy 127.0.0.1
+	[ "$(curl -s -o resp -w '%{http_code}' "$U/api/v1/enroll")" = 200 ]
+	grep -q '"gpu-01"' resp
+	# a client on the network (through the proxy) learns nothing
+	[ "$(curl -s -o resp -w '%{http_code}' -H 'X-Real-IP: 10.0.0.99' "$U/api/v1/enroll")" = 403 ]
+	! grep -q 'gpu-01' resp
+	grep -q 'boot server itself' resp
+}
+
 @test "serve --help lists --trusted-proxy; a bad address is a usage error" {
 	run nf serve --help
 	status_is 0
