@@ -953,25 +953,26 @@ out:
 int nf_cmdline_get(struct nf_ctx *ctx, const char *key, char **out)
 {
 	const char *sys = nf_ctx_sysroot(ctx);
-	char *path = nf_asprintf("%s/proc/cmdline", sys ? sys : ""), *buf, *t,
-	     *save = NULL;
-	size_t kl = strlen(key);
+	char *path = nf_asprintf("%s/proc/cmdline", sys ? sys : ""), *buf, *v;
+	size_t len;
 	int r;
 
 	if (!path)
 		return -ENOMEM;
-	r = nf_read_file(ctx, path, 64 * 1024, &buf, NULL);
+	r = nf_read_file(ctx, path, 64 * 1024, &buf, &len);
 	free(path);
 	if (r)
 		return r;
-	r = -ENOENT;
-	for (t = strtok_r(buf, " \t\n", &save); t;
-	     t = strtok_r(NULL, " \t\n", &save))
-		if (!strncmp(t, key, kl) && t[kl] == '=') {
-			*out = nf_strdup(t + kl + 1);
-			r = *out ? 0 : -ENOMEM;
-		}
+	if (!(v = malloc(len + 1))) {
+		free(buf);
+		return -ENOMEM;
+	}
+	r = nf_cmdline_find(buf, key, v, len + 1);
 	free(buf);
+	if (r)
+		free(v);
+	else
+		*out = v;
 	return r;
 }
 

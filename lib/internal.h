@@ -32,6 +32,8 @@ char *nf_strdup(const char *s);
 char *nf_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Read a whole file, at most `max` bytes (NF_E_LIMIT above); NUL-terminated */
+int nf_cmdline_find(const char *cmdline, const char *key, char *out,
+		    size_t sz);
 int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,
 		 size_t *len);
 

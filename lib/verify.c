@@ -1045,13 +1045,12 @@ int nf_hw_fixture_load(struct nf_ctx *ctx, const char *path, json_t **out)
 	return 0;
 }
 
-/* KEY=VALUE of the kernel command line (the first one), 0 if present */
+/* KEY=VALUE of the kernel command line (nf_cmdline_find), 0 if present */
 static int cmdline_value(const char *sysroot, const char *key, char *out, size_t sz)
 {
 	char p[4096], buf[8192];
-	size_t kl = strlen(key), n;
+	size_t n;
 	FILE *f;
-	char *s;
 
 	snprintf(p, sizeof(p), "%s/proc/cmdline", sysroot ? sysroot : "");
 	if (!(f = fopen(p, "re")))
@@ -1059,13 +1058,7 @@ static int cmdline_value(const char *sysroot, const char *key, char *out, size_t
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	for (s = buf; *s; s += strcspn(s, " \t\n"), s += strspn(s, " \t\n"))
-		if (!strncmp(s, key, kl) && s[kl] == '=') {
-			s += kl + 1;
-			snprintf(out, sz, "%.*s", (int)strcspn(s, " \t\n"), s);
-			return 0;
-		}
-	return -ENOENT;
+	return nf_cmdline_find(buf, key, out, sz);
 }
 
 /* The node's name: nodeforge.node= when the boot server named it (a

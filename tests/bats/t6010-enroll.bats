@@ -133,6 +133,23 @@ assert key[:32] not in blob and base64.b64encode(key).decode()[:40] not in json.
 	[[ "$output" == *"missing --server"* ]]
 }
 
+@test "a repeated nodeforge.node=: enroll and verify both take the last" {
+	PIDS=()
+	start_serve
+	nf enroll open 'cp-01,gpu-01' --for 10m >/dev/null
+	mkdir -p sys/proc
+	echo "nodeforge.node=cp-01 nodeforge.server=$SERVER quiet nodeforge.node=gpu-01" > sys/proc/cmdline
+	# gpu-01 claims from 127.0.0.1, not its own 127.0.0.2: refused by name
+	run nf enroll --sysroot sys --root root --mac 52:54:00:00:00:02 --bind 127.0.0.1
+	stop_pids
+	status_is 1
+	[[ "$output" == *"'gpu-01'"* || "$output" == *"gpu-01 "* ]]
+	[[ "$output" != *"cp-01"* ]]
+	nf -C "$NF_SRCDIR/profiles" profile show compute --json > prof.json
+	run nf verify --sysroot sys --profile prof.json --only kernel --json
+	[ "$(jq -r .node <<<"$output")" = gpu-01 ]
+}
+
 @test "the enroll unit is accepted by systemd-analyze verify" {
 	command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
 	unit=$NF_SRCDIR/overlays/common/etc/systemd/system/nodeforge-enroll.service
