@@ -86,8 +86,7 @@ static int site_is_el(struct nf_global *g)
 	const char *d = g->site ? json_string_value(json_object_get(
 					nf_site_json(g->site), "distro")) : NULL;
 
-	return d && (!strncmp(d, "rocky", 5) || !strncmp(d, "rhel", 4) ||
-		     !strncmp(d, "alma", 4));
+	return nf_distro_is_el(d);
 }
 
 static double now(void)

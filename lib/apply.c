@@ -818,8 +818,7 @@ int nf_apply_all_nodes(struct nf_ctx *ctx, int rootfd,
 
 	if (!a.role)
 		a.role = nf_profile_name(p);
-	a.el = !strncmp(a.distro, "rocky", 5) || !strncmp(a.distro, "rhel", 4) ||
-	       !strncmp(a.distro, "alma", 4) || !strncmp(a.distro, "el", 2);
+	a.el = nf_distro_is_el(a.distro);
 	for (size_t i = 0; i < nf_nfacets; i++) {
 		const struct nf_facet *f = nf_facets[i];
 		const json_t *sec = json_object_get(prof, f->name);

@@ -260,6 +260,7 @@ static int setup_paths(struct build *b)
 	const char *out = o->out && *o->out ? o->out : "out";
 	const json_t *site = json_object_get(b->prof, "site");
 	const char *distro = json_string_value(json_object_get(site, "distro"));
+	const struct nf_distro *dd;
 	const json_t *mirrors = json_object_get(site, "mirrors");
 	const char *m;
 	int r;
@@ -290,16 +291,9 @@ static int setup_paths(struct build *b)
 			 nf_ctx_profiles_dir(b->ctx));
 	if (!distro)
 		distro = "debian13";
-	if (!strcmp(distro, "debian12"))
-		snprintf(b->suite, sizeof(b->suite), "bookworm");
-	else if (!strcmp(distro, "debian13"))
-		snprintf(b->suite, sizeof(b->suite), "trixie");
-	else if (!strcmp(distro, "debian11"))
-		snprintf(b->suite, sizeof(b->suite), "bullseye");
-	else if (!strcmp(distro, "rocky9") || !strcmp(distro, "rhel9") ||
-		 !strcmp(distro, "alma9")) {
-		snprintf(b->suite, sizeof(b->suite), "9");
-		b->el = 1;
+	if ((dd = nf_distro_find(distro))) {
+		snprintf(b->suite, sizeof(b->suite), "%s", dd->suite);
+		b->el = dd->el;
 	} else
 		return nf_fail(b->ctx, NF_E_UNSUPPORTED,
 			       "distro '%s': supported are debian11, debian12, "

@@ -848,6 +848,15 @@ int nf_cluster_fetch(struct nf_ctx *ctx, const char *server, const char *root);
  * caller frees; -ENOENT when absent */
 int nf_cmdline_get(struct nf_ctx *ctx, const char *key, char **out);
 
+/* lib/distro.c: the distributions images are built for */
+struct nf_distro {
+	const char *name;   /* as in the site file: debian13, rocky9 */
+	const char *suite;  /* mmdebstrap suite, or the EL release */
+	int el;             /* dnf --installroot, EL paths */
+};
+const struct nf_distro *nf_distro_find(const char *name);
+int nf_distro_is_el(const char *name);
+
 /*
  * Munge key rotation (lib/enroll.c; docs/nodeforge-keys.md).  The server
  * stages a new key in the state directory and a plan of groups
