@@ -832,6 +832,53 @@ static void json_wipe_str(json_t *o, const char *key)
 		nf_wipe((char *)json_string_value(v), json_string_length(v));
 }
 
+/* The image knows the cluster's munge key by its fingerprint (the site's
+ * secrets.munge_key.fingerprint, in /etc/nodeforge/profile.json): a key
+ * that is neither it nor the previous one comes from a server that does
+ * not hold the cluster's key, and is refused.  An image built from a
+ * site that records no fingerprint takes the key as delivered. */
+static int image_expects_key(struct nf_ctx *ctx, const char *root,
+			     const char *fp)
+{
+	char *path = nf_asprintf("%s/etc/nodeforge/profile.json",
+				 root && *root ? root : ""), *buf = NULL;
+	const json_t *fps;
+	const char *want, *prev;
+	json_t *prof;
+	size_t len;
+	int r;
+
+	if (!path)
+		return -ENOMEM;
+	r = nf_read_file(ctx, path, 4 << 20, &buf, &len);
+	if (r == -ENOENT) {
+		free(path);
+		return 0;
+	}
+	if (r) {
+		free(path);
+		return r;
+	}
+	prof = json_loadb(buf, len, 0, NULL);
+	free(buf);
+	fps = json_object_get(json_object_get(prof, "site"), "fingerprints");
+	want = json_string_value(json_object_get(fps, "munge_key"));
+	prev = json_string_value(json_object_get(fps, "munge_key.previous"));
+	r = 0;
+	if (!prof)
+		r = nf_fail(ctx, NF_E_PARSE, "'%s' is not JSON", path);
+	else if (want && strcmp(want, fp) && (!prev || strcmp(prev, fp)))
+		r = nf_fail(ctx, NF_E_CHECKSUM,
+			    "the boot server delivered munge key %s, but this "
+			    "image expects %s (the site's "
+			    "secrets.munge_key.fingerprint): refusing a key "
+			    "from a server that does not hold the cluster's; "
+			    "nothing written", fp, want);
+	json_decref(prof);
+	free(path);
+	return r;
+}
+
 int nf_enroll_claim_accept(struct nf_ctx *ctx, struct nf_enroll_claim *c,
 			   const char *resp, size_t len, const char *root,
 			   struct nf_enroll_result *res)
@@ -895,6 +942,8 @@ int nf_enroll_claim_accept(struct nf_ctx *ctx, struct nf_enroll_claim *c,
 			    res->munge_fingerprint, fpsent);
 		goto out;
 	}
+	if ((r = image_expects_key(ctx, root, res->munge_fingerprint)))
+		goto out;
 	snprintf(res->role, sizeof(res->role), "%s", role);
 	rootfd = open(root && *root ? root : "/",
 		      O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -150,6 +150,28 @@ assert key[:32] not in blob and base64.b64encode(key).decode()[:40] not in json.
 	[ "$(jq -r .node <<<"$output")" = gpu-01 ]
 }
 
+@test "a munge key other than the one the image expects is refused, nothing written" {
+	PIDS=()
+	start_serve
+	nf enroll open gpu-01 --for 10m >/dev/null
+	node_roots root
+	mkdir -p root/etc/nodeforge
+	# the image was built for another cluster key (a rogue or wrong server)
+	printf '{"site":{"fingerprints":{"munge_key":"sha256:%064d"}}}' 0 > root/etc/nodeforge/profile.json
+	run nf enroll --server "$SERVER" --node gpu-01 --mac 52:54:00:00:00:02 --root root --bind 127.0.0.2
+	status_is 1
+	[[ "$output" == *"this image expects sha256:0000"*"nothing written"* ]]
+	[ ! -e root/etc/munge/munge.key ]
+	# the image that expects the server's key takes it
+	fp=sha256:$(sha256sum < sec/munge.key | cut -d" " -f1)
+	printf '{"site":{"fingerprints":{"munge_key":"%s"}}}' "$fp" > root/etc/nodeforge/profile.json
+	nf enroll open gpu-01 --for 10m --reenroll >/dev/null
+	run nf enroll --server "$SERVER" --node gpu-01 --mac 52:54:00:00:00:02 --root root --bind 127.0.0.2
+	stop_pids
+	status_is 0
+	cmp sec/munge.key root/etc/munge/munge.key
+}
+
 @test "the enroll unit is accepted by systemd-analyze verify" {
 	command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
 	unit=$NF_SRCDIR/overlays/common/etc/systemd/system/nodeforge-enroll.service
