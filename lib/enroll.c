@@ -1480,6 +1480,31 @@ static int rotate_proof(const uint8_t *key, size_t klen, const char *name,
 	return nf_hmac_sha256(key, klen, msg, n + 32, out);
 }
 
+/* The server's side: a stage or switch answer carries an HMAC with the
+ * key the node holds over "nodeforge-rotate-answer-v1" NUL name NUL nonce
+ * action NUL sealed, so only a server holding the cluster's key can
+ * direct a node to a new one */
+#define ROTATE_ANSWER "nodeforge-rotate-answer-v1"
+
+static int answer_proof(const uint8_t *key, size_t klen, const char *name,
+			const uint8_t nonce[16], const char *action,
+			const char *sealed, uint8_t out[32])
+{
+	size_t al = strlen(action) + 1, sl = strlen(sealed);
+	uint8_t *msg = malloc(AAD_MAX + al + sl);
+	size_t n;
+	int r;
+
+	if (!msg)
+		return -ENOMEM;
+	n = make_aad_with(msg, ROTATE_ANSWER, name, nonce);
+	memcpy(msg + n, action, al);
+	memcpy(msg + n + al, sealed, sl);
+	r = nf_hmac_sha256(key, klen, msg, n + al + sl, out);
+	free(msg);
+	return r;
+}
+
 int nf_rotate_poll(struct nf_enroll *e, const char *peer_addr,
 		   const void *body, size_t len, json_t **response,
 		   int *http_status)
@@ -1488,8 +1513,8 @@ int nf_rotate_poll(struct nf_enroll *e, const char *peer_addr,
 	const char *name, *have, *oldfp, *newfp, *action;
 	const struct enode *n;
 	uint8_t pub[32], nonce[16], proof[32], want[32], aad[AAD_MAX];
-	uint8_t *key = NULL, *blob = NULL;
-	size_t klen = 0, bloblen = 0;
+	uint8_t *key = NULL, *nkey = NULL, *blob = NULL;
+	size_t klen = 0, nklen = 0, bloblen = 0;
 	uint32_t peer;
 	int fd, r, grp, holds_new;
 	long long now = now_of(e);
@@ -1588,13 +1613,12 @@ int nf_rotate_poll(struct nf_enroll *e, const char *peer_addr,
 		*http_status = 200;
 		goto out;
 	}
-	/* Holds the old key: send the new one, sealed */
-	nf_wipe_free(key, klen + 1);
-	key = NULL;
+	/* Holds the old key (kept in key to prove the answer): send the new
+	 * one, sealed */
 	r = nf_secret_read(e->ctx, json_string_value(json_object_get(
-			   rot, "new_path")), NF_MUNGE_KEY_MAX, &key, &klen);
+			   rot, "new_path")), NF_MUNGE_KEY_MAX, &nkey, &nklen);
 	if (!r) {
-		char *b64 = nf_b64_encode(key, klen);
+		char *b64 = nf_b64_encode(nkey, nklen);
 		size_t cap = b64 ? strlen(b64) + 64 + strlen(name) : 0;
 		char *pl = b64 ? malloc(cap) : NULL;
 		size_t pn;
@@ -1628,14 +1652,18 @@ int nf_rotate_poll(struct nf_enroll *e, const char *peer_addr,
 		rot_save(e, rot);
 	}
 	{
-		char *b64 = nf_b64_encode(blob, bloblen);
+		char *b64 = nf_b64_encode(blob, bloblen), *ab = NULL;
+		uint8_t ap[32];
 
-		*response = b64 ? json_pack("{s:s,s:s,s:s,s:s}", "node", name,
-					    "action", action, "munge_fingerprint",
-					    newfp, "sealed", b64)
-				: NULL;
+		if (b64 && !answer_proof(key, klen, name, nonce, action, b64, ap))
+			ab = nf_b64_encode(ap, 32);
+		*response = ab ? json_pack("{s:s,s:s,s:s,s:s,s:s}", "node", name,
+					   "action", action, "munge_fingerprint",
+					   newfp, "sealed", b64, "answer_proof", ab)
+			       : NULL;
 		*http_status = 200;
 		free(b64);
+		free(ab);
 	}
 	goto out;
 save:
@@ -1643,6 +1671,8 @@ save:
 out:
 	if (key)
 		nf_wipe_free(key, klen + 1);
+	if (nkey)
+		nf_wipe_free(nkey, nklen + 1);
 	free(blob);
 	json_decref(rot);
 	json_decref(st);
@@ -1701,6 +1731,26 @@ static int rotate_open(struct nf_ctx *ctx, const json_t *j, const char *node,
 	}
 	nf_wipe_free(pt, pl + 1);
 	return r;
+}
+
+static int answer_check(struct nf_ctx *ctx, const json_t *j,
+			const char *node, const uint8_t nonce[16],
+			const char *action, const uint8_t *key, size_t klen)
+{
+	const char *sealed = json_string_value(json_object_get(j, "sealed"));
+	const char *ab = json_string_value(json_object_get(j, "answer_proof"));
+	uint8_t want[32], *got = NULL;
+	size_t gl = 0;
+	int ok;
+
+	ok = sealed && ab && !nf_b64_decode(ab, 32, &got, &gl) && gl == 32 &&
+	     !answer_proof(key, klen, node, nonce, action, sealed, want) &&
+	     nf_memeq_ct(want, got, 32);
+	free(got);
+	return ok ? 0 : nf_fail(ctx, NF_E_SIGNATURE,
+				"the rotation answer does not prove the server "
+				"holds this node's munge key: ignored, nothing "
+				"written");
 }
 
 static int rotate_request(struct nf_ctx *ctx, const char *node,
@@ -1799,21 +1849,34 @@ int nf_rotate_client(struct nf_ctx *ctx, const struct nf_rotate_client_opts *o,
 			break;
 		nf_fingerprint(key, klen, res->munge_fingerprint);
 		r = rotate_request(ctx, o->node, key, klen, priv, nonce, &body);
-		nf_wipe_free(key, klen);
-		if (r)
+		if (r) {
+			nf_wipe_free(key, klen);
 			break;
+		}
 		r = nf_http_post(ctx, url, o->bind, body, strlen(body),
 				 NF_ENROLL_RESPONSE_MAX,
 				 o->timeout_s > 0 ? o->timeout_s : 30, &resp,
 				 &rlen, &status);
 		free(body);
 		if (r && r != NF_E_NETWORK) {
+			nf_wipe_free(key, klen);
 			nf_wipe(priv, sizeof(priv));
 			break;
 		}
 		j = r ? NULL : json_loadb(resp, rlen, 0, NULL);
 		free(resp);
 		action = json_string_value(json_object_get(j, "action"));
+		/* a new key only from a server holding the one this node has */
+		if (!r && action && (!strcmp(action, "stage") ||
+				     !strcmp(action, "switch")))
+			r = answer_check(ctx, j, o->node, nonce, action, key, klen);
+		nf_wipe_free(key, klen);
+		key = NULL;
+		if (r == NF_E_SIGNATURE) {
+			json_decref(j);
+			nf_wipe(priv, sizeof(priv));
+			break;
+		}
 		if (!r && (status != 200 || !action)) {
 			const char *m = json_string_value(json_object_get(j, "error"));
 

@@ -133,6 +133,26 @@ for f in ("old.key","sec/munge.key"):
 	[[ "$output" != *"did not switch"* ]]
 }
 
+@test "a rotation answer that does not prove the cluster's key is ignored, nothing written" {
+	start_serve
+	nf enroll open gpu-01 --for 10m >/dev/null
+	nf enroll --server "$SERVER" --node gpu-01 --mac 52:54:00:00:00:02 --root gpu-01 --bind 127.0.0.2 >/dev/null
+	cp gpu-01/etc/munge/munge.key before.key
+	"$NF_BIN" keys rotate munge -i racks.yaml --stage-timeout 3 --group-timeout 3 > driver.out 2>&1 &
+	DRIVER=$!
+	PIDS+=($DRIVER)
+	for _ in $(seq 100); do grep -q staging driver.out && break; sleep 0.1; done
+	# a server on the path that does not hold the key cannot prove it
+	start_proxy forge
+	run nf enroll rotate --server "$SERVER" --node gpu-01 --root gpu-01 --bind 127.0.0.2 \
+		--poll 0.2 --wait 5 --restart true
+	status_is 1
+	[[ "$output" == *"does not prove the server holds this node's munge key"* ]]
+	[ ! -e gpu-01/etc/munge/munge.key.next ]
+	cmp before.key gpu-01/etc/munge/munge.key
+	wait "$DRIVER" || true
+}
+
 @test "a rotation poll with a key the server never issued is refused" {
 	start_serve
 	nf enroll open gpu-01 --for 10m >/dev/null
