@@ -456,15 +456,7 @@ int nf_apply_enable(struct nf_apply *a, const char *unit)
 
 int nf_apply_has_daemon(const struct nf_apply *a, const char *daemon)
 {
-	const json_t *d = json_object_get(json_object_get(a->prof, "slurm"),
-					  "daemons");
-	size_t i;
-	json_t *v;
-
-	json_array_foreach(d, i, v)
-		if (json_is_string(v) && !strcmp(json_string_value(v), daemon))
-			return 1;
-	return 0;
+	return nf_profile_runs(a->prof, daemon);
 }
 
 int nf_apply_open_root(struct nf_ctx *ctx, const char *path, int *rootfd)

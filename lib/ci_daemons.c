@@ -215,11 +215,10 @@ int nf_ci_daemons(struct nf_ctx *ctx, const char *root, const char *inventory,
 		  const struct nf_site *site, json_t **out)
 {
 	struct nf_profile *p = NULL;
-	const json_t *prof, *daemons, *v;
+	const json_t *prof;
 	json_t *cases = json_array();
 	char *path, host[128];
 	int r = 0, slurmdbd = 0;
-	size_t i;
 
 	*out = NULL;
 	if (!cases)
@@ -236,10 +235,7 @@ int nf_ci_daemons(struct nf_ctx *ctx, const char *root, const char *inventory,
 	if (r)
 		goto fail;
 	prof = nf_profile_json(p);
-	daemons = json_object_get(json_object_get(prof, "slurm"), "daemons");
-	json_array_foreach(daemons, i, v) {
-		slurmdbd |= !strcmp(json_string_value(v) ?: "", "slurmdbd");
-	}
+	slurmdbd = nf_profile_runs(prof, "slurmdbd");
 	if (exists(root, "etc/slurm/slurm.conf") && exists(root, "usr/bin/scontrol")) {
 		if ((r = cluster_conf(ctx, root, prof, inventory, site, host,
 				      sizeof(host))))

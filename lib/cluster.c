@@ -43,17 +43,6 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int runs(const json_t *daemons, const char *d)
-{
-	size_t i;
-	json_t *v;
-
-	json_array_foreach(daemons, i, v)
-		if (!strcmp(json_string_value(v) ?: "", d))
-			return 1;
-	return 0;
-}
-
 static json_t *host_obj(const struct nf_node *n)
 {
 	char ip[16];
@@ -70,7 +59,7 @@ static int role_entry(struct nf_ctx *ctx, const struct nf_inventory *inv,
 	char **names = calloc(n ? n : 1, sizeof(*names)), *list = NULL;
 	struct nf_profile *p = NULL;
 	struct nf_diags d;
-	const json_t *slurm, *daemons;
+	const json_t *slurm;
 	size_t i;
 	int r;
 
@@ -100,16 +89,15 @@ static int role_entry(struct nf_ctx *ctx, const struct nf_inventory *inv,
 	}
 	nf_diags_free(&d);
 	slurm = json_object_get(nf_profile_json(p), "slurm");
-	daemons = json_object_get(slurm, "daemons");
 	*out = json_pack("{s:s, s:s, s:O?, s:O?, s:O?, s:O?, s:b, s:b, s:b}",
 			 "role", role, "nodes", list,
 			 "node", json_object_get(slurm, "node"),
 			 "gres", json_object_get(slurm, "gres"),
 			 "partitions", json_object_get(slurm, "partitions"),
 			 "conf", json_object_get(slurm, "conf"),
-			 "slurmd", runs(daemons, "slurmd"),
-			 "slurmctld", runs(daemons, "slurmctld"),
-			 "slurmdbd", runs(daemons, "slurmdbd"));
+			 "slurmd", nf_profile_runs(nf_profile_json(p), "slurmd"),
+			 "slurmctld", nf_profile_runs(nf_profile_json(p), "slurmctld"),
+			 "slurmdbd", nf_profile_runs(nf_profile_json(p), "slurmdbd"));
 	nf_profile_free(p);
 	free(list);
 	return *out ? 0 : -ENOMEM;

@@ -1176,6 +1176,11 @@ int nf_enroll_from_site(struct nf_ctx *ctx, const struct nf_site *site,
 	return 0;
 }
 
+struct nf_ctx *nf_enroll_ctx(const struct nf_enroll *e)
+{
+	return e->ctx;
+}
+
 const char *nf_enroll_state_dir(const struct nf_enroll *e)
 {
 	return e->dir;
@@ -1945,4 +1950,93 @@ out:
 	close(rootfd);
 	free(url);
 	return r;
+}
+
+/* ------------------------------------------------------ verdict proof */
+
+#define VERDICT_SKEW 300  /* seconds a signed verdict may be off the clock */
+
+static int proof_with(struct nf_enroll *e, const char *path, const char *name,
+		      const char *time, const void *body, size_t len,
+		      const uint8_t got[32])
+{
+	uint8_t *key = NULL, want[32];
+	size_t klen = 0;
+	int ok;
+
+	if (!path || nf_secret_read(e->ctx, path, NF_MUNGE_KEY_MAX, &key, &klen))
+		return 0;
+	ok = !nf_verdict_proof(key, klen, name, time, body, len, want) &&
+	     nf_memeq_ct(want, got, 32);
+	nf_wipe_free(key, klen + 1);
+	return ok;
+}
+
+int nf_enroll_verdict_auth(struct nf_enroll *e, const char *name,
+			   const char *time, const char *proof,
+			   const void *body, size_t len)
+{
+	json_t *st = NULL, *rot = NULL;
+	uint8_t *got = NULL;
+	size_t gl = 0;
+	long long t;
+	char *end;
+	int fd, r, claimed, ok = 0;
+
+	if ((fd = state_lock(e)) < 0)
+		return fd;
+	r = state_load(e, &st);
+	if (!r)
+		r = rot_load(e, &rot);
+	state_unlock(fd);
+	if (r) {
+		json_decref(st);
+		return r;
+	}
+	claimed = json_object_get(json_object_get(st, "claims"), name) != NULL;
+	json_decref(st);
+	if (!claimed) {
+		json_decref(rot);
+		return 1;
+	}
+	if (!time || !proof) {
+		json_decref(rot);
+		return nf_fail(e->ctx, NF_E_SIGNATURE,
+			       "'%s' is enrolled: its verdict must be signed "
+			       "with its munge key (X-Nodeforge-Time, "
+			       "X-Nodeforge-Proof)", name);
+	}
+	errno = 0;
+	t = strtoll(time, &end, 10);
+	if (errno || end == time || *end || t < now_of(e) - VERDICT_SKEW ||
+	    t > now_of(e) + VERDICT_SKEW) {
+		json_decref(rot);
+		return nf_fail(e->ctx, NF_E_SIGNATURE,
+			       "the verdict of '%s' is dated '%s', more than "
+			       "%d s from the server's clock %lld", name, time,
+			       VERDICT_SKEW, now_of(e));
+	}
+	if (nf_b64_decode(proof, 32, &got, &gl) || gl != 32) {
+		free(got);
+		json_decref(rot);
+		return nf_fail(e->ctx, NF_E_SIGNATURE,
+			       "the verdict proof of '%s' is not 32 bytes of "
+			       "base64", name);
+	}
+	/* the cluster's key; during a rotation the node may hold the other
+	 * one, and after it a straggler the previous one */
+	ok = proof_with(e, e->munge_key, name, time, body, len, got);
+	if (!ok && rot && !json_is_true(json_object_get(rot, "finished")))
+		ok = proof_with(e, json_string_value(json_object_get(
+					   rot, "new_path")),
+				name, time, body, len, got);
+	if (!ok && rot && json_is_true(json_object_get(rot, "finished")))
+		ok = proof_with(e, json_string_value(json_object_get(
+					   rot, "old_path")),
+				name, time, body, len, got);
+	free(got);
+	json_decref(rot);
+	return ok ? 0 : nf_fail(e->ctx, NF_E_SIGNATURE,
+				"the verdict of '%s' is not signed with the "
+				"cluster's munge key", name);
 }

@@ -890,6 +890,29 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 			 "inventory address %s", name, peer, ip);
 		return send_error(c, MHD_HTTP_FORBIDDEN, cause);
 	}
+	/* an enrolled node signs its verdict with its munge key */
+	if (s->enroll) {
+		pthread_mutex_lock(&s->enroll_lock);
+		r = nf_enroll_verdict_auth(
+			s->enroll, name,
+			MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    "X-Nodeforge-Time"),
+			MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    "X-Nodeforge-Proof"),
+			rq->body ? rq->body : "", rq->len);
+		if (r < 0)
+			snprintf(cause, sizeof(cause), "%s",
+				 nf_errmsg(nf_enroll_ctx(s->enroll)));
+		pthread_mutex_unlock(&s->enroll_lock);
+		if (r < 0) {
+			pthread_mutex_unlock(&s->lock);
+			json_decref(v);
+			return send_error(c, r == NF_E_SIGNATURE
+					  ? MHD_HTTP_FORBIDDEN
+					  : MHD_HTTP_INTERNAL_SERVER_ERROR,
+					  cause);
+		}
+	}
 	st = json_object_get(s->state, name);
 	st = st ? json_deep_copy(st) : json_pack("{s:s}", "name", name);
 	json_object_set_new(st, "state", json_string(!strcmp(res, "pass")

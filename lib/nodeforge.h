@@ -602,9 +602,16 @@ int nf_verify_publish(struct nf_ctx *ctx, const struct nf_verify *v,
 		      const struct nf_verify_opts *o, const char *verdict_path);
 
 /* POST a JSON document (lib/report.c, libcurl); best effort, bounded by
- * timeout_ms */
+ * timeout_ms.  With a key (the node's munge key), the request carries
+ * X-Nodeforge-Time and X-Nodeforge-Proof (nf_verdict_proof) for `name` */
 int nf_http_post_json(struct nf_ctx *ctx, const char *url, const json_t *doc,
-		      unsigned timeout_ms);
+		      unsigned timeout_ms, const char *name,
+		      const uint8_t *key, size_t klen);
+/* HMAC-SHA256 with key over "nodeforge-verdict-v1" NUL name NUL time NUL
+ * body: how an enrolled node signs its verdict */
+int nf_verdict_proof(const uint8_t *key, size_t klen, const char *name,
+		     const char *time, const void *body, size_t len,
+		     uint8_t out[32]);
 
 /* ------------------------------------------------------- image build
  * nodeforge build ROLE: resolve -> bootstrap (cached) -> artifacts ->
@@ -848,6 +855,10 @@ int nf_cluster_fetch(struct nf_ctx *ctx, const char *server, const char *root);
  * caller frees; -ENOENT when absent */
 int nf_cmdline_get(struct nf_ctx *ctx, const char *key, char **out);
 
+/* Whether a resolved profile's role runs a Slurm daemon (slurm.daemons:
+ * slurmd, slurmctld, slurmdbd): the one answer every facet uses */
+int nf_profile_runs(const json_t *prof, const char *daemon);
+
 /* lib/distro.c: the distributions images are built for */
 struct nf_distro {
 	const char *name;   /* as in the site file: debian13, rocky9 */
@@ -869,6 +880,16 @@ int nf_rotate_go(struct nf_enroll *e, int group);
 int nf_rotate_finish(struct nf_enroll *e);
 /* The plan (rotation.json); caller decrefs */
 int nf_rotate_status(struct nf_enroll *e, json_t **out);
+/* A verdict POST for `name`: 1 when the node is not enrolled (its
+ * address is all there is), 0 when time (unix seconds, within 300 s of
+ * the server's clock) and proof (base64 nf_verdict_proof) hold with the
+ * cluster's munge key (or the other key of a rotation under way),
+ * NF_E_SIGNATURE (message set) otherwise */
+/* The context the enrollment state reports its errors in */
+struct nf_ctx *nf_enroll_ctx(const struct nf_enroll *e);
+int nf_enroll_verdict_auth(struct nf_enroll *e, const char *name,
+			   const char *time, const char *proof,
+			   const void *body, size_t len);
 /* A node's poll: same contract as nf_enroll_claim */
 int nf_rotate_poll(struct nf_enroll *e, const char *peer_addr,
 		   const void *body, size_t len, json_t **response,

@@ -854,6 +854,19 @@ static void apply_site(struct nf_profile *p, const struct nf_site *site)
 
 /* ------------------------------------------------------------- public */
 
+int nf_profile_runs(const json_t *prof, const char *daemon)
+{
+	const json_t *d = json_object_get(json_object_get(prof, "slurm"),
+					  "daemons");
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(d, i, v)
+		if (json_is_string(v) && !strcmp(json_string_value(v), daemon))
+			return 1;
+	return 0;
+}
+
 int nf_profile_resolve(struct nf_ctx *ctx, const char *name,
 		       const struct nf_site *site, struct nf_profile **out,
 		       struct nf_diags *diags)

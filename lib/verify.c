@@ -1579,11 +1579,33 @@ int nf_verify_publish(struct nf_ctx *ctx, const struct nf_verify *v,
 
 		while (ul > 0 && url[ul - 1] == '/')
 			url[--ul] = '\0';
-		post = nf_asprintf("%s/api/v1/nodes/%s/verdict", url,
-				   json_string_value(json_object_get(doc, "node")));
+		const char *node = json_string_value(json_object_get(doc, "node"));
+		uint8_t *key = NULL;
+		size_t klen = 0;
 
-		if (post && nf_http_post_json(ctx, post, doc, 3000))
+		post = nf_asprintf("%s/api/v1/nodes/%s/verdict", url, node);
+		/* an enrolled node signs its verdict with its munge key */
+		{
+			const char *kp = NULL;
+			char *kf;
+
+			for (size_t i = 0; i < v->n && !kp; i++)
+				if (!strcmp(v->v[i].facet, "munge"))
+					kp = json_string_value(json_object_get(
+						v->v[i].section, "key_path"));
+			kf = nf_asprintf("%s%s", root,
+					       kp ? kp : "/etc/munge/munge.key");
+
+			if (kf && nf_secret_read(ctx, kf, NF_MUNGE_KEY_MAX,
+						 &key, &klen))
+				key = NULL;
+			free(kf);
+		}
+		if (post && nf_http_post_json(ctx, post, doc, 3000, node, key,
+					      klen))
 			nf_log(ctx, NF_LOG_WARN, "%s", nf_errmsg(ctx));
+		if (key)
+			nf_wipe_free(key, klen + 1);
 		free(post);
 		free(url);
 	}

@@ -202,14 +202,7 @@ static char *unit_value(struct nf_vcheck *c, const char *key, char *from, size_t
  * where slurmd runs (limits.d still serves login sessions elsewhere) */
 static int runs_slurmd(const json_t *profile)
 {
-	const json_t *d = json_object_get(json_object_get(profile, "slurm"), "daemons");
-	size_t k;
-	json_t *x;
-
-	json_array_foreach(d, k, x)
-		if (json_is_string(x) && !strcmp(json_string_value(x), "slurmd"))
-			return 1;
-	return 0;
+	return nf_profile_runs(profile, "slurmd");
 }
 
 static int check_unit(struct nf_vcheck *c, const json_t *sec)

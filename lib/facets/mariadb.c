@@ -109,6 +109,9 @@ static int apply_tuning(struct nf_apply *a, const json_t *sec)
 		"kb=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)\n"
 		"mb=$((kb * pct / 100 / 1024))\n"
 		"printf '[mysqld]\\ninnodb_buffer_pool_size = %%sM\\n' \"$mb\" > \"$out.tmp\"\n"
+		"# the server reads it as mysql; mariadb.service's UMask=007\n"
+		"# would leave it 0660 root, and MariaDB skips a file it cannot read\n"
+		"chmod 0644 \"$out.tmp\"\n"
 		"mv -f \"$out.tmp\" \"$out\"\n", dir);
 	if ((r = nf_apply_write_buf(a, "/usr/lib/nodeforge/mariadb-buffer-pool",
 				    &b, 0755, 0, 0)))
@@ -245,13 +248,7 @@ static int local_db(const json_t *prof)
 	const json_t *dbd = json_object_get(slurm, "dbd");
 	const char *t = json_string_value(json_object_get(dbd, "StorageType"));
 	const char *h = json_string_value(json_object_get(dbd, "StorageHost"));
-	int runs = 0;
-	size_t i;
-	json_t *v;
-
-	json_array_foreach(json_object_get(slurm, "daemons"), i, v)
-		runs |= json_is_string(v) && !strcmp(json_string_value(v), "slurmdbd");
-	return runs && t && !strcmp(t, "accounting_storage/mysql") &&
+	return nf_profile_runs(prof, "slurmdbd") && t && !strcmp(t, "accounting_storage/mysql") &&
 	       (!h || !strcmp(h, "localhost"));
 }
 

@@ -11,15 +11,7 @@ static const struct nf_field fields[] = {
 
 static int lint(struct nf_facet_lint *l, const json_t *sec)
 {
-	const json_t *daemons = json_object_get(
-		json_object_get(nf_profile_json(l->profile), "slurm"), "daemons");
-	int slurmd = 0;
-	size_t i;
-	json_t *d;
-
-	json_array_foreach(daemons, i, d)
-		slurmd |= !strcmp(json_string_value(d) ? json_string_value(d) : "",
-				  "slurmd");
+	int slurmd = nf_profile_runs(nf_profile_json(l->profile), "slurmd");
 	if (json_is_true(json_object_get(sec, "slurm_adopt")) && !slurmd)
 		nf_lint_at(l, "pam.slurm_adopt", NF_SEV_ERROR,
 			   "pam_slurm_adopt on a node without slurmd would "

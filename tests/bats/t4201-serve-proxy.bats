@@ -97,6 +97,50 @@ assert [r for r in d["refusals"] if r.get("reason") == "wrong-address"], d'
 	[ ! -e vstate/nodes/cp-01.json ]
 }
 
+# signed KEYFILE NAME BODY [SKEW]: curl header arguments of a verdict
+# signed as an enrolled node signs it (nf_verdict_proof)
+signed() {
+	python3 - "$@" <<'PY'
+import base64, hashlib, hmac, sys, time
+key = open(sys.argv[1], "rb").read()
+name, body = sys.argv[2], sys.argv[3]
+t = str(int(time.time()) + (int(sys.argv[4]) if len(sys.argv) > 4 else 0))
+msg = b"nodeforge-verdict-v1\0" + name.encode() + b"\0" + t.encode() + b"\0" + body.encode()
+p = base64.b64encode(hmac.new(key, msg, hashlib.sha256).digest()).decode()
+print("X-Nodeforge-Time: " + t)
+print("X-Nodeforge-Proof: " + p)
+PY
+}
+
+@test "an enrolled node's verdict is taken only signed with the cluster's munge key" {
+	serve_with
+	expect 200 /api/v1/enroll "$(claim gpu-01 52:54:00:00:00:02)" --interface 127.0.0.2
+	body='{"result":"pass"}'
+	# unsigned, from its own address: refused, nothing stored
+	expect 403 /api/v1/nodes/gpu-01/verdict "$body" --interface 127.0.0.2
+	grep -q "must be signed with its munge key" resp
+	[ ! -e vstate/nodes/gpu-01.json ]
+	# signed with another key
+	head -c 1024 /dev/urandom > other.key
+	mapfile -t h < <(signed other.key gpu-01 "$body")
+	expect 403 /api/v1/nodes/gpu-01/verdict "$body" --interface 127.0.0.2 -H "${h[0]}" -H "${h[1]}"
+	grep -q "not signed with the cluster's munge key" resp
+	# signed with the key, but an hour old
+	mapfile -t h < <(signed sec/munge.key gpu-01 "$body" -3600)
+	expect 403 /api/v1/nodes/gpu-01/verdict "$body" --interface 127.0.0.2 -H "${h[0]}" -H "${h[1]}"
+	grep -q "more than 300 s from the server's clock" resp
+	[ ! -e vstate/nodes/gpu-01.json ]
+	# signed for another body
+	mapfile -t h < <(signed sec/munge.key gpu-01 '{"result":"fail"}')
+	expect 403 /api/v1/nodes/gpu-01/verdict "$body" --interface 127.0.0.2 -H "${h[0]}" -H "${h[1]}"
+	# signed with the key: stored
+	mapfile -t h < <(signed sec/munge.key gpu-01 "$body")
+	expect 200 /api/v1/nodes/gpu-01/verdict "$body" --interface 127.0.0.2 -H "${h[0]}" -H "${h[1]}"
+	[ "$(jq -r .state vstate/nodes/gpu-01.json)" = verified ]
+	# a node that has not enrolled is judged by its address alone
+	expect 200 /api/v1/nodes/cp-01/verdict '{"result":"fail"}' --interface 127.0.0.1
+}
+
 @test "GET /api/v1/enroll answers the boot server itself, not a node" {
 	serve_with --trusted-proxy 127.0.0.1
 	[ "$(curl -s -o resp -w '%{http_code}' "$U/api/v1/enroll")" = 200 ]
