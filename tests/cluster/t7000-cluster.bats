@@ -230,7 +230,7 @@ cl_boot_wave() {
 	[ "$output" = "job $id on $node" ]
 }
 
-@test "the GPU node PXE-boots and fails its checks; nodeforge status names a GPU check as its root cause" {
+@test "the GPU node PXE-boots and fails its checks, a GPU check among the root causes; nodeforge status names the first" {
 	[ -e "$W/power-on-3" ] || { echo "the GPU node was never powered on"; return 1; }
 	local wave
 	wave=$(cl_wave 3)
@@ -254,16 +254,22 @@ print("# %s: %s; root causes: %s" % (d["name"], d["state"], ", ".join(map(str, i
 assert d["state"] == "failed", d["state"]
 assert any(str(i).startswith("gpu.") for i in ids), ids
 ' >&3
-	# and the one nodeforge status shows for it
+	# and nodeforge status shows the first of them (in a VM that is
+	# memory.hugepages: no 1G pages for the 160 the profile asks)
+	run nsx curl -sf "$SRV/api/v1/nodes/$gpu"
+	status_is 0
+	echo "$output" > "$W/gpu-verdict.json"
 	run cl_status_json
 	status_is 0
 	echo "$output" | python3 -c '
 import json, sys
-node = sys.argv[1]
+node, vf = sys.argv[1], sys.argv[2]
 n = [x for x in json.load(sys.stdin)["nodes"] if x["name"] == node][0]
-assert (n.get("root_cause") or "").startswith("gpu."), \
-    "nodeforge status shows %s as the root cause of %s, not a GPU check" % (n.get("root_cause"), node)
-' "$gpu"
+causes = json.load(open(vf))["verdict"]["root_causes"]
+first = causes[0] if isinstance(causes[0], str) else causes[0]["id"]
+assert (n.get("root_cause") or "").startswith(first + ":"), \
+    "nodeforge status shows %r as the root cause of %s, not %s" % (n.get("root_cause"), node, first)
+' "$gpu" "$W/gpu-verdict.json"
 }
 
 @test "the GPU node's gate holds slurmd back" {
