@@ -31,6 +31,8 @@
 #define NF_HTTP_INDEX_MAX (64u << 20)
 #define NF_HTTP_STATE_MAX (1u << 20)
 #define NF_HTTP_UNKNOWN_MAX 4096         /* unknown MACs remembered */
+#define NF_HTTP_UNKNOWN_PER_PEER 16      /* new ones one address may add */
+#define NF_HTTP_UNKNOWN_WINDOW 600       /* ... per this many seconds */
 
 struct nf_server {
 	struct MHD_Daemon *mhd;
@@ -49,6 +51,7 @@ struct nf_server {
 	json_t *by_mac;            /* "52-54-..." -> node object of index */
 	json_t *state;             /* name -> state object */
 	json_t *unknown;           /* mac -> {mac, seen_at} */
+	json_t *unknown_peers;     /* address -> [window start, count] */
 	json_t *dirty;             /* names to write */
 	pthread_cond_t wake;
 	pthread_t writer;
@@ -943,27 +946,63 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 	return send_json(c, MHD_HTTP_OK, json_pack("{s:s}", "stored", name));
 }
 
+/* Whether `peer` may add another unknown MAC now: each address adds at
+ * most NF_HTTP_UNKNOWN_PER_PEER per NF_HTTP_UNKNOWN_WINDOW seconds, so
+ * one flooding client cannot fill the table and hide the machines that
+ * come after it (a new machine asks from its own DHCP address).  Under
+ * s->lock. */
+static int unknown_budget(struct nf_server *s, const char *peer)
+{
+	long long now = (long long)time(NULL), start;
+	json_t *p = json_object_get(s->unknown_peers, peer);
+
+	if (!p) {
+		/* forget every address once the table of them is full */
+		if (json_object_size(s->unknown_peers) >= NF_HTTP_UNKNOWN_MAX)
+			json_object_clear(s->unknown_peers);
+		json_object_set_new(s->unknown_peers, peer,
+				    json_pack("[I,i]", now, 1));
+		return 1;
+	}
+	start = json_integer_value(json_array_get(p, 0));
+	if (now - start >= NF_HTTP_UNKNOWN_WINDOW) {
+		json_array_set_new(p, 0, json_integer(now));
+		json_array_set_new(p, 1, json_integer(1));
+		return 1;
+	}
+	if (json_integer_value(json_array_get(p, 1)) >= NF_HTTP_UNKNOWN_PER_PEER)
+		return 0;
+	json_array_set_new(p, 1, json_integer(
+		json_integer_value(json_array_get(p, 1)) + 1));
+	return 1;
+}
+
 static enum MHD_Result api_unknown(struct nf_server *s,
 				   struct MHD_Connection *c, const char *mac)
 {
-	char when[32];
+	char when[32], peer[INET6_ADDRSTRLEN];
 	uint8_t m[6];
-	int known;
+	int known, local;
 
 	if (nf_mac_parse(mac, m))
 		return send_error(c, MHD_HTTP_BAD_REQUEST, "malformed MAC");
 	iso_now(when);
+	request_peer(s, c, peer, sizeof(peer), &local);
 	pthread_mutex_lock(&s->lock);
 	index_refresh(s);
 	known = json_object_get(s->by_mac, mac) != NULL;
-	if (!known && (json_object_get(s->unknown, mac) ||
-		       json_object_size(s->unknown) < NF_HTTP_UNKNOWN_MAX)) {
+	if (!known && !json_object_get(s->unknown, mac) &&
+	    json_object_size(s->unknown) < NF_HTTP_UNKNOWN_MAX &&
+	    unknown_budget(s, peer)) {
 		char key[18];
 
 		nf_mac_format(m, ':', key);
 		json_object_set_new(s->unknown, mac,
-				    json_pack("{s:s, s:s}", "mac", key,
-					      "seen_at", when));
+				    json_pack("{s:s, s:s, s:s}", "mac", key,
+					      "seen_at", when, "from", peer));
+	} else if (!known && json_object_get(s->unknown, mac)) {
+		json_object_set_new(json_object_get(s->unknown, mac), "seen_at",
+				    json_string(when));
 	}
 	pthread_mutex_unlock(&s->lock);
 	return send_buf(c, MHD_HTTP_OK, "text/plain", "recorded\n", 9);
@@ -1272,6 +1311,7 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 	s->by_mac = json_object();
 	s->state = json_object();
 	s->unknown = json_object();
+	s->unknown_peers = json_object();
 	s->dirty = json_object();
 	s->tree_path = nf_strdup(o->tree);
 	s->state_dir = nf_strdup(o->state_dir);
@@ -1296,7 +1336,8 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 			goto fail;
 		}
 	}
-	if (!s->by_mac || !s->state || !s->unknown || !s->dirty ||
+	if (!s->by_mac || !s->state || !s->unknown || !s->unknown_peers ||
+	    !s->dirty ||
 	    !s->tree_path || !s->state_dir) {
 		r = -ENOMEM;
 		goto fail;
@@ -1384,6 +1425,7 @@ void nf_server_stop(struct nf_server *s)
 	json_decref(s->by_mac);
 	json_decref(s->state);
 	json_decref(s->unknown);
+	json_decref(s->unknown_peers);
 	json_decref(s->dirty);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->write_lock);

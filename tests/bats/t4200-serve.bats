@@ -140,7 +140,7 @@ assert len(d) == 6'
 @test "unknown MACs are recorded; state survives a restart" {
 	[ "$(code "$U/api/v1/unknown/52-54-00-99-99-99")" = 200 ]
 	[ "$(code "$U/api/v1/unknown/zz")" = 400 ]
-	[[ "$(curl -s "$U/api/v1/nodes")" == *'"unknown":[{"mac":"52:54:00:99:99:99"'* ]]
+	[ "$(curl -s "$U/api/v1/nodes" | jq -r '.unknown[0].mac + " " + .unknown[0].from')" = "52:54:00:99:99:99 127.0.0.1" ]
 	curl -sf -X POST -d '{"result":"pass"}' "$U/api/v1/nodes/ctl-01/verdict" >/dev/null
 	kill "$SERVE_PID"; wait "$SERVE_PID" || true
 	: > serve2.log
@@ -148,6 +148,19 @@ assert len(d) == 6'
 	SERVE_PID=$!
 	for _ in $(seq 50); do U=$(sed -n 's/^listening on //p' serve2.log); [ -n "$U" ] && break; sleep 0.05; done
 	[[ "$(curl -s "$U/api/v1/nodes/ctl-01")" == *'"state":"verified"'* ]]
+}
+
+@test "one address cannot flood the unknown-MAC table: 16 new MACs per 10 minutes each" {
+	for i in $(seq 0 60); do
+		code "$U/api/v1/unknown/52-54-00-aa-00-$(printf %02x "$i")" >/dev/null
+	done
+	[ "$(curl -s "$U/api/v1/nodes" | jq '.unknown | length')" = 16 ]
+	# a new machine asks from its own address: still recorded
+	[ "$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.9 "$U/api/v1/unknown/52-54-00-bb-00-01")" = 200 ]
+	curl -s "$U/api/v1/nodes" | jq -e '.unknown[] | select(.mac == "52:54:00:bb:00:01" and .from == "127.0.0.9")' >/dev/null
+	# a MAC already recorded is seen again, whatever the budget
+	[ "$(code "$U/api/v1/unknown/52-54-00-aa-00-00")" = 200 ]
+	[ "$(curl -s "$U/api/v1/nodes" | jq '.unknown | length')" = 17 ]
 }
 
 @test "bad listen address and missing tree fail clearly" {
