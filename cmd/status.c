@@ -12,7 +12,7 @@ static int cmd_status(struct nf_global *g, int argc, char **argv);
 const struct nf_cmd nf_cmd_status = {
 	.name = "status",
 	.summary = "show which nodes booted, passed or failed, and why",
-	.help = "usage: nodeforge status [--server URL] [--timeout SECONDS] [--json]\n"
+	.help = "usage: nodeforge status [--server URL] [--timeout SECONDS] [--unknown] [--json]\n"
 		"\n"
 		"Ask a boot server ('nodeforge serve') for every node's state and print\n"
 		"the rack view: node, state (not seen, booting, verified, failed),\n"
@@ -21,6 +21,9 @@ const struct nf_cmd nf_cmd_status = {
 		"  -S, --server URL   the boot server (default: the site's server.url,\n"
 		"                     else http://127.0.0.1:8080)\n"
 		"      --timeout N    give up after N seconds (default: 10)\n"
+		"      --unknown      only the machines not in the inventory that\n"
+		"                     asked to boot (kept across server restarts):\n"
+		"                     MAC, address, first and last seen\n"
 		"\n"
 		"Exit status: 0 ok, 1 the server cannot be reached, 2 usage error.\n",
 	.run = cmd_status,
@@ -110,8 +113,10 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "server", required_argument, NULL, 'S' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "unknown", no_argument, NULL, 'U' },
 		{ 0 }
 	};
+	int only_unknown = 0;
 	const char *server = NULL;
 	long timeout = 10;
 	char *url, *body = NULL;
@@ -129,6 +134,7 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		case -2: return 0;
 		case -3: return NF_EXIT_USAGE;
 		case 'S': server = optarg; break;
+		case 'U': only_unknown = 1; break;
 		case 'T': {
 			char *end;
 
@@ -179,10 +185,14 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		return NF_EXIT_FAILURE;
 	}
 	nf_emit_str(e, "server", NULL, server);
-	nf_emit_text(e, "%-20s %-9s %-40s %-20s %s\n", "NODE", "STATE", "IMAGE",
-		     "TIME", "ROOT CAUSE");
-	nf_emit_arr_open(e, "nodes");
+	if (!only_unknown)
+		nf_emit_text(e, "%-20s %-9s %-40s %-20s %s\n", "NODE", "STATE",
+			     "IMAGE", "TIME", "ROOT CAUSE");
+	if (!only_unknown)
+		nf_emit_arr_open(e, "nodes");
 	json_array_foreach(nodes, i, n) {
+		if (only_unknown)
+			break;
 		const char *st = str(n, "state") ?: "not seen";
 		const char *when = str(n, "verdict_at") ?: str(n, "booted_at");
 		struct shown sh = { .json = g->json };
@@ -202,7 +212,8 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		nf_emit_obj_close(e);
 		shown_free(&sh);
 	}
-	nf_emit_arr_close(e);
+	if (!only_unknown)
+		nf_emit_arr_close(e);
 	unk = json_object_get(doc, "unknown");
 	nf_emit_arr_open(e, "unknown");
 	json_array_foreach(unk, i, n) {
@@ -210,12 +221,20 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 
 		nf_emit_obj_open(e, NULL);
 		nf_emit_str(e, "mac", "unknown MAC %s ", show(&sh, str(n, "mac")));
-		nf_emit_str(e, "seen_at", "asked to boot at %s\n",
+		nf_emit_str(e, "from", "from %s ", show(&sh, str(n, "from") ?: "?"));
+		nf_emit_str(e, "first_seen", "first asked to boot at %s, ",
+			    show(&sh, str(n, "first_seen") ?: str(n, "seen_at")));
+		nf_emit_str(e, "seen_at", "last at %s\n",
 			    show(&sh, str(n, "seen_at")));
 		nf_emit_obj_close(e);
 		shown_free(&sh);
 	}
 	nf_emit_arr_close(e);
+	if (only_unknown) {
+		nf_emit_int(e, "unknown_count", "%lld unknown machine(s)\n",
+			    (long long)json_array_size(unk));
+		goto end;
+	}
 	nf_emit_obj_open(e, "summary");
 	nf_emit_int(e, "nodes", "%lld nodes: ", (long long)json_array_size(nodes));
 	nf_emit_int(e, "verified", "%lld verified, ", (long long)counts[2]);
@@ -223,6 +242,7 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 	nf_emit_int(e, "booting", "%lld booting, ", (long long)counts[1]);
 	nf_emit_int(e, "not_seen", "%lld not seen\n", (long long)counts[0]);
 	nf_emit_obj_close(e);
+end:
 	r = nf_emit_end(e) ? NF_EXIT_FAILURE : 0;
 	nf_emit_free(e);
 	json_decref(doc);

@@ -368,6 +368,39 @@ static void state_load(struct nf_server *s)
 		closedir(d);
 	}
 	free(dir);
+	/* the unknown MACs seen before a restart (STATE/unknown/MAC.json) */
+	if (!(dir = nf_asprintf("%s/unknown", s->state_dir)))
+		return;
+	if ((d = opendir(dir))) {
+		while ((de = readdir(d)) &&
+		       json_object_size(s->unknown) < NF_HTTP_UNKNOWN_MAX) {
+			size_t n = strlen(de->d_name);
+			char key[32], *buf, *p;
+			uint8_t m[6];
+			json_t *j;
+
+			if (n != 17 + 5 || strcmp(de->d_name + 17, ".json"))
+				continue;
+			memcpy(key, de->d_name, 17);
+			key[17] = '\0';
+			if (nf_mac_parse(key, m))
+				continue;
+			p = nf_asprintf("%s/%s", dir, de->d_name);
+			if (!p)
+				break;
+			if (nf_read_file(NULL, p, NF_HTTP_STATE_MAX, &buf, NULL) == 0) {
+				j = json_loads(buf, 0, NULL);
+				if (json_is_object(j))
+					json_object_set_new(s->unknown, key, j);
+				else
+					json_decref(j);
+				free(buf);
+			}
+			free(p);
+		}
+		closedir(d);
+	}
+	free(dir);
 }
 
 /* ---------------------------------------------------------- responses */
@@ -980,7 +1013,8 @@ static int unknown_budget(struct nf_server *s, const char *peer)
 static enum MHD_Result api_unknown(struct nf_server *s,
 				   struct MHD_Connection *c, const char *mac)
 {
-	char when[32], peer[INET6_ADDRSTRLEN];
+	char when[32], peer[INET6_ADDRSTRLEN], file[18];
+	json_t *rec = NULL;
 	uint8_t m[6];
 	int known, local;
 
@@ -988,23 +1022,36 @@ static enum MHD_Result api_unknown(struct nf_server *s,
 		return send_error(c, MHD_HTTP_BAD_REQUEST, "malformed MAC");
 	iso_now(when);
 	request_peer(s, c, peer, sizeof(peer), &local);
+	nf_mac_format(m, '-', file);
 	pthread_mutex_lock(&s->lock);
 	index_refresh(s);
-	known = json_object_get(s->by_mac, mac) != NULL;
-	if (!known && !json_object_get(s->unknown, mac) &&
+	known = json_object_get(s->by_mac, file) != NULL;
+	if (!known && !json_object_get(s->unknown, file) &&
 	    json_object_size(s->unknown) < NF_HTTP_UNKNOWN_MAX &&
 	    unknown_budget(s, peer)) {
 		char key[18];
 
 		nf_mac_format(m, ':', key);
-		json_object_set_new(s->unknown, mac,
-				    json_pack("{s:s, s:s, s:s}", "mac", key,
-					      "seen_at", when, "from", peer));
-	} else if (!known && json_object_get(s->unknown, mac)) {
-		json_object_set_new(json_object_get(s->unknown, mac), "seen_at",
+		rec = json_pack("{s:s, s:s, s:s, s:s}", "mac", key, "first_seen",
+				when, "seen_at", when, "from", peer);
+		json_object_set(s->unknown, file, rec);
+	} else if (!known && json_object_get(s->unknown, file)) {
+		json_object_set_new(json_object_get(s->unknown, file), "seen_at",
 				    json_string(when));
 	}
 	pthread_mutex_unlock(&s->lock);
+	/* a new machine is kept across restarts: this list is how an
+	 * operator finds a new rack */
+	if (rec) {
+		char *p = nf_asprintf("%s/unknown/%s.json", s->state_dir, file);
+		char *txt = json_dumps(rec, JSON_INDENT(1) | JSON_SORT_KEYS);
+
+		if (p && txt)
+			nf_write_atomic(NULL, p, txt, strlen(txt), 0644);
+		free(p);
+		free(txt);
+		json_decref(rec);
+	}
 	return send_buf(c, MHD_HTTP_OK, "text/plain", "recorded\n", 9);
 }
 
@@ -1355,6 +1402,17 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 	}
 	if ((mkdir(o->state_dir, 0755) < 0 && errno != EEXIST) ||
 	    (mkdir(nodes_dir, 0755) < 0 && errno != EEXIST)) {
+		r = nf_fail(ctx, -errno, "cannot create '%s': %s", nodes_dir,
+			    strerror(errno));
+		goto fail;
+	}
+	free(nodes_dir);
+	nodes_dir = nf_asprintf("%s/unknown", o->state_dir);
+	if (!nodes_dir) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (mkdir(nodes_dir, 0755) < 0 && errno != EEXIST) {
 		r = nf_fail(ctx, -errno, "cannot create '%s': %s", nodes_dir,
 			    strerror(errno));
 		goto fail;

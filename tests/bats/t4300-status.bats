@@ -67,3 +67,25 @@ assert d["summary"] == {"nodes": 6, "verified": 1, "failed": 0, "booting": 0, "n
 	run nf status --timeout 0
 	status_is 2
 }
+
+@test "unknown machines are kept across a server restart; status --unknown lists them" {
+	curl -sf "$U/api/v1/unknown/52-54-00-99-00-02" >/dev/null
+	curl -sf "$U/api/v1/unknown/52-54-00-99-00-03" >/dev/null
+	[ -f state/unknown/52-54-00-99-00-02.json ]
+	kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null || true
+	: > serve.log
+	"$NF_BIN" serve --tree tree --listen 127.0.0.1:0 --state state -q > serve.log 2>&1 3>&- &
+	SERVE_PID=$!
+	U=
+	for _ in $(seq 50); do U=$(sed -n 's/^listening on //p' serve.log); [ -n "$U" ] && break; sleep 0.05; done
+	curl -sf "$U/api/v1/unknown/52-54-00-99-00-03" >/dev/null
+	run nf status --server "$U" --unknown
+	status_is 0
+	[[ "$output" != *"NODE"*"STATE"* ]]
+	[[ "$output" =~ unknown\ MAC\ 52:54:00:99:00:02\ from\ 127\.0\.0\.1\ first\ asked\ to\ boot\ at\ [0-9T:-]+Z,\ last\ at ]]
+	[[ "$output" == *"unknown MAC 52:54:00:99:00:03"* ]]
+	[[ "$output" == *"2 unknown machine(s)"* ]]
+	run nf status --server "$U" --unknown --json
+	status_is 0
+	echo "$output" | jq -e '(.nodes == null) and (.unknown | length == 2) and (.unknown[0].first_seen != null)' >/dev/null
+}
