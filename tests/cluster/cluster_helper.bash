@@ -293,10 +293,12 @@ cl_states() {
 import json, sys
 for n in json.load(sys.stdin)["nodes"]:
     print(n["name"], n.get("state", "-").replace(" ", "-"),
-          n.get("verdict_at") or "-", n.get("root_cause") or "-")'
+          n.get("time") or "-", n.get("root_cause") or "-")'
 }
 
 cl_state() { cl_states | awk -v n="$1" '$1 == n { print $2 }'; }
+# the time of the node's last event in nodeforge status: its verdict's,
+# else its boot's
 cl_verdict_at() { cl_states | awk -v n="$1" '$1 == n { print $3 }'; }
 
 # ------------------------------------------------------------ on the nodes

@@ -307,8 +307,10 @@ assert (n.get("root_cause") or "").startswith(first + ":"), \
 	cl_power_off "$n"
 	t0=$(date +%s)
 	cl_power_on "$n"
-	cl_wait "$(cl_scale 900)" '[ "$(cl_verdict_at "$n")" != "$before" ]' ||
-		{ echo "$n: no new verdict"; return 1; }
+	# a new event, and past booting: the new verdict
+	cl_wait "$(cl_scale 900)" '[ "$(cl_verdict_at "$n")" != "$before" ] &&
+		[ "$(cl_state "$n")" != booting ]' ||
+		{ echo "$n: no new verdict ($(cl_state "$n") since $(cl_verdict_at "$n"))"; return 1; }
 	[ "$(cl_state "$n")" = verified ]
 	cl_wait "$(cl_scale 600)" "cl_idle $n" || {
 		echo "$n is '$(cl_sinfo_state "$n")' in sinfo after its second boot, not idle"
