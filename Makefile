@@ -58,8 +58,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnodeforge.a
 
 check: check-unit check-bats
 
-# What CI runs (README): fast tests first, then sanitizers, fuzz smoke, and
-# the slow real-component tests last
+# What CI runs (README): fast tests first, then sanitizers, fuzz smoke, the
+# slow real-component tests, and last the cluster the images form
 test: all
 	@date -u +'== %T check'
 	$(MAKE) check
@@ -69,6 +69,8 @@ test: all
 	$(MAKE) fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-10}
 	@date -u +'== %T check-e2e'
 	$(MAKE) check-e2e
+	@date -u +'== %T check-cluster'
+	$(MAKE) check-cluster
 	@date -u +'== %T done'
 
 check-unit: $(UNIT_BIN)
