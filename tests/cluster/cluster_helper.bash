@@ -94,7 +94,7 @@ cl_secrets() {
 	mkdir -m 700 "$W/secrets" "$W/enroll"
 	nf keys munge -o "$W/secrets/munge.key" >/dev/null || return 1
 	(umask 077; openssl rand -hex 24 > "$W/secrets/slurmdbd.password") || return 1
-	python3 - "$PROFS/site.yaml" "$W" "$SRV" > "$W/site.yaml" <<-'PY' || return 1
+	"${CL_PY:-python3}" - "$PROFS/site.yaml" "$W" "$SRV" > "$W/site.yaml" <<-'PY' || return 1
 	import sys, yaml
 	site, w, url = sys.argv[1:]
 	d = yaml.safe_load(open(site))

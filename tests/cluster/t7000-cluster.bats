@@ -22,7 +22,11 @@ setup_file() {
 		command -v "$t" >/dev/null || skip "$t is not installed"
 	done
 	[ -f "$ROM" ] || skip "ipxe-qemu is not installed"
-	python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml is not installed"
+	# the python3 that has PyYAML: the one on PATH, else Debian's own
+	# (python3-yaml, make deps), which a python3 earlier on PATH hides
+	export CL_PY=python3
+	$CL_PY -c 'import yaml' 2>/dev/null || CL_PY=/usr/bin/python3
+	$CL_PY -c 'import yaml' 2>/dev/null || skip "python3-yaml is not installed"
 	cl_can_net || skip "this host cannot make a network namespace with a bridge and tap devices"
 
 	export LC_ALL=C TZ=UTC
