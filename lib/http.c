@@ -330,35 +330,43 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-static void state_load(struct nf_server *s)
+static int mac_key(const char *k)
 {
-	char *dir = nf_asprintf("%s/nodes", s->state_dir);
+	uint8_t m[6];
+
+	return strlen(k) == 17 && !nf_mac_parse(k, m);
+}
+
+/* STATE/SUB/KEY.json into `into` (KEY as `key_ok` accepts it), at most
+ * `max` entries */
+static void load_dir(struct nf_server *s, const char *sub,
+		     int (*key_ok)(const char *), json_t *into, size_t max)
+{
+	char *dir = nf_asprintf("%s/%s", s->state_dir, sub);
 	struct dirent *de;
 	DIR *d;
 
 	if (!dir)
 		return;
-	d = opendir(dir);
-	if (d) {
-		while ((de = readdir(d))) {
+	if ((d = opendir(dir))) {
+		while ((de = readdir(d)) && json_object_size(into) < max) {
 			size_t n = strlen(de->d_name);
-			char name[64], *buf, *p;
+			char key[64], *buf, *p;
 			json_t *j;
 
-			if (n < 6 || n - 5 >= sizeof(name) ||
+			if (n < 6 || n - 5 >= sizeof(key) ||
 			    strcmp(de->d_name + n - 5, ".json"))
 				continue;
-			memcpy(name, de->d_name, n - 5);
-			name[n - 5] = '\0';
-			if (!valid_name(name))
+			memcpy(key, de->d_name, n - 5);
+			key[n - 5] = '\0';
+			if (!key_ok(key))
 				continue;
-			p = nf_asprintf("%s/%s", dir, de->d_name);
-			if (!p)
+			if (!(p = nf_asprintf("%s/%s", dir, de->d_name)))
 				break;
 			if (nf_read_file(NULL, p, NF_HTTP_STATE_MAX, &buf, NULL) == 0) {
 				j = json_loads(buf, 0, NULL);
 				if (json_is_object(j))
-					json_object_set_new(s->state, name, j);
+					json_object_set_new(into, key, j);
 				else
 					json_decref(j);
 				free(buf);
@@ -368,39 +376,13 @@ static void state_load(struct nf_server *s)
 		closedir(d);
 	}
 	free(dir);
-	/* the unknown MACs seen before a restart (STATE/unknown/MAC.json) */
-	if (!(dir = nf_asprintf("%s/unknown", s->state_dir)))
-		return;
-	if ((d = opendir(dir))) {
-		while ((de = readdir(d)) &&
-		       json_object_size(s->unknown) < NF_HTTP_UNKNOWN_MAX) {
-			size_t n = strlen(de->d_name);
-			char key[32], *buf, *p;
-			uint8_t m[6];
-			json_t *j;
+}
 
-			if (n != 17 + 5 || strcmp(de->d_name + 17, ".json"))
-				continue;
-			memcpy(key, de->d_name, 17);
-			key[17] = '\0';
-			if (nf_mac_parse(key, m))
-				continue;
-			p = nf_asprintf("%s/%s", dir, de->d_name);
-			if (!p)
-				break;
-			if (nf_read_file(NULL, p, NF_HTTP_STATE_MAX, &buf, NULL) == 0) {
-				j = json_loads(buf, 0, NULL);
-				if (json_is_object(j))
-					json_object_set_new(s->unknown, key, j);
-				else
-					json_decref(j);
-				free(buf);
-			}
-			free(p);
-		}
-		closedir(d);
-	}
-	free(dir);
+/* The nodes' states, and the unknown MACs seen before a restart */
+static void state_load(struct nf_server *s)
+{
+	load_dir(s, "nodes", valid_name, s->state, SIZE_MAX);
+	load_dir(s, "unknown", mac_key, s->unknown, NF_HTTP_UNKNOWN_MAX);
 }
 
 /* ---------------------------------------------------------- responses */
