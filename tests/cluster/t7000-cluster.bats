@@ -299,6 +299,46 @@ assert (n.get("root_cause") or "").startswith(first + ":"), \
 	[[ "$output" != *State=IDLE* ]]
 }
 
+# scontrol's State= and Reason= of NODE, as the controller sees it
+cl_node_reason() {
+	cl_ssh "$CTL" "timeout 30 scontrol show node $1" 2>/dev/null |
+		grep -oE 'State=[^ ]+|Reason=.*' | paste -sd' '
+}
+
+@test "a CPU node whose prerequisite breaks is drained with the root cause by its health check, and resumed when it is fixed" {
+	needs idle
+	local n
+	# the last CPU node (the power-cycle test below takes the first)
+	n=$(cl_nodes | awk '$4 == "cpu" { n = $1 } END { print n }')
+	# an operator stops chrony on a node in service; slurmd runs its
+	# HealthCheckProgram (nodeforge-health) at every start and every
+	# HealthCheckInterval: a restart asks now
+	run cl_ssh "$n" 'systemctl stop chrony && systemctl restart slurmd'
+	status_is 0
+	cl_wait "$(cl_scale 300)" "cl_node_reason $n | grep -q 'Reason=nodeforge: time.chronyd'" || {
+		echo "$n: not drained by nodeforge: $(cl_node_reason "$n")"
+		return 1
+	}
+	run cl_node_reason "$n"
+	echo "# $n broken: $output" >&3
+	[[ "$output" == *DRAIN* ]]
+	run cl_sinfo_state "$n"
+	[[ "$output" == drain* ]]
+	# fixed: the next health check resumes what nodeforge drained
+	run cl_ssh "$n" 'systemctl start chrony && chronyc waitsync 60 0.1 0 1 >/dev/null && systemctl restart slurmd'
+	status_is 0
+	cl_wait "$(cl_scale 300)" "cl_idle $n" || {
+		echo "$n: not resumed: $(cl_node_reason "$n")"
+		return 1
+	}
+	run cl_node_reason "$n"
+	echo "# $n fixed: $output" >&3
+	[[ "$output" != *DRAIN* ]]
+	run cl_ssh "$LOGIN" "timeout 60 srun -p cpu -w $n hostname"
+	status_is 0
+	[ "$output" = "$n" ]
+}
+
 @test "a power-cycled CPU node boots again, re-enrolls and rejoins idle" {
 	needs idle
 	local n before t0
