@@ -169,6 +169,22 @@ static int validate(const json_t *j, const json_t *locs, struct nf_diags *d)
 		bad |= check_ip(d, locs, "accounting.address",
 				json_string_value(json_object_get(
 					json_object_get(j, "accounting"), "address")));
+	/* a node checks the munge key enrollment delivers against the
+	 * fingerprint its image carries; without one it has no way to tell
+	 * the cluster's boot server from any other that answers */
+	v = json_object_get(sec, "munge_key");
+	if (v && !json_object_get(v, "fingerprint")) {
+		const char *file;
+		unsigned line, col;
+
+		nf_locs_get(locs, "secrets.munge_key", &file, &line, &col);
+		nf_diag_add(d, file ? file : "", line, col, NF_SEV_WARNING,
+			    "secrets.munge_key has no fingerprint: images built "
+			    "from this site take a munge key (and the slurmdbd "
+			    "password) from whichever server answers their "
+			    "enrollment; add the one 'nodeforge keys munge' "
+			    "printed as secrets.munge_key.fingerprint%s", "");
+	}
 	json_object_foreach((json_t *)sec, k, v) {
 		const char *fp = json_string_value(json_object_get(v, "fingerprint"));
 		char path[128];

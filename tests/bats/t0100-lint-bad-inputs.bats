@@ -42,6 +42,21 @@ lint_case() {
 	[[ "$output" == *"lint: no errors"* ]]
 }
 
+@test "a site whose munge key has no fingerprint gets a warning at its line; with one, none" {
+	mkdir p && cp "$FIXTURES/site-good.yaml" p/site.yaml
+	echo "description: ok" > p/role.yaml
+	printf 'secrets:\n  munge_key:\n    path: /etc/nodeforge/secrets/munge.key\n' >> p/site.yaml
+	line=$(grep -n '^  munge_key:' p/site.yaml | cut -d: -f1)
+	run nf -C p lint
+	status_is 0
+	[[ "$output" == *"site.yaml:$line:3: warning: secrets.munge_key has no fingerprint"* ]]
+	[[ "$output" == *"from whichever server answers their enrollment"* ]]
+	printf '    fingerprint: "sha256:%064d"\n' 0 >> p/site.yaml
+	run nf -C p lint
+	status_is 0
+	[[ "$output" == *"(0 warnings)"* ]]
+}
+
 @test "lint --json reports findings as JSON with counts" {
 	mkdir p && cp "$FIXTURES/site-good.yaml" p/site.yaml
 	printf 'memory:\n  thp: sometimes\n' > p/role.yaml

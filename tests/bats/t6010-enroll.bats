@@ -172,6 +172,33 @@ assert key[:32] not in blob and base64.b64encode(key).decode()[:40] not in json.
 	cmp sec/munge.key root/etc/munge/munge.key
 }
 
+# The slurmdbd password comes in the same sealed answer as the key: an
+# answer whose key the image does not expect is from a server without the
+# cluster's key, and none of it is written (F3)
+@test "a controller refuses the whole answer of a server without the cluster's key: no password written either" {
+	PIDS=()
+	start_serve
+	nf enroll open cp-01 --for 10m >/dev/null
+	node_roots root
+	mkdir -p root/etc/nodeforge root/etc/slurm
+	printf 'DbdHost=cp-01\nStorageUser=slurm\n' > root/etc/slurm/slurmdbd.conf
+	printf '{"site":{"fingerprints":{"munge_key":"sha256:%064d"}}}' 0 > root/etc/nodeforge/profile.json
+	run nf enroll --server "$SERVER" --node cp-01 --mac 52:54:00:00:00:01 --root root --bind 127.0.0.1
+	status_is 1
+	[[ "$output" == *"this image expects sha256:0000"*"nothing written"* ]]
+	[ ! -e root/etc/munge/munge.key ]
+	! grep -q StoragePass root/etc/slurm/slurmdbd.conf
+	# the image that expects the server's key takes key and password
+	fp=sha256:$(sha256sum < sec/munge.key | cut -d" " -f1)
+	printf '{"site":{"fingerprints":{"munge_key":"%s"}}}' "$fp" > root/etc/nodeforge/profile.json
+	nf enroll open cp-01 --for 10m --reenroll >/dev/null
+	run nf enroll --server "$SERVER" --node cp-01 --mac 52:54:00:00:00:01 --root root --bind 127.0.0.1
+	stop_pids
+	status_is 0
+	cmp sec/munge.key root/etc/munge/munge.key
+	grep -qx 'StoragePass=db-pass' root/etc/slurm/slurmdbd.conf
+}
+
 @test "the enroll unit is accepted by systemd-analyze verify" {
 	command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
 	unit=$NF_SRCDIR/overlays/common/etc/systemd/system/nodeforge-enroll.service

@@ -337,6 +337,16 @@ cl_node_reason() {
 	run cl_ssh "$LOGIN" "timeout 60 srun -p cpu -w $n hostname"
 	status_is 0
 	[ "$output" = "$n" ]
+	# a node an operator drained stays drained through a passing check
+	run cl_ssh "$CTL" "scontrol update nodename=$n state=drain reason='bad DIMM B2'"
+	status_is 0
+	run cl_ssh "$n" 'timeout 60 /usr/local/sbin/nodeforge-health --json'
+	echo "$output" | grep -q '"health_action": *"none"' || { echo "$output"; return 1; }
+	run cl_node_reason "$n"
+	echo "# $n drained by the operator, after its health check: $output" >&3
+	[[ "$output" == *DRAIN*"Reason=bad DIMM B2"* ]]
+	run cl_ssh "$CTL" "scontrol update nodename=$n state=resume"
+	status_is 0
 }
 
 @test "a power-cycled CPU node boots again, re-enrolls and rejoins idle" {

@@ -3,8 +3,8 @@
 # 'nodeforge ci ROLE --inventory examples/racks.yaml' (static stage) runs
 # the image's scontrol, srun --help, slurmdbd, chronyd and
 # mariadbd inside the real image root, for controller, compute and login,
-# on the embedded default (Debian 13: Slurm 24.11, MariaDB 11.8) and, for
-# the controller, on the Debian 12 example site (Slurm 22.05).  A key the image's Slurm does not
+# on the embedded default (Debian 13: Slurm 24.11, MariaDB 11.8) and on the
+# Debian 12 example site (Slurm 22.05, MariaDB 10.11).  A key the image's Slurm does not
 # know fails with Slurm's own words.
 # Slow: one real bootstrap per role and distribution (cached in
 # $NF_E2E_CACHE, shared with the cluster test).  Needs root and mmdebstrap.
@@ -66,12 +66,22 @@ pyxis_missing() {
 	all_pass "$got" slurm.conf chrony.conf
 }
 
-# Every role's slurm.conf is the same file (unit test test_same_conf_every_role),
-# so on Debian 12 the controller, which also has slurmdbd.conf and
-# MariaDB's files, stands for the three: one bootstrap instead of three
+D12=examples/site-debian12.yaml
+
 @test "ci daemons, Debian 12 example site: the controller's Slurm 22.05, slurmdbd and mariadbd accept its files" {
-	got=$(daemons controller -C "$NF_SRCDIR/profiles" -s "$NF_SRCDIR/examples/site-debian12.yaml")
+	got=$(daemons controller -C "$NF_SRCDIR/profiles" -s "$NF_SRCDIR/$D12")
 	all_pass "$got" slurm.conf slurmdbd.conf chrony.conf mariadb
+}
+
+@test "ci daemons, Debian 12 example site: the compute image's scontrol accepts its files; srun names the missing pyxis plugin" {
+	got=$(daemons compute -C "$NF_SRCDIR/profiles" -s "$NF_SRCDIR/$D12")
+	pyxis_missing "$got"
+	all_pass "$(grep -v '^plugstack.conf ' <<<"$got")" slurm.conf chrony.conf
+}
+
+@test "ci daemons, Debian 12 example site: the login image's scontrol accepts its files" {
+	got=$(daemons login -C "$NF_SRCDIR/profiles" -s "$NF_SRCDIR/$D12")
+	all_pass "$got" slurm.conf chrony.conf
 }
 
 @test "ci daemons: a slurm.conf key the image's Slurm does not know fails with Slurm's own words" {
