@@ -141,6 +141,8 @@ DEPS_TEST += dnf rpm createrepo-c
 DEPS_TEST += xfsprogs mtools grub-efi-amd64-bin ovmf
 # the cluster test: ssh to the VMs, the inventory read in Python, netns
 DEPS_TEST += openssh-client python3-yaml iproute2 zstd
+# ../shared/tools/ksvalidator (pykickstart) imports requests
+DEPS_TEST += python3-requests
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \

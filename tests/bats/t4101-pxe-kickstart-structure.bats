@@ -1,8 +1,7 @@
 #!/usr/bin/env bats
 # nodeforge pxe kickstarts: a STRUCTURAL check against RHEL 9 kickstart
-# syntax (tests/bats/ks_rhel9_structure.py), not the upstream validator.
-# pykickstart's ksvalidator is not packaged for Debian 12; t4100 runs it
-# when it is on PATH.  Also: the liveimg URL must be one Anaconda takes
+# syntax (tests/bats/ks_rhel9_structure.py), the fast check that names the
+# line; t4100 runs the real validator (pykickstart's ksvalidator).  Also: the liveimg URL must be one Anaconda takes
 # for a tarball, with the sha256 of exactly the file it names.
 load helper
 
