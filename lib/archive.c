@@ -14,17 +14,47 @@
  * two (and at most NF_XZ_THREADS_MAX, which bounds the encoder's memory:
  * about 100 MiB a thread at the default preset).  gzip headers carry no
  * timestamp.
+ *
+ * Names: every call into libarchive runs in the C.UTF-8 locale of this
+ * thread (uselocale), whatever the caller's: a UTF-8 name (the CA
+ * certificates' have accents) is then a plain pax path, which GNU tar,
+ * bsdtar and Anaconda read silently, and not hdrcharset=BINARY, which GNU
+ * tar warns about; only a name that is not UTF-8 is written as binary.  The
+ * bytes do not depend on the caller's locale.
  */
 #include "internal.h"
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <locale.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define NF_XZ_THREADS_MAX 16
+
+static locale_t utf8_locale;
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+
+static void utf8_init(void)
+{
+	utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
+/* Enter C.UTF-8 for a call into libarchive; LEAVE with what it returned */
+static locale_t enter_utf8(void)
+{
+	pthread_once(&utf8_once, utf8_init);
+	return utf8_locale ? uselocale(utf8_locale) : (locale_t)0;
+}
+
+static void leave_utf8(locale_t old)
+{
+	if (old)
+		uselocale(old);
+}
 
 struct nf_awriter {
 	struct nf_ctx *ctx;
@@ -154,7 +184,7 @@ fail:
 	return r;
 }
 
-int nf_awriter_header(struct nf_awriter *w, const struct nf_aentry *x)
+static int awriter_header(struct nf_awriter *w, const struct nf_aentry *x)
 {
 	struct archive_entry *e = w->e;
 
@@ -183,6 +213,15 @@ int nf_awriter_header(struct nf_awriter *w, const struct nf_aentry *x)
 	if (archive_write_header(w->a, e) < ARCHIVE_WARN)
 		return aw_fail(w, "write the header of an entry");
 	return 0;
+}
+
+int nf_awriter_header(struct nf_awriter *w, const struct nf_aentry *x)
+{
+	locale_t old = enter_utf8();
+	int r = awriter_header(w, x);
+
+	leave_utf8(old);
+	return r;
 }
 
 int nf_awriter_data(struct nf_awriter *w, const void *buf, size_t len)
@@ -306,7 +345,7 @@ int nf_areader_open_mem(struct nf_ctx *ctx, const void *buf, size_t len,
 	return 0;
 }
 
-int nf_areader_next(struct nf_areader *r, struct nf_aentry *x)
+static int areader_next(struct nf_areader *r, struct nf_aentry *x)
 {
 	struct archive_entry *e;
 	const char *name;
@@ -353,6 +392,15 @@ int nf_areader_next(struct nf_areader *r, struct nf_aentry *x)
 	x->xattr_values = r->values;
 	x->xattr_sizes = r->sizes;
 	return 1;
+}
+
+int nf_areader_next(struct nf_areader *r, struct nf_aentry *x)
+{
+	locale_t old = enter_utf8();
+	int k = areader_next(r, x);
+
+	leave_utf8(old);
+	return k;
 }
 
 ssize_t nf_areader_data(struct nf_areader *r, void *buf, size_t len)

@@ -29,6 +29,31 @@ print("\n".join("." if e["path"] == "." else e["path"] for e in m["entries"]))' 
 	[ "$(stat -c %i x/usr/lib/x/big)" = "$(stat -c %i x/usr/lib/x/big-link)" ]
 }
 
+@test "UTF-8 names are plain pax paths: GNU tar and bsdtar extract them silently, the same bytes in any locale" {
+	mkdir -p root/etc/ssl/certs
+	printf 'x' > "root/etc/ssl/certs/Certinomis_-_Autorité_Racine.pem"
+	printf 'y' > "root/etc/ssl/certs/NetLock_Arany_=Class_Gold=_Főtanúsítvány.pem"
+	LC_ALL=C nf pack root -o c.tar -q
+	LC_ALL=C.UTF-8 nf pack root -o u.tar -q
+	cmp c.tar u.tar
+	! grep -aq hdrcharset c.tar
+	mkdir g
+	run tar -xf c.tar -C g
+	status_is 0
+	[ -z "$output" ]
+	[ -f "g/etc/ssl/certs/Certinomis_-_Autorité_Racine.pem" ]
+	if command -v bsdtar >/dev/null; then
+		mkdir b
+		run env LC_ALL=C.UTF-8 bsdtar -xf c.tar -C b
+		status_is 0
+		[ -z "$output" ]
+		[ -f "b/etc/ssl/certs/NetLock_Arany_=Class_Gold=_Főtanúsítvány.pem" ]
+	fi
+	# and nodeforge reads back the same names, in the C locale
+	LC_ALL=C nf unpack c.tar n
+	[ -f "n/etc/ssl/certs/Certinomis_-_Autorité_Racine.pem" ]
+}
+
 @test "cpio -it reads the newc archive" {
 	command -v cpio || skip "cpio not installed"
 	make_tree root
