@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,20 +13,30 @@ static int cmd_status(struct nf_global *g, int argc, char **argv);
 const struct nf_cmd nf_cmd_status = {
 	.name = "status",
 	.summary = "show which nodes booted, passed or failed, and why",
-	.help = "usage: nodeforge status [--server URL] [--timeout SECONDS] [--unknown] [--json]\n"
+	.help = "usage: nodeforge status [NODE | HOSTLIST] [--state STATE] [--rack RACK]\n"
+		"                        [--server URL] [--timeout SECONDS] [--unknown] [--json]\n"
 		"\n"
 		"Ask a boot server ('nodeforge serve') for every node's state and print\n"
-		"the rack view: node, state (not seen, booting, verified, failed),\n"
+		"the rack view: node, state (not seen, booting, verified, failed), rack,\n"
 		"image, time of the last event and, for failures, the root cause.\n"
+		"With one node name: that node's last verdict, each root cause with\n"
+		"what was expected, what the node saw and the remedy.  A hostlist\n"
+		"(gpu-[01-04],cpu-01) lists only those nodes.\n"
 		"\n"
 		"  -S, --server URL   the boot server (default: the site's server.url,\n"
 		"                     else http://127.0.0.1:8080)\n"
+		"      --state STATE  only nodes in STATE: not-seen, booting, verified,\n"
+		"                     failed\n"
+		"      --rack RACK    only the nodes of rack RACK\n"
 		"      --timeout N    give up after N seconds (default: 10)\n"
 		"      --unknown      only the machines not in the inventory that\n"
 		"                     asked to boot (kept across server restarts):\n"
 		"                     MAC, address, first and last seen\n"
 		"\n"
-		"Exit status: 0 ok, 1 the server cannot be reached, 2 usage error.\n",
+		"Exit status: 0 every node listed is verified (always, with --unknown),\n"
+		"3 a node listed is failed, booting or not seen, 1 the server cannot be\n"
+		"reached or does not know a node named, 2 usage error.  With --json an\n"
+		"error is also an object {\"server\", \"error\"} on stdout.\n",
 	.run = cmd_status,
 };
 
@@ -107,6 +118,173 @@ static void shown_free(struct shown *sh)
 		free(sh->v[--sh->n]);
 }
 
+/* The server's answer to GET PATH below SERVER, as JSON; 0, or an error
+ * with its message in err */
+static int fetch(struct nf_global *g, const char *server, const char *path,
+		 long timeout, json_t **out, char *err, size_t errlen)
+{
+	size_t sl = strlen(server), len;
+	char *url = NULL, *body = NULL;
+	json_error_t je;
+	int r;
+
+	*out = NULL;
+	if (asprintf(&url, "%.*s%s", (int)(sl - (sl && server[sl - 1] == '/')),
+		     server, path) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	r = nf_http_get(g->ctx, url, NF_STATUS_MAX, timeout * 1000, &body, &len);
+	if (r) {
+		snprintf(err, errlen, "%s", *nf_errmsg(g->ctx) ? nf_errmsg(g->ctx)
+							       : nf_strerror(r));
+	} else {
+		*out = json_loadb(body, len, 0, &je);
+		if (!json_is_object(*out)) {
+			json_decref(*out);
+			*out = NULL;
+			snprintf(err, errlen, "'%s' did not answer with JSON", url);
+			r = NF_E_PARSE;
+		}
+	}
+	free(body);
+	free(url);
+	return r;
+}
+
+/* An error as the caller asked for it: a line on stderr, and with --json
+ * also an object on stdout; both name the server */
+static int status_error(struct nf_global *g, const char *server, const char *msg)
+{
+	if (g->json) {
+		json_t *o = json_pack("{s:s, s:s}", "server", server, "error", msg);
+
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+		json_decref(o);
+	}
+	fprintf(stderr, "nodeforge status: %s (server %s)\n", msg, server);
+	return NF_EXIT_FAILURE;
+}
+
+/* status NODE: the node's last verdict, root causes first, as text */
+static int show_node(struct nf_global *g, const char *server, const char *name,
+		     long timeout)
+{
+	char *path = NULL, err[1024];
+	json_t *n = NULL, *v, *c;
+	const char *st;
+	struct nf_emit *e;
+	size_t i;
+	int r;
+
+	if (asprintf(&path, "/api/v1/nodes/%s", name) < 0)
+		return NF_EXIT_FAILURE;
+	r = fetch(g, server, path, timeout, &n, err, sizeof(err));
+	free(path);
+	if (r)
+		return status_error(g, server, err);
+	st = str(n, "state") ?: "not seen";
+	v = json_object_get(n, "verdict");
+	if (nf_emit_new(&e, stdout, g->json)) {
+		json_decref(n);
+		return NF_EXIT_FAILURE;
+	}
+	{
+		struct shown sh = { .json = g->json };
+
+		nf_emit_str(e, "server", NULL, server);
+		nf_emit_str(e, "name", "%s: ", show(&sh, str(n, "name")));
+		nf_emit_str(e, "state", "%s", show(&sh, st));
+		nf_emit_str(e, "role", " (role %s", show(&sh, str(n, "role") ?: "?"));
+		nf_emit_str(e, "rack", ", rack %s)\n", show(&sh, str(n, "rack") ?: "-"));
+		nf_emit_str(e, "mac", "  mac      %s\n", show(&sh, str(n, "mac")));
+		nf_emit_str(e, "ip", "  address  %s\n", show(&sh, str(n, "ip")));
+		shown_free(&sh);
+		nf_emit_str(e, "image", "  image    %s\n", show(&sh, str(n, "image") ?: "-"));
+		nf_emit_str(e, "booted_at", "  booted   %s\n", show(&sh, str(n, "booted_at") ?: "-"));
+		nf_emit_str(e, "verdict_at", "  verdict  %s\n",
+			    show(&sh, str(n, "verdict_at") ?: "-"));
+		shown_free(&sh);
+	}
+	if (v) {
+		json_t *cnt = json_object_get(v, "counts");
+
+		nf_emit_obj_open(e, "counts");
+		nf_emit_int(e, "pass", "  checks   %lld passed, ",
+			    (long long)json_integer_value(json_object_get(cnt, "pass")));
+		nf_emit_int(e, "fail", "%lld failed, ",
+			    (long long)json_integer_value(json_object_get(cnt, "fail")));
+		nf_emit_int(e, "hung", "%lld hung, ",
+			    (long long)json_integer_value(json_object_get(cnt, "hung")));
+		nf_emit_int(e, "skip", "%lld skipped\n",
+			    (long long)json_integer_value(json_object_get(cnt, "skip")));
+		nf_emit_obj_close(e);
+	}
+	/* root causes, each with what was expected, seen and the remedy */
+	nf_emit_arr_open(e, "root_causes");
+	if (json_array_size(json_object_get(v, "root_causes")))
+		nf_emit_text(e, "root causes:\n");
+	json_array_foreach(json_object_get(v, "root_causes"), i, c) {
+		const char *id = json_is_string(c) ? json_string_value(c) : str(c, "id");
+		json_t *chk = NULL, *x;
+		size_t k;
+		struct shown sh = { .json = g->json };
+
+		json_array_foreach(json_object_get(v, "checks"), k, x)
+			if (id && str(x, "id") && !strcmp(str(x, "id"), id)) {
+				chk = x;
+				break;
+			}
+		nf_emit_obj_open(e, NULL);
+		nf_emit_str(e, "id", "  %s", show(&sh, id));
+		nf_emit_str(e, "verdict", " (%s)\n", show(&sh, chk ? str(chk, "verdict") : "fail"));
+		nf_emit_str(e, "expected", "      expected: %s\n",
+			    show(&sh, chk ? str(chk, "expected") : NULL));
+		nf_emit_str(e, "seen", "      seen:     %s\n",
+			    show(&sh, chk ? str(chk, "seen") ?: str(chk, "reason")
+				      : json_is_object(c) ? str(c, "message") : NULL));
+		nf_emit_str(e, "remedy", "      remedy:   %s\n",
+			    show(&sh, chk ? str(chk, "remedy") : NULL));
+		nf_emit_obj_close(e);
+		shown_free(&sh);
+	}
+	nf_emit_arr_close(e);
+	if (!v)
+		nf_emit_text(e, "  no verdict yet\n");
+	r = nf_emit_end(e) ? NF_EXIT_FAILURE : strcmp(st, "verified") ? NF_EXIT_FINDINGS : 0;
+	nf_emit_free(e);
+	json_decref(n);
+	return r;
+}
+
+/* Is node n listed: in the hostlist (when given), of the state and the
+ * rack asked (when asked)? */
+static int listed(json_t *n, char **names, size_t nnames, const char *state,
+		  const char *rack)
+{
+	const char *name = str(n, "name") ?: "", *st = str(n, "state") ?: "not seen";
+	size_t i;
+
+	if (state && strcmp(state, st))
+		return 0;
+	if (rack && (!str(n, "rack") || strcmp(rack, str(n, "rack"))))
+		return 0;
+	if (!nnames)
+		return 1;
+	for (i = 0; i < nnames; i++)
+		if (!strcmp(names[i], name))
+			return 1;
+	return 0;
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
 static int cmd_status(struct nf_global *g, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -114,27 +292,52 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		{ "server", required_argument, NULL, 'S' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "unknown", no_argument, NULL, 'U' },
+		{ "state", required_argument, NULL, 's' },
+		{ "rack", required_argument, NULL, 'r' },
 		{ 0 }
 	};
-	int only_unknown = 0;
-	const char *server = NULL;
-	long timeout = 10;
-	char *url, *body = NULL;
-	size_t len, i;
-	json_t *doc, *nodes, *n, *unk;
-	json_error_t je;
-	struct nf_emit *e;
 	static const char *const states[] = { "not seen", "booting", "verified",
 					      "failed" };
+	int only_unknown = 0;
+	const char *server = NULL, *state = NULL, *rack = NULL, *which = NULL;
+	long timeout = 10;
+	char **names = NULL, err[1024];
+	size_t nnames = 0, i, listed_n = 0;
+	json_t *doc = NULL, *nodes, *n, *unk;
+	struct nf_emit *e;
 	size_t counts[4] = { 0 };
 	int o, r;
 
-	while ((o = nf_getopt(&nf_cmd_status, argc, argv, "S:", opts)) != -1) {
+	for (;;) {
+		o = nf_getopt(&nf_cmd_status, argc, argv, "S:", opts);
+		if (o == -1) {
+			if (optind >= argc)
+				break;
+			if (which)
+				return nf_usage_error("status", "unexpected argument "
+						      "'%s' (name several nodes as one "
+						      "hostlist: gpu-[01-04],cpu-01)",
+						      argv[optind]);
+			which = argv[optind++];
+			continue;
+		}
 		switch (o) {
 		case -2: return 0;
 		case -3: return NF_EXIT_USAGE;
 		case 'S': server = optarg; break;
 		case 'U': only_unknown = 1; break;
+		case 'r': rack = optarg; break;
+		case 's':
+			state = NULL;
+			for (i = 0; i < sizeof(states) / sizeof(*states); i++)
+				if (!strcmp(optarg, states[i]) ||
+				    (!strcmp(optarg, "not-seen") && i == 0))
+					state = states[i];
+			if (!state)
+				return nf_usage_error("status", "invalid --state '%s' "
+						      "(not-seen, booting, verified "
+						      "or failed)", optarg);
+			break;
 		case 'T': {
 			char *end;
 
@@ -146,12 +349,17 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		}
 		}
 	}
-	if (optind < argc)
-		return nf_usage_error("status", "unexpected argument '%s'",
-				      argv[optind]);
+	if (which && only_unknown)
+		return nf_usage_error("status", "--unknown lists machines not in "
+				      "the inventory: it takes no node names");
+	if (which && nf_hostlist_expand(which, &names, &nnames, 100000))
+		return nf_usage_error("status", "'%s' is not a node name or a "
+				      "hostlist", which);
 	if (!server) {
-		if ((r = nf_cmd_site_optional(g, "status")))
+		if ((r = nf_cmd_site_optional(g, "status"))) {
+			free_names(names, nnames);
 			return r;
+		}
 		if (g->site)
 			server = json_string_value(json_object_get(
 				json_object_get(nf_site_json(g->site), "server"),
@@ -159,59 +367,74 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		if (!server)
 			server = "http://127.0.0.1:8080";
 	}
-	url = malloc(strlen(server) + 32);
-	if (!url)
-		return NF_EXIT_FAILURE;
-	sprintf(url, "%.*s/api/v1/nodes",
-		(int)strlen(server) - (server[strlen(server) - 1] == '/'), server);
-	r = nf_http_get(g->ctx, url, NF_STATUS_MAX, timeout * 1000, &body, &len);
-	if (r) {
-		free(url);
-		return nf_cmd_fail(g, "status", r);
+	/* one plain name, no filter: that node's verdict in full */
+	if (nnames == 1 && !strpbrk(which, "[,") && !state && !rack) {
+		r = show_node(g, server, names[0], timeout);
+		free_names(names, nnames);
+		return r;
 	}
-	doc = json_loadb(body, len, 0, &je);
-	free(body);
+	if ((r = fetch(g, server, "/api/v1/nodes", timeout, &doc, err, sizeof(err)))) {
+		free_names(names, nnames);
+		return status_error(g, server, err);
+	}
 	nodes = json_object_get(doc, "nodes");
 	if (!json_is_array(nodes)) {
-		fprintf(stderr, "nodeforge status: '%s' did not answer with a "
-			"node list\n", url);
-		free(url);
+		free_names(names, nnames);
 		json_decref(doc);
-		return NF_EXIT_FAILURE;
+		return status_error(g, server, "the answer has no node list");
 	}
-	free(url);
+	/* every name asked for is a node the server knows */
+	for (i = 0; i < nnames; i++) {
+		size_t k;
+		int found = 0;
+
+		json_array_foreach(nodes, k, n)
+			found |= str(n, "name") && !strcmp(str(n, "name"), names[i]);
+		if (!found) {
+			snprintf(err, sizeof(err), "no node '%s' in the server's "
+				 "inventory", names[i]);
+			free_names(names, nnames);
+			json_decref(doc);
+			return status_error(g, server, err);
+		}
+	}
 	if (nf_emit_new(&e, stdout, g->json)) {
+		free_names(names, nnames);
 		json_decref(doc);
 		return NF_EXIT_FAILURE;
 	}
 	nf_emit_str(e, "server", NULL, server);
 	if (!only_unknown)
-		nf_emit_text(e, "%-20s %-9s %-40s %-20s %s\n", "NODE", "STATE",
-			     "IMAGE", "TIME", "ROOT CAUSE");
+		nf_emit_text(e, "%-20s %-9s %-6s %-40s %-20s %s\n", "NODE", "STATE",
+			     "RACK", "IMAGE", "TIME", "ROOT CAUSE");
 	if (!only_unknown)
 		nf_emit_arr_open(e, "nodes");
 	json_array_foreach(nodes, i, n) {
 		if (only_unknown)
 			break;
+		if (!listed(n, names, nnames, state, rack))
+			continue;
 		const char *st = str(n, "state") ?: "not seen";
 		const char *when = str(n, "verdict_at") ?: str(n, "booted_at");
 		struct shown sh = { .json = g->json };
 
+		listed_n++;
 		for (size_t k = 0; k < sizeof(states) / sizeof(*states); k++)
 			counts[k] += !strcmp(st, states[k]);
 		nf_emit_obj_open(e, NULL);
 		nf_emit_str(e, "name", "%-20s ", show(&sh, str(n, "name")));
 		nf_emit_str(e, "state", "%-9s ", show(&sh, st));
-		nf_emit_str(e, "image", "%-40s ", show(&sh, str(n, "image")));
-		nf_emit_str(e, "time", "%-20s ", show(&sh, when));
+		nf_emit_str(e, "rack", "%-6s ", show(&sh, str(n, "rack") ?: "-"));
+		nf_emit_str(e, "image", "%-40s ", show(&sh, str(n, "image") ?: "-"));
+		nf_emit_str(e, "time", "%-20s ", show(&sh, when ?: "-"));
 		nf_emit_str(e, "role", NULL, show(&sh, str(n, "role")));
-		nf_emit_str(e, "rack", NULL, show(&sh, str(n, "rack")));
 		nf_emit_str(e, "root_cause", "%s\n",
-			    show(&sh, !strcmp(st, "failed") ? str(n, "root_cause")
-							   : NULL));
+			    show(&sh, !strcmp(st, "failed") ? str(n, "root_cause") ?: "-"
+							   : "-"));
 		nf_emit_obj_close(e);
 		shown_free(&sh);
 	}
+	free_names(names, nnames);
 	if (!only_unknown)
 		nf_emit_arr_close(e);
 	unk = json_object_get(doc, "unknown");
@@ -233,17 +456,19 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 	if (only_unknown) {
 		nf_emit_int(e, "unknown_count", "%lld unknown machine(s)\n",
 			    (long long)json_array_size(unk));
+		r = nf_emit_end(e) ? NF_EXIT_FAILURE : 0;
 		goto end;
 	}
 	nf_emit_obj_open(e, "summary");
-	nf_emit_int(e, "nodes", "%lld nodes: ", (long long)json_array_size(nodes));
+	nf_emit_int(e, "nodes", "%lld nodes: ", (long long)listed_n);
 	nf_emit_int(e, "verified", "%lld verified, ", (long long)counts[2]);
 	nf_emit_int(e, "failed", "%lld failed, ", (long long)counts[3]);
 	nf_emit_int(e, "booting", "%lld booting, ", (long long)counts[1]);
 	nf_emit_int(e, "not_seen", "%lld not seen\n", (long long)counts[0]);
 	nf_emit_obj_close(e);
+	/* 0 only when every node listed is verified */
+	r = nf_emit_end(e) ? NF_EXIT_FAILURE : counts[2] == listed_n ? 0 : NF_EXIT_FINDINGS;
 end:
-	r = nf_emit_end(e) ? NF_EXIT_FAILURE : 0;
 	nf_emit_free(e);
 	json_decref(doc);
 	return r;

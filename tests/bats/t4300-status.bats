@@ -32,12 +32,13 @@ teardown() {
 	curl -sf -X POST -d '{"result":"pass","image":"controller-beee51305295"}' "$U/api/v1/nodes/ctl-01/verdict" >/dev/null
 	curl -sf "$U/api/v1/unknown/52-54-00-99-00-01" >/dev/null
 	run nf status --server "$U"
-	status_is 0
-	[[ "${lines[0]}" == "NODE"*"STATE"*"ROOT CAUSE" ]]
-	[[ "$output" == *"ctl-01               verified  controller-beee51305295"* ]]
+	# not every node is verified
+	status_is 3
+	[[ "${lines[0]}" == "NODE"*"STATE"*"RACK"*"IMAGE"*"ROOT CAUSE" ]]
+	[[ "$output" =~ ctl-01\ +verified\ +r00\ +controller-beee51305295 ]]
 	[[ "$output" == *"login-01             not seen"* ]]
-	[[ "$output" =~ gpu-01\ +booting\ +compute-[0-9a-f]{12}\.vmlinuz ]]
-	[[ "$output" =~ gpu-02\ +failed\ .*gpu\.count:\ expected\ 8,\ seen\ 0 ]]
+	[[ "$output" =~ gpu-01\ +booting\ +r01\ +compute-[0-9a-f]{12}\.vmlinuz ]]
+	[[ "$output" =~ gpu-02\ +failed\ +r01\ .*gpu\.count:\ expected\ 8,\ seen\ 0 ]]
 	[[ "$output" == *"unknown MAC 52:54:00:99:00:01"* ]]
 	[[ "$output" == *"6 nodes: 1 verified, 1 failed, 1 booting, 3 not seen"* ]]
 }
@@ -45,7 +46,7 @@ teardown() {
 @test "status --json carries the same data" {
 	curl -sf -X POST -d '{"result":"pass"}' "$U/api/v1/nodes/gpu-03/verdict" >/dev/null
 	run nf status --server "$U/" --json
-	status_is 0
+	status_is 3
 	echo "$output" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
@@ -57,7 +58,10 @@ assert d["summary"] == {"nodes": 6, "verified": 1, "failed": 0, "booting": 0, "n
 @test "unreachable or wrong server exits 1 naming the URL" {
 	run nf status --server http://127.0.0.1:1 --timeout 2
 	status_is 1
-	[[ "$output" == *"nodeforge status: cannot fetch 'http://127.0.0.1:1/api/v1/nodes'"* ]]
+	[[ "$output" == *"nodeforge status: cannot fetch 'http://127.0.0.1:1/api/v1/nodes'"*"(server http://127.0.0.1:1)"* ]]
+	# --json: an error object on stdout, naming the server
+	"$NF_BIN" status --server http://127.0.0.1:1 --timeout 2 --json > err.json 2>/dev/null || true
+	jq -e '.server == "http://127.0.0.1:1" and (.error | test("cannot fetch"))' err.json
 	run nf status --server "$U/nope"
 	status_is 1
 	[[ "$output" == *"HTTP 404"* ]]
@@ -88,4 +92,59 @@ assert d["summary"] == {"nodes": 6, "verified": 1, "failed": 0, "booting": 0, "n
 	run nf status --server "$U" --unknown --json
 	status_is 0
 	echo "$output" | jq -e '(.nodes == null) and (.unknown | length == 2) and (.unknown[0].first_seen != null)' >/dev/null
+}
+
+# a site's view: every node verified is the only 0
+post_verdicts() {
+	curl -sf -X POST -d '{"result":"fail","root_causes":[{"id":"gpu.count","message":"expected 8, seen 0"}],"counts":{"pass":30,"fail":1,"skip":2,"hung":0},"checks":[{"id":"gpu.count","verdict":"fail","expected":"8 NVIDIA GPUs","seen":"0","remedy":"nvidia-smi -L; check the PCIe slots"}]}' \
+		"$U/api/v1/nodes/gpu-02/verdict" >/dev/null
+	curl -sf -X POST -d '{"result":"pass"}' "$U/api/v1/nodes/gpu-01/verdict" >/dev/null
+	curl -sf -X POST -d '{"result":"pass"}' "$U/api/v1/nodes/ctl-01/verdict" >/dev/null
+}
+
+@test "status NODE shows that node's verdict: each root cause with expected, seen and remedy" {
+	post_verdicts
+	run nf status gpu-02 --server "$U"
+	status_is 3
+	[[ "${lines[0]}" == "gpu-02: failed (role compute, rack r01)" ]]
+	[[ "$output" == *"checks   30 passed, 1 failed, 0 hung, 2 skipped"* ]]
+	[[ "$output" == *"root causes:"*"  gpu.count (fail)"*"expected: 8 NVIDIA GPUs"*"seen:     0"*"remedy:   nvidia-smi -L; check the PCIe slots"* ]]
+	run nf status gpu-01 --server "$U"
+	status_is 0
+	[[ "$output" != *"root causes"* ]]
+	run nf status gpu-02 --server "$U" --json
+	status_is 3
+	echo "$output" | jq -e '.state == "failed" and .root_causes[0].id == "gpu.count" and .root_causes[0].remedy != null' >/dev/null
+	run nf status gpu-99 --server "$U"
+	status_is 1
+	[[ "$output" == *"HTTP 404"*"(server $U)"* ]]
+}
+
+@test "status filters by hostlist, --state and --rack; exit 0 only when every node listed is verified" {
+	post_verdicts
+	run nf status 'gpu-[01-02],ctl-01' --server "$U" --json
+	status_is 3
+	echo "$output" | jq -e '[.nodes[].name] == ["ctl-01","gpu-01","gpu-02"] or ([.nodes[].name] | sort) == ["ctl-01","gpu-01","gpu-02"]' >/dev/null
+	echo "$output" | jq -e '.summary.nodes == 3 and .summary.failed == 1' >/dev/null
+	run nf status 'gpu-01,ctl-01' --server "$U"
+	status_is 0
+	[[ "$output" == *"2 nodes: 2 verified, 0 failed, 0 booting, 0 not seen"* ]]
+	run nf status --state failed --server "$U" --json
+	status_is 3
+	echo "$output" | jq -e '[.nodes[].name] == ["gpu-02"]' >/dev/null
+	run nf status --state verified --server "$U"
+	status_is 0
+	run nf status --rack r01 --server "$U" --json
+	echo "$output" | jq -e '(.nodes | length) > 0 and all(.nodes[]; .rack == "r01")' >/dev/null
+	run nf status --state not-seen --rack r01 --server "$U" --json
+	status_is 3
+	echo "$output" | jq -e 'all(.nodes[]; .state == "not seen" and .rack == "r01")' >/dev/null
+	# a name the server does not know is an error, not an empty list
+	run nf status 'gpu-[01-02],gpu-77' --server "$U"
+	status_is 1
+	[[ "$output" == *"no node 'gpu-77' in the server's inventory"* ]]
+	run nf status --state broken --server "$U"
+	status_is 2
+	run nf status 'gpu-[01-' --server "$U"
+	status_is 2
 }

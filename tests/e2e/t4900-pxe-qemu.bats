@@ -127,6 +127,6 @@ assert d["state"] == "failed", d
 assert d["image"] == "compute-'"$kh"'.vmlinuz", d
 assert d["root_cause"] == "gpu.count: expected NVIDIA GPUs, seen 0", d'
 	run nf status --server "$U"
-	status_is 0
-	[[ "$output" =~ e2e-01\ +failed\ +compute-$kh\.vmlinuz.*gpu\.count ]]
+	status_is 3
+	[[ "$output" =~ e2e-01\ +failed\ +[^\ ]+\ +compute-$kh\.vmlinuz.*gpu\.count ]]
 }

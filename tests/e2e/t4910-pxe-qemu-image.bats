@@ -64,8 +64,8 @@ assert checks["slurm.conf.present"] == "pass", checks
 assert checks["kernel.cmdline.running"] == "pass", checks
 '
 	run nf status --server "$U"
-	status_is 0
-	[[ "$output" =~ e2e-02\ +failed\ +$(cur kernel).*time\.sync ]]
+	status_is 3
+	[[ "$output" =~ e2e-02\ +failed\ +[^\ ]+\ +$(cur kernel).*time\.sync ]]
 
 	# the gate held: ask the node's systemd
 	run node_sh "systemctl is-active nodeforge-verify slurmd | tr '\\n' ' '"
