@@ -143,6 +143,8 @@ DEPS_TEST += xfsprogs mtools grub-efi-amd64-bin ovmf
 DEPS_TEST += openssh-client python3-yaml iproute2 zstd
 # ../shared/tools/ksvalidator (pykickstart) imports requests
 DEPS_TEST += python3-requests
+# the iPXE binaries pxe copies into the tree for plain PXE firmware
+DEPS_TEST += ipxe
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \

@@ -17,7 +17,7 @@ const struct nf_cmd nf_cmd_pxe = {
 	.help = "usage: nodeforge pxe --out DIR [--inventory FILE] [--server-url URL]\n"
 		"                     [--images DIR] [--kickstart DIR] [--network CIDR]\n"
 		"                     [--kernel-args ROLE=ARGS]... [--api-upstream URL]\n"
-		"                     [--ipxe-dir DIR]\n"
+		"                     [--ipxe-dir DIR] [--strict]\n"
 		"\n"
 		"Render a static, content-addressed boot tree that any HTTP server can\n"
 		"serve: iPXE and GRUB scripts per MAC, a kickstart per role,\n"
@@ -43,6 +43,9 @@ const struct nf_cmd nf_cmd_pxe = {
 		"      --api-upstream URL nginx forwards /api/ to this nodeforge serve\n"
 		"      --ipxe-dir DIR     copy undionly.kpxe and ipxe.efi from DIR into\n"
 		"                         tftp/ when present (default: /usr/lib/ipxe)\n"
+		"      --strict           a boot file dnsmasq.conf names and the tree\n"
+		"                         lacks (tftp/undionly.kpxe, tftp/ipxe.efi,\n"
+		"                         grub/grubx64.efi) is an error, not a warning\n"
 		"\n"
 		"Exit status: 0 ok, 1 failure, 2 usage, 3 invalid inventory.\n",
 	.run = cmd_pxe,
@@ -110,6 +113,7 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 		{ "kernel-args", required_argument, NULL, 'A' },
 		{ "api-upstream", required_argument, NULL, 'U' },
 		{ "ipxe-dir", required_argument, NULL, 'X' },
+		{ "strict", no_argument, NULL, 'S' },
 		{ 0 }
 	};
 	struct nf_pxe_opts po = { .images_dir = "out", .ipxe_dir = "/usr/lib/ipxe" };
@@ -141,6 +145,7 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 		case 'N': po.network = optarg; break;
 		case 'U': po.api_upstream = optarg; break;
 		case 'X': po.ipxe_dir = optarg; break;
+		case 'S': po.strict = 1; break;
 		case 'A': {
 			char *eq = strchr(optarg, '=');
 
@@ -219,10 +224,20 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 		r = nf_cmd_fail(g, "pxe", r);
 		goto done;
 	}
+	/* a boot file the firmware will ask for and not find (with --json:
+	 * the "missing" list) */
+	for (size_t i = 0; !g->json && !g->quiet && i < st.nmissing; i++)
+		fprintf(stderr, "nodeforge pxe: warning: dnsmasq.conf names %s for "
+			"%s, but '%s' has none: %s\n", st.missing[i]->path,
+			st.missing[i]->client, po.out_dir, st.missing[i]->remedy);
 	if ((r = nf_emit_new(&e, stdout, g->json))) {
 		r = NF_EXIT_FAILURE;
 		goto done;
 	}
+	nf_emit_arr_open(e, "missing");
+	for (size_t i = 0; i < st.nmissing; i++)
+		nf_emit_str(e, NULL, NULL, st.missing[i]->path);
+	nf_emit_arr_close(e);
 	if (!g->quiet || g->json) {
 		nf_emit_str(e, "tree", "%s: ", po.out_dir);
 		nf_emit_int(e, "nodes", "%lld nodes, ",

@@ -348,6 +348,16 @@ struct nf_pxe_opts {
 	const json_t *role_args;       /* role -> kernel arguments string */
 	const char *cluster_conf;      /* nf_cluster_render(): cluster/slurm.conf */
 	const char *cluster_hosts;     /* and cluster/hosts; NULL: none */
+	int strict;                    /* a boot file dnsmasq.conf names that
+					* the tree lacks is an error, not a
+					* warning (nf_pxe_stats.missing) */
+};
+
+/* A firmware boot file that dnsmasq.conf names and the tree lacks */
+struct nf_pxe_missing {
+	const char *path;    /* below the tree: tftp/undionly.kpxe */
+	const char *client;  /* who loads it: "BIOS PXE clients" */
+	const char *remedy;  /* how to provide it */
 };
 
 struct nf_pxe_stats {
@@ -356,6 +366,8 @@ struct nf_pxe_stats {
 	size_t unchanged;
 	size_t removed;    /* stale per-MAC and per-role files */
 	size_t images;     /* image files placed into images/ */
+	const struct nf_pxe_missing *missing[4]; /* static entries */
+	size_t nmissing;
 };
 
 int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,

@@ -586,6 +586,50 @@ static int place_ipxe(struct pxe *p)
 	return 0;
 }
 
+/* The firmware boot files dnsmasq.conf names: iPXE for plain PXE over
+ * TFTP (place_ipxe copies them from the ipxe package) and GRUB for UEFI
+ * HTTP boot, which the site provides */
+static const struct nf_pxe_missing boot_files[] = {
+	{ "tftp/undionly.kpxe", "BIOS PXE clients",
+	  "install Debian's ipxe package (/usr/lib/ipxe) or pass --ipxe-dir DIR" },
+	{ "tftp/ipxe.efi", "UEFI PXE clients",
+	  "install Debian's ipxe package (/usr/lib/ipxe) or pass --ipxe-dir DIR" },
+	{ "grub/grubx64.efi", "UEFI HTTP boot clients",
+	  "copy a network GRUB there (grubnetx64.efi.signed from Debian's "
+	  "grub-efi-amd64-signed)" },
+};
+
+/* Is PATH (below the tree) there once this render is published: already
+ * in the tree, or, for tftp/, in --ipxe-dir (place_ipxe copies it)? */
+static int will_exist(struct pxe *p, const char *path)
+{
+	if (faccessat(p->root, path, F_OK, 0) == 0)
+		return 1;
+	if (!strncmp(path, "tftp/", 5) && p->o->ipxe_dir) {
+		char *src = nf_asprintf("%s/%s", p->o->ipxe_dir, path + 5);
+		int ok = src && access(src, R_OK) == 0;
+
+		free(src);
+		return ok;
+	}
+	return 0;
+}
+
+/* Before anything is written: with --strict a missing boot file refuses
+ * the render */
+static int check_boot_files(struct pxe *p, struct nf_pxe_stats *st)
+{
+	for (size_t i = 0; i < NF_ARRAY_SIZE(boot_files); i++)
+		if (!will_exist(p, boot_files[i].path))
+			st->missing[st->nmissing++] = &boot_files[i];
+	if (p->o->strict && st->nmissing)
+		return nf_fail(p->ctx, NF_E_NOTFOUND, "dnsmasq.conf names %s for %s, "
+			       "but the tree has none (--strict): %s; nothing "
+			       "written", st->missing[0]->path, st->missing[0]->client,
+			       st->missing[0]->remedy);
+	return 0;
+}
+
 /* ---------------------------------------------------------- templates */
 
 struct var {
@@ -1064,6 +1108,8 @@ int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 			    strerror(errno));
 		goto out;
 	}
+	if ((e = check_boot_files(&p, st)))
+		goto out;
 	for (size_t i = 0; i < nf_inventory_count(inv); i++) {
 		const struct nf_node *nd = nf_inventory_node(inv, i);
 		struct role *r;

@@ -19,7 +19,7 @@ setup() {
 @test "renders per-MAC iPXE and GRUB, kickstarts, dnsmasq and nginx configs" {
 	run pxe
 	status_is 0
-	[[ "$output" == "tree: 6 nodes, 21 files (21 written, 0 unchanged, 0 removed), 12 image files placed"* ]]
+	[[ "$output" == *"tree: 6 nodes, 21 files (21 written, 0 unchanged, 0 removed), 12 image files placed"* ]]
 	for f in ipxe/boot.ipxe ipxe/unknown.ipxe ipxe/mac/52-54-00-00-01-04.ipxe \
 		grub/grub.cfg grub/grub.cfg-01-52-54-00-00-00-01 kickstart/compute.ks \
 		dnsmasq.conf nginx.conf nodes.json; do
@@ -177,4 +177,25 @@ ksvalidator_path() {
 	run pxe --ipxe-dir nonexistent --json
 	status_is 0
 	echo "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["written"] == 0, d'
+}
+
+@test "a boot file dnsmasq.conf names and the tree lacks is a warning naming the remedy; --strict refuses and writes nothing" {
+	run pxe
+	status_is 0
+	[[ "$output" == *"nodeforge pxe: warning: dnsmasq.conf names tftp/undionly.kpxe for BIOS PXE clients, but 'tree' has none: install Debian's ipxe package"* ]]
+	[[ "$output" == *"warning: dnsmasq.conf names tftp/ipxe.efi for UEFI PXE clients"* ]]
+	[[ "$output" == *"warning: dnsmasq.conf names grub/grubx64.efi for UEFI HTTP boot clients"*"grub-efi-amd64-signed"* ]]
+	run pxe --json
+	echo "$output" | jq -e '.missing == ["tftp/undionly.kpxe","tftp/ipxe.efi","grub/grubx64.efi"]' >/dev/null
+	# the site provides them: no warning
+	mkdir ipxe && echo bios > ipxe/undionly.kpxe && echo efi > ipxe/ipxe.efi
+	echo grub > tree/grub/grubx64.efi
+	run pxe --ipxe-dir ipxe --strict
+	status_is 0
+	[[ "$output" != *warning* ]]
+	# --strict: an error, and a new tree is not written at all
+	run pxe -o tree2 --strict
+	status_is 1
+	[[ "$output" == *"dnsmasq.conf names tftp/undionly.kpxe for BIOS PXE clients, but the tree has none (--strict)"*"nothing written"* ]]
+	[ -z "$(find tree2 -type f 2>/dev/null)" ]
 }
