@@ -87,8 +87,12 @@ static int load_profile(struct nf_global *g, const char *cmd,
 
 		nf_diags_init(&d);
 		r = nf_site_load(g->ctx, g->site_path, &site, &d);
-		if (!r)
+		/* the site's warnings are lint's to show */
+		if (!r) {
+			nf_diags_free(&d);
+			nf_diags_init(&d);
 			r = nf_profile_resolve(g->ctx, vc->role, site, p, &d);
+		}
 		nf_diags_sort(&d);
 		nf_print_diags(g, &d);
 		nf_diags_free(&d);
