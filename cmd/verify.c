@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd.h"
 
@@ -117,30 +119,191 @@ static int load_profile(struct nf_global *g, const char *cmd,
 	return r;
 }
 
+/* The width the report fits: the terminal's, else $COLUMNS, else 80 */
+static int term_width(void)
+{
+	struct winsize ws;
+	const char *c = getenv("COLUMNS");
+	long w = 0;
+
+	if (c && *c)
+		w = strtol(c, NULL, 10);
+	if (w <= 0 && isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+		w = ws.ws_col;
+	if (w <= 0)
+		w = 80;
+	return w < 40 ? 40 : w > 400 ? 400 : (int)w;
+}
+
+/* Colour only on a terminal, and never with NO_COLOR (no-color.org) */
+static int use_colour(void)
+{
+	const char *t = getenv("TERM");
+
+	return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && !(t && !strcmp(t, "dumb"));
+}
+
+struct report {
+	struct nf_emit *e;
+	int width, colour, verbose;
+};
+
+/* Print s from column col on, wrapped at spaces to the width, continuation
+ * lines indented by ind, at most max lines (0: all; a cut ends with ...).
+ * A shell command (shell) breaks only outside quotes, each broken line
+ * ending in " \" so that it still works as pasted; inside its trailing
+ * comment a continuation line starts with "# " instead. */
+static void wrap(struct report *rp, const char *s, int col, int ind, int max, int shell)
+{
+	int lines = 1, comment = 0;
+
+	while (*s) {
+		/* the last line allowed keeps room for " ..." */
+		int room = rp->width - col - (max && lines == max ? 4 : 0);
+		int brk = -1, n = 0, brk_comment = comment;
+		int in_comment = comment;
+		char q = 0;
+
+		if ((int)strlen(s) <= rp->width - col) {
+			nf_emit_text(rp->e, "%s", s);
+			break;
+		}
+		for (; s[n]; n++) {
+			if (shell && !in_comment && (s[n] == '\'' || s[n] == '"'))
+				q = q == s[n] ? 0 : q ? q : s[n];
+			if (shell && !q && s[n] == '#' && (n == 0 || s[n - 1] == ' '))
+				in_comment = 1;
+			/* a break leaves room for " \" (command) or nothing */
+			if (s[n] == ' ' && !q && n > 0 &&
+			    n + (shell && !in_comment ? 2 : 0) <= room) {
+				brk = n;
+				brk_comment = in_comment;
+			}
+			if (n >= room && brk >= 0)
+				break;
+		}
+		if (brk < 0) {  /* one word longer than the line */
+			nf_emit_text(rp->e, "%s", s);
+			break;
+		}
+		if (max && lines == max) {
+			nf_emit_text(rp->e, "%.*s ...", brk, s);
+			break;
+		}
+		comment = brk_comment;
+		nf_emit_text(rp->e, "%.*s%s\n%*s%s", brk, s,
+			     shell && !comment ? " \\" : "", ind, "",
+			     shell && comment ? "# " : "");
+		s += brk + 1;
+		while (*s == ' ')
+			s++;
+		col = ind + (shell && comment ? 2 : 0);
+		lines++;
+	}
+	nf_emit_text(rp->e, "\n");
+}
+
+static const char *paint(const struct report *rp, int verdict)
+{
+	if (!rp->colour)
+		return "";
+	switch (verdict) {
+	case NF_V_FAIL: return "\033[1;31m";
+	case NF_V_HUNG: return "\033[1;35m";
+	case NF_V_WARN: return "\033[1;33m";
+	case NF_V_PASS: return "\033[32m";
+	default: return "\033[2m";
+	}
+}
+
+/* One check: verdict and id, what was seen (and expected), the remedy */
+static void show_check(struct report *rp, const struct nf_check_result *c)
+{
+	const char *why = c->verdict == NF_V_FAIL || c->verdict == NF_V_WARN ? c->seen
+			  : c->reason;
+	char line[2048], upper[8];
+	size_t k;
+
+	snprintf(upper, sizeof(upper), "%s", nf_verdict_name(c->verdict));
+	for (k = 0; upper[k]; k++)
+		upper[k] = (char)(upper[k] >= 'a' && upper[k] <= 'z' ? upper[k] - 32 : upper[k]);
+	nf_emit_text(rp->e, "%s%-4s%s %s%s%s", paint(rp, c->verdict), upper,
+		     rp->colour ? "\033[0m" : "", rp->colour ? "\033[1m" : "", c->id,
+		     rp->colour ? "\033[0m" : "");
+	if (c->verdict == NF_V_PASS && !why)
+		why = c->seen;
+	snprintf(line, sizeof(line), "%s%s%s%s", why ? why : "",
+		 c->verdict == NF_V_FAIL && c->expected ? " (expected " : "",
+		 c->verdict == NF_V_FAIL && c->expected ? c->expected : "",
+		 c->verdict == NF_V_FAIL && c->expected ? ")" : "");
+	if (c->verdict == NF_V_FAIL && c->cause)
+		snprintf(line + strlen(line), sizeof(line) - strlen(line),
+			 " [follows from %s]", c->cause);
+	if (*line) {
+		nf_emit_text(rp->e, ": ");
+		wrap(rp, line, 5 + (int)strlen(c->id) + 2, 5, rp->verbose ? 0 : 3, 0);
+	} else {
+		nf_emit_text(rp->e, "\n");
+	}
+	if (c->verdict != NF_V_PASS && c->verdict != NF_V_SKIP && c->remedy) {
+		nf_emit_text(rp->e, "     -> ");
+		wrap(rp, c->remedy, 8, 8, 0, 1);
+	}
+}
+
+/* The report: root causes first, each with the checks that fail or are
+ * skipped because of it folded under it; -v shows every check */
 static void render_text(struct nf_global *g, struct nf_emit *e,
 			const struct nf_verify *v, const char *role)
 {
-	size_t n = nf_verify_count(v), shown = 0;
+	struct report rp = { .e = e, .width = term_width(), .colour = use_colour(),
+			     .verbose = g->verbose };
+	size_t n = nf_verify_count(v), roots = 0, follow = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct nf_check_result *c = nf_verify_result(v, i);
-		const char *why = c->verdict == NF_V_FAIL || c->verdict == NF_V_WARN
-				  ? c->seen : c->reason;
+		int root = (c->verdict == NF_V_FAIL || c->verdict == NF_V_HUNG) && !c->cause;
+		char list[1024] = "";
+		size_t nfail = 0, nskip = 0;
 
-		if (c->verdict == NF_V_PASS && !g->verbose)
+		roots += root;
+		follow += c->verdict == NF_V_FAIL && c->cause;
+		if (g->verbose) {
+			show_check(&rp, c);
 			continue;
-		if (c->verdict == NF_V_SKIP && !c->cause && !g->verbose)
+		}
+		if (!root && c->verdict != NF_V_WARN)
 			continue;
-		if (!shown++)
-			nf_emit_text(e, "%-5s %-34s %s\n", "", "CHECK", "SEEN / WHY");
-		nf_emit_text(e, "%-5s %-34s %s", nf_verdict_name(c->verdict), c->id,
-			     why ? why : c->verdict == NF_V_PASS && c->seen ? c->seen : "");
-		if (c->verdict == NF_V_FAIL && c->expected)
-			nf_emit_text(e, " (expected %s)", c->expected);
-		nf_emit_text(e, "\n");
-		if (c->verdict != NF_V_PASS && c->verdict != NF_V_SKIP && c->remedy)
-			nf_emit_text(e, "%-5s %-34s -> %s\n", "", "", c->remedy);
+		show_check(&rp, c);
+		/* what follows from it */
+		for (size_t k = 0; k < n; k++) {
+			const struct nf_check_result *x = nf_verify_result(v, k);
+
+			if (!x->cause || strcmp(x->cause, c->id))
+				continue;
+			if (x->verdict == NF_V_FAIL) {
+				snprintf(list + strlen(list), sizeof(list) - strlen(list),
+					 "%s%s", nfail++ ? ", " : "", x->id);
+			} else {
+				nskip++;
+			}
+		}
+		if (nfail || nskip) {
+			char also[1200];
+
+			snprintf(also, sizeof(also), "%s%s%s%.0zu%s", list,
+				 nfail ? " failed" : "", nfail && nskip ? "; " : "",
+				 nskip, nskip ? " skipped" : "");
+			nf_emit_text(e, "     also: ");
+			wrap(&rp, also, 11, 11, 0, 0);
+		}
 	}
+	if (roots && !g->verbose)
+		nf_emit_text(e, "%zu root cause%s%s", roots, roots == 1 ? "" : "s",
+			     follow ? "" : " (-v shows every check)\n");
+	if (roots && !g->verbose && follow)
+		nf_emit_text(e, ", %zu more failure%s follow%s from them (-v shows every check)\n",
+			     follow, follow == 1 ? "" : "s", follow == 1 ? "s" : "");
 	nf_emit_text(e, "%s: %s: %zu passed, %zu failed, %zu hung, %zu skipped",
 		     role, nf_verify_passed(v) ? "PASS" : "FAIL",
 		     nf_verify_tally(v, NF_V_PASS), nf_verify_tally(v, NF_V_FAIL),

@@ -420,6 +420,10 @@ struct nf_check_def {
 	unsigned flags;
 	unsigned budget_ms;   /* 0: the default (2000 ms) */
 	int (*fn)(struct nf_vcheck *c, const json_t *section);
+	/* space-separated ids of checks whose failure also makes this one
+	 * fail: such a failure is reported as their consequence (its cause
+	 * set, not among the root causes) */
+	const char *explained_by;
 };
 
 struct nf_checkset {

@@ -990,6 +990,31 @@ static int deps_ready(struct nf_verify *v, struct entry *e, struct entry **bad)
 	return 1;
 }
 
+/* A failure that a failed check of its explained_by list accounts for is
+ * that check's consequence (cause set), not a root cause of its own.
+ * Twice: an explanation may itself be explained. */
+static void explain(struct nf_verify *v)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < v->n; i++) {
+			struct entry *e = &v->v[i];
+			const char *d = e->def->explained_by;
+
+			if (e->res.verdict != NF_V_FAIL || e->cause)
+				continue;
+			while (d && *d && !e->cause) {
+				size_t len = strcspn(d, " ");
+				struct entry *x = len ? find_entry(v, d, len) : NULL;
+
+				if (x && x != e && (x->res.verdict == NF_V_FAIL ||
+						    x->res.verdict == NF_V_HUNG))
+					e->cause = strdup(x->cause ? x->cause : x->def->id);
+				d += len;
+				d += strspn(d, " ");
+			}
+		}
+}
+
 static int only_match(const char *only, const struct entry *e)
 {
 	size_t n;
@@ -1005,7 +1030,7 @@ static int only_match(const char *only, const struct entry *e)
 static int rank_of(const struct entry *e)
 {
 	switch (e->res.verdict) {
-	case NF_V_FAIL: return 0;
+	case NF_V_FAIL: return e->cause ? 2 : 0;
 	case NF_V_HUNG: return 1;
 	case NF_V_SKIP: return e->cause ? 2 : 4;
 	case NF_V_WARN: return 3;
@@ -1242,6 +1267,7 @@ int nf_verify_run(struct nf_ctx *ctx, const struct nf_profile *p,
 		left--;
 	}
 	run_unref(run);
+	explain(v);
 
 	for (size_t i = 0; i < v->n; i++) {
 		struct entry *e = &v->v[i];
@@ -1342,7 +1368,7 @@ json_t *nf_verify_json(const struct nf_verify *v)
 		set_str(c, "cause", r->cause);
 		json_object_set_new(c, "elapsed_us", json_integer(r->elapsed_us));
 		json_array_append_new(checks, c);
-		if (r->verdict == NF_V_FAIL || r->verdict == NF_V_HUNG) {
+		if ((r->verdict == NF_V_FAIL || r->verdict == NF_V_HUNG) && !r->cause) {
 			json_t *rc = json_pack("{s:s}", "id", r->id);
 
 			set_str(rc, "message", r->verdict == NF_V_HUNG ? r->reason : r->seen);

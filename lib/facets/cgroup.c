@@ -193,7 +193,8 @@ static int check_conf(struct nf_vcheck *c, const json_t *sec)
 }
 
 static const struct nf_check_def defs[] = {
-	{ "cgroup.v2", "the unified cgroup hierarchy", NULL, 0, 0, check_v2 },
+	{ "cgroup.v2", "the unified cgroup hierarchy", NULL, 0, 0, check_v2,
+	  "kernel.cmdline.running" },
 	{ "cgroup.controllers.enabled", "the profile's controllers exist", "cgroup.v2", 0, 0,
 	  check_enabled },
 	{ "cgroup.controllers.delegated", "the controllers are delegated", "cgroup.controllers.enabled",

@@ -110,7 +110,7 @@ static int check_version(struct nf_vcheck *c, const json_t *sec)
 
 static const struct nf_check_def defs[] = {
 	{ "fabric_manager.active", "nvidia-fabricmanager runs", NULL, NF_CHECK_PROBE, 2000,
-	  check_active },
+	  check_active, "system.init" },
 	{ "fabric_manager.version", "fabric manager version equals the driver's",
 	  "gpu.driver", NF_CHECK_PROBE, 2000, check_version },
 };

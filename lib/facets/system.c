@@ -190,9 +190,40 @@ static int check_services(struct nf_vcheck *c, const json_t *sec)
 	return NF_V_FAIL;
 }
 
+/* Every unit check asks systemctl, which answers only where systemd is
+ * PID 1: elsewhere (a container, a chroot, a CI runner) their failures
+ * are this one's consequences */
+static int check_init(struct nf_vcheck *c, const json_t *sec)
+{
+	char *buf = NULL;
+	int r;
+
+	(void)sec;
+	nf_v_expect(c, "systemd is PID 1");
+	r = nf_v_read(c, NF_VSYS, "/proc/1/comm", 256, &buf, NULL);
+	if (r == -ENOENT)
+		return nf_v_skip(c, "no /proc/1/comm to read");
+	if (r) {
+		nf_v_seen(c, "cannot read /proc/1/comm: %s", r < 0 ? strerror(-r) : nf_strerror(r));
+		return NF_V_FAIL;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	if (!strcmp(buf, "systemd")) {
+		nf_v_seen(c, "systemd");
+		free(buf);
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, "PID 1 is '%s', not systemd: no unit can be asked", buf);
+	free(buf);
+	nf_v_remedy(c, "verify on a node booted from the image; on a build host, "
+		    "nodeforge verify --root ROOT checks the image's files only");
+	return NF_V_FAIL;
+}
+
 static const struct nf_check_def defs[] = {
+	{ "system.init", "systemd is PID 1", NULL, NF_CHECK_PROBE, 0, check_init },
 	{ "system.services", "the profile's services are active", NULL, NF_CHECK_PROBE, 3000,
-	  check_services },
+	  check_services, "system.init" },
 };
 
 static const struct nf_checkset checks = NF_CHECKSET(defs);

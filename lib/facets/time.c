@@ -262,7 +262,8 @@ static int check_offset(struct nf_vcheck *c, const json_t *sec)
 static const struct nf_check_def defs[] = {
 	{ "time.chrony.conf", "chrony.conf names the profile's servers", NULL, NF_CHECK_STATIC, 0,
 	  check_conf },
-	{ "time.chronyd", "chronyd runs", NULL, NF_CHECK_PROBE, 2000, check_chronyd },
+	{ "time.chronyd", "chronyd runs", NULL, NF_CHECK_PROBE, 2000, check_chronyd,
+	  "system.init" },
 	{ "time.sync", "the clock is synchronised", "time.chronyd", 0, 0, check_sync },
 	{ "time.offset", "offset and error within the profile's bound", "time.sync", 0, 0,
 	  check_offset },

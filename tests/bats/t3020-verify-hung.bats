@@ -35,6 +35,6 @@ now_ms() { date +%s%3N; }
 	vfx hang-nvml
 	vrun --budget 0.3 --only gpu
 	status_is 3
-	[[ "${lines[1]}" == "hung  gpu.driver"*"no answer within"* ]]
+	[[ "${lines[0]}" == "HUNG gpu.driver: no answer within"* ]]
 	[[ "$output" == *"1 hung"* ]]
 }
