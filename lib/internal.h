@@ -31,9 +31,11 @@ void nf_log(struct nf_ctx *ctx, int level, const char *fmt, ...)
 char *nf_strdup(const char *s);
 char *nf_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Read a whole file, at most `max` bytes (NF_E_LIMIT above); NUL-terminated */
+/* The value of the last KEY=VALUE word of a kernel command line into out
+ * (sz 0: only whether it is there); -ENOENT without one */
 int nf_cmdline_find(const char *cmdline, const char *key, char *out,
 		    size_t sz);
+/* Read a whole file, at most `max` bytes (NF_E_LIMIT above); NUL-terminated */
 int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,
 		 size_t *len);
 
@@ -448,6 +450,11 @@ int nf_v_skip(struct nf_vcheck *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* The resolved profile (whole document) and the check's mode */
 const json_t *nf_v_profile(const struct nf_vcheck *c);
+/* the profile's role name, for remedies ("ROLE" when it has none) */
+const char *nf_v_role(const struct nf_vcheck *c);
+/* did this node boot from the network (nodeforge.server= on its
+ * /proc/cmdline): its kernel arguments come from 'nodeforge pxe' */
+int nf_v_netboot(struct nf_vcheck *c);
 bool nf_v_static(const struct nf_vcheck *c);
 /* The node's name, as its report names it: nodeforge.node= of the
  * kernel command line, else the short host name; caller frees */

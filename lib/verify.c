@@ -180,6 +180,23 @@ const json_t *nf_v_profile(const struct nf_vcheck *c)
 	return c->run->profile;
 }
 
+const char *nf_v_role(const struct nf_vcheck *c)
+{
+	const char *r = json_string_value(json_object_get(c->run->profile, "role"));
+
+	return r && *r ? r : "ROLE";
+}
+
+int nf_v_netboot(struct nf_vcheck *c)
+{
+	char *buf = NULL;
+	int r = nf_v_read(c, NF_VSYS, "/proc/cmdline", 64 * 1024, &buf, NULL);
+
+	r = !r && nf_cmdline_find(buf, "nodeforge.server", NULL, 0) == 0;
+	free(buf);
+	return r;
+}
+
 struct nf_ctx *nf_v_ctx(struct nf_vcheck *c)
 {
 	if (c->ctx)

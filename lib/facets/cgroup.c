@@ -167,7 +167,8 @@ static int check_conf(struct nf_vcheck *c, const json_t *sec)
 	nf_v_expect(c, "/etc/slurm/cgroup.conf as the profile says");
 	if (nf_v_read(c, NF_VROOT, "/etc/slurm/cgroup.conf", 256 * 1024, &buf, NULL)) {
 		nf_v_seen(c, "no /etc/slurm/cgroup.conf");
-		nf_v_remedy(c, "rebuild the image: nodeforge build ROLE");
+		nf_v_remedy(c, "on the build host: nodeforge build %s, then boot this node "
+			    "from the new image", nf_v_role(c));
 		return NF_V_FAIL;
 	}
 	json_object_foreach((json_t *)conf, k, x) {
@@ -187,8 +188,9 @@ static int check_conf(struct nf_vcheck *c, const json_t *sec)
 		return NF_V_PASS;
 	}
 	nf_v_seen(c, "%s", bad);
-	nf_v_remedy(c, "nodeforge profile show ROLE --json | jq .cgroup.conf   # fix "
-		    "/etc/slurm/cgroup.conf, then scontrol reconfigure");
+	nf_v_remedy(c, "nodeforge profile show %s --json | jq .cgroup.conf   # fix "
+		    "/etc/slurm/cgroup.conf to match, then scontrol reconfigure",
+		    nf_v_role(c));
 	return NF_V_FAIL;
 }
 

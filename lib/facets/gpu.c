@@ -74,8 +74,9 @@ static int check_driver(struct nf_vcheck *c, const json_t *sec)
 	nf_v_expect(c, "the NVIDIA driver answers through NVML (libnvidia-ml.so.1)");
 	if (r == NF_E_NOHW) {
 		nf_v_seen(c, "no NVIDIA driver: libnvidia-ml.so.1 missing or nvmlInit failed");
-		nf_v_remedy(c, "apt-get install nvidia-driver   # or dnf install nvidia-driver; "
-			    "then modprobe nvidia && nvidia-smi");
+		nf_v_remedy(c, "lsmod | grep nvidia; dmesg | grep -i nvrm; nvidia-smi   # "
+			    "no module or no libnvidia-ml: the image lacks the driver, "
+			    "rebuild it (nodeforge build %s)", nf_v_role(c));
 		return NF_V_FAIL;
 	}
 	if (r) {

@@ -155,6 +155,44 @@ static char *next_cmdline(struct nf_vcheck *c, const char **from)
 	return buf;
 }
 
+/* The remedy for kernel arguments missing from where this node boots:
+ * a network-booted node takes them from the boot tree ('nodeforge pxe'),
+ * one that boots from disk from /etc/default/grub (a sed line that adds
+ * exactly the missing ones) or /etc/kernel/cmdline */
+static void remedy_args(struct nf_vcheck *c, const char *from, const char *all)
+{
+	if (nf_v_netboot(c)) {
+		nf_v_remedy(c, "this node boots from the network: on the boot server, "
+			    "render the tree again (nodeforge pxe; the arguments are "
+			    "the profile's, nodeforge profile show %s --args), then "
+			    "power-cycle this node", nf_v_role(c));
+		return;
+	}
+	if (from && !strcmp(from, "/etc/default/grub") && *all && !strpbrk(all, "/&\\'\"|")) {
+		nf_v_remedy(c, "sed -i 's/^GRUB_CMDLINE_LINUX=\"/&%s /' /etc/default/grub "
+			    "&& update-grub && systemctl reboot", all);
+		return;
+	}
+	nf_v_remedy(c, "add '%s' to the kernel command line in %s, then rebuild the "
+		    "boot entries and systemctl reboot", all,
+		    from ? from : "the boot loader's configuration");
+}
+
+/* Append the arguments of args missing from line to all (space-separated) */
+static void missing_all(const json_t *args, const char *line, char *all, size_t sz)
+{
+	size_t i;
+	json_t *a;
+
+	*all = '\0';
+	json_array_foreach(args, i, a) {
+		const char *s = json_string_value(a);
+
+		if (s && !cmdline_has(line, s))
+			snprintf(all + strlen(all), sz - strlen(all), "%s%s", *all ? " " : "", s);
+	}
+}
+
 static int check_next(struct nf_vcheck *c, const json_t *sec)
 {
 	const json_t *args = json_object_get(nf_v_profile(c), "boot_args");
@@ -166,8 +204,14 @@ static int check_next(struct nf_vcheck *c, const json_t *sec)
 	(void)sec;
 	nf_v_expect(c, "every profile kernel argument in the boot loader config");
 	if (!line) {
+		/* a network-booted node has no boot loader of its own */
+		if (!nf_v_static(c) && nf_v_netboot(c))
+			return nf_v_skip(c, "this node boots from the network: its "
+					 "arguments come from the boot tree");
 		nf_v_seen(c, "neither /etc/kernel/cmdline nor /etc/default/grub");
-		nf_v_remedy(c, "nodeforge profile show $(jq -r .role /etc/nodeforge/profile.json) --args");
+		nf_v_remedy(c, "put the arguments (nodeforge profile show %s --args) on "
+			    "the kernel command line of this node's boot loader",
+			    nf_v_role(c));
 		return NF_V_FAIL;
 	}
 	json_array_foreach(args, i, a) {
@@ -177,14 +221,19 @@ static int check_next(struct nf_vcheck *c, const json_t *sec)
 			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
 				 "%s%s", *missing ? " " : "", s);
 	}
-	free(line);
 	if (!n) {
+		free(line);
 		nf_v_seen(c, "all %zu in %s", json_array_size(args), from);
 		return NF_V_PASS;
 	}
-	nf_v_seen(c, "%s lacks %s%s", from, missing, n > 6 ? " ..." : "");
-	nf_v_remedy(c, "add the arguments to GRUB_CMDLINE_LINUX in /etc/default/grub, "
-		    "then update-grub && systemctl reboot");
+	{
+		char all[2048];
+
+		missing_all(args, line, all, sizeof(all));
+		free(line);
+		nf_v_seen(c, "%s lacks %s%s", from, missing, n > 6 ? " ..." : "");
+		remedy_args(c, from, all);
+	}
 	return NF_V_FAIL;
 }
 
@@ -214,9 +263,9 @@ static int check_running(struct nf_vcheck *c, const json_t *sec)
 			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
 				 "%s%s", *missing ? " " : "", s);
 	}
-	free(run);
-	free(next);
 	if (!n) {
+		free(run);
+		free(next);
 		nf_v_seen(c, "all %zu present", json_array_size(args));
 		return NF_V_PASS;
 	}
@@ -225,10 +274,15 @@ static int check_running(struct nf_vcheck *c, const json_t *sec)
 			  from, missing, n > 6 ? " ..." : "");
 		nf_v_remedy(c, "systemctl reboot");
 	} else {
+		char all[2048];
+
+		/* what the boot configuration still lacks */
+		missing_all(args, next ? next : run, all, sizeof(all));
 		nf_v_seen(c, "missing %s%s", missing, n > 6 ? " ..." : "");
-		nf_v_remedy(c, "add the arguments to GRUB_CMDLINE_LINUX in /etc/default/grub, "
-			    "then update-grub && systemctl reboot");
+		remedy_args(c, from, all);
 	}
+	free(run);
+	free(next);
 	return NF_V_FAIL;
 }
 

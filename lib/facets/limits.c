@@ -205,6 +205,25 @@ static int runs_slurmd(const json_t *profile)
 	return nf_profile_runs(profile, "slurmd");
 }
 
+/* Set KEY=WANT for slurmd: in the site's own drop-in FROM (under /etc)
+ * where that is what sets it, else in a drop-in of its own for this key,
+ * which neither edits the packaged unit in /usr/lib nor overwrites another
+ * drop-in */
+static void remedy_unit(struct nf_vcheck *c, const char *key, const char *want,
+			const char *from)
+{
+	const char *val = !strcmp(want, "unlimited") ? "infinity" : want;
+
+	if (from && !strncmp(from, "/etc/", 5) && !strpbrk(from, " '\"\\"))
+		nf_v_remedy(c, "sed -i 's/^%s=.*/%s=%s/' %s && systemctl daemon-reload && "
+			    "systemctl restart slurmd", key, key, val, from);
+	else
+		nf_v_remedy(c, "mkdir -p /etc/systemd/system/slurmd.service.d && printf "
+			    "'[Service]\\n%s=%s\\n' > /etc/systemd/system/slurmd.service.d/"
+			    "nodeforge-%s.conf && systemctl daemon-reload && systemctl "
+			    "restart slurmd", key, val, key);
+}
+
 static int check_unit(struct nf_vcheck *c, const json_t *sec)
 {
 	int i = limit_index(nf_v_id(c));
@@ -221,9 +240,7 @@ static int check_unit(struct nf_vcheck *c, const json_t *sec)
 	v = unit_value(c, limit_names[i].unit_key, from, sizeof(from));
 	if (!v) {
 		nf_v_seen(c, "not set in slurmd.service or its drop-ins");
-		nf_v_remedy(c, "printf '[Service]\\n%s=%s\\n' > /etc/systemd/system/slurmd.service.d/"
-			    "nodeforge-limits.conf && systemctl daemon-reload",
-			    limit_names[i].unit_key, !strcmp(want, "unlimited") ? "infinity" : want);
+		remedy_unit(c, limit_names[i].unit_key, want, NULL);
 		return NF_V_FAIL;
 	}
 	norm_limit(v, have, sizeof(have));
@@ -231,8 +248,7 @@ static int check_unit(struct nf_vcheck *c, const json_t *sec)
 	nf_v_seen(c, "%s=%s (%s)", limit_names[i].unit_key, have, from);
 	if (!strcmp(have, want))
 		return NF_V_PASS;
-	nf_v_remedy(c, "set %s=%s in %s && systemctl daemon-reload && systemctl restart slurmd",
-		    limit_names[i].unit_key, !strcmp(want, "unlimited") ? "infinity" : want, from);
+	remedy_unit(c, limit_names[i].unit_key, want, from);
 	return NF_V_FAIL;
 }
 

@@ -215,7 +215,20 @@ static int check_fingerprint(struct nf_vcheck *c, const json_t *sec)
 		nf_v_remedy(c, "%s", nf_munge_fingerprint_remedy(NF_MUNGE_FP_PREVIOUS));
 		return NF_V_FAIL;
 	}
-	nf_v_remedy(c, "%s", nf_munge_fingerprint_remedy(NF_MUNGE_FP_OTHER));
+	{
+		/* the remedy names this node (its short host name) */
+		const char *t = nf_munge_fingerprint_remedy(NF_MUNGE_FP_OTHER);
+		const char *at = strstr(t, "NODE");
+		char *host = NULL;
+
+		if (at && !nf_v_read(c, NF_VSYS, "/proc/sys/kernel/hostname", 256, &host, NULL)) {
+			host[strcspn(host, ".\n")] = '\0';
+			nf_v_remedy(c, "%.*s%s%s", (int)(at - t), t, *host ? host : "NODE", at + 4);
+		} else {
+			nf_v_remedy(c, "%s", t);
+		}
+		free(host);
+	}
 	return NF_V_FAIL;
 }
 

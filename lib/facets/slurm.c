@@ -552,8 +552,8 @@ static int check_conf_present(struct nf_vcheck *c, const json_t *sec)
 		return NF_V_PASS;
 	}
 	nf_v_seen(c, "missing");
-	nf_v_remedy(c, "rebuild the image (nodeforge build ROLE) or copy slurm.conf from "
-		    "the controller");
+	nf_v_remedy(c, "on the build host: nodeforge build %s, then boot this node from "
+		    "the new image", nf_v_role(c));
 	return NF_V_FAIL;
 }
 
@@ -754,7 +754,8 @@ static int check_gres(struct nf_vcheck *c, const json_t *sec)
 				 "at first boot (gres.auto.json)");
 	if (n < 0) {
 		nf_v_seen(c, "no /etc/slurm/gres.conf");
-		nf_v_remedy(c, "rebuild the image: nodeforge build ROLE");
+		nf_v_remedy(c, "on the build host: nodeforge build %s, then boot this node "
+			    "from the new image", nf_v_role(c));
 		return NF_V_FAIL;
 	}
 	for (int i = 0; i < n; i++) {
