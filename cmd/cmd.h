@@ -22,6 +22,7 @@ struct nf_global {
 	int json;
 	int quiet;
 	int verbose;
+	int site_example;  /* the site is the example shipped with the profiles */
 };
 
 struct nf_cmd {
@@ -59,6 +60,9 @@ struct nf_inventory;
 /* Load the site when its file exists (inventory and pxe work without one);
  * returns 0 or an exit status after printing the error */
 int nf_cmd_site_optional(struct nf_global *g, const char *cmd);
+/* Say on stderr, once, that WHAT (a value the command is about to use)
+ * comes from the example site, when it does */
+void nf_cmd_site_note(struct nf_global *g, const char *cmd, const char *what);
 /* Load and validate an inventory, printing diagnostics; 0 or exit status */
 int nf_cmd_inventory_load(struct nf_global *g, const char *cmd,
 			  const char *path, struct nf_inventory **inv);

@@ -59,6 +59,17 @@ int nf_usage_error(const char *cmd, const char *fmt, ...)
 	return NF_EXIT_USAGE;
 }
 
+void nf_cmd_site_note(struct nf_global *g, const char *cmd, const char *what)
+{
+	static int said;
+
+	if (!g->site_example || g->quiet || said++)
+		return;
+	fprintf(stderr, "%s %s: note: %s comes from the example site '%s'; "
+		"write your site's own (docs/profiles.md) and pass --site FILE "
+		"or set NODEFORGE_SITE\n", prog, cmd, what, g->site_path);
+}
+
 int nf_cmd_fail(struct nf_global *g, const char *cmd, int r)
 {
 	const char *m = nf_errmsg(g->ctx);
@@ -310,6 +321,8 @@ int main(int argc, char **argv)
 			snprintf(defsite, sizeof(defsite), "%s/site.yaml",
 				 profiles);
 			g.site_path = defsite;
+			/* the shipped profiles' own site: an example */
+			g.site_example = profiles == defdir;
 		}
 	}
 	if (cmd->flags & NF_CMD_SITE) {

@@ -173,8 +173,13 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 		goto done;
 	if (!po.server_url && g->site) {
 		const json_t *srv = json_object_get(nf_site_json(g->site), "server");
+		char what[512];
 
 		po.server_url = json_string_value(json_object_get(srv, "url"));
+		snprintf(what, sizeof(what), "the boot server URL written into every "
+			 "boot script (%s)", po.server_url ? po.server_url : "none");
+		if (po.server_url)
+			nf_cmd_site_note(g, "pxe", what);
 	}
 	if (!po.server_url) {
 		json_decref(args);

@@ -364,6 +364,12 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 			server = json_string_value(json_object_get(
 				json_object_get(nf_site_json(g->site), "server"),
 				"url"));
+		if (server) {
+			char what[512];
+
+			snprintf(what, sizeof(what), "the server asked (%s)", server);
+			nf_cmd_site_note(g, "status", what);
+		}
 		if (!server)
 			server = "http://127.0.0.1:8080";
 	}

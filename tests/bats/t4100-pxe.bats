@@ -199,3 +199,20 @@ ksvalidator_path() {
 	[[ "$output" == *"dnsmasq.conf names tftp/undionly.kpxe for BIOS PXE clients, but the tree has none (--strict)"*"nothing written"* ]]
 	[ -z "$(find tree2 -type f 2>/dev/null)" ]
 }
+
+@test "the example site's server URL is never used silently: pxe and status say where it comes from" {
+	unset NODEFORGE_SITE NODEFORGE_PROFILES
+	run nf pxe -o tree -i racks.yaml --images "$FIXTURES/boot/out" --ipxe-dir none
+	status_is 0
+	[[ "$output" == *"nodeforge pxe: note: the boot server URL written into every boot script (http://10.0.0.2:8080) comes from the example site '"*"/profiles/site.yaml'"*"pass --site FILE or set NODEFORGE_SITE"* ]]
+	run nf status --timeout 1 --server http://127.0.0.1:1
+	[[ "$output" != *"note:"* ]]
+	run nf status --timeout 1
+	[[ "$output" == *"nodeforge status: note: the server asked (http://10.0.0.2:8080) comes from the example site"* ]]
+	# a site of one's own: no note
+	sed 's,url: http://10.0.0.2:8080,url: http://10.0.0.1:8080,' "$NF_SRCDIR/profiles/site.yaml" > mysite.yaml
+	run nf --site mysite.yaml pxe -o tree -i racks.yaml --images "$FIXTURES/boot/out" --ipxe-dir none
+	status_is 0
+	[[ "$output" != *"note:"* ]]
+	grep -q 'nodeforge.server=http://10.0.0.1:8080' tree/ipxe/mac/52-54-00-00-01-01.ipxe
+}
