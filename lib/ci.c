@@ -918,58 +918,30 @@ done:
 int nf_ci_write_junit(struct nf_ctx *ctx, const struct nf_ci *ci,
 		      const char *role, const char *path)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct nf_junit_case *cs = calloc(ci->n ? ci->n : 1, sizeof(*cs));
+	char *suite = nf_asprintf("nodeforge-ci.%s", role ? role : "");
 	int r;
 
-	if (!f)
+	if (!cs || !suite) {
+		free(cs);
+		free(suite);
 		return -ENOMEM;
-	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-	      "<testsuite name=\"nodeforge-ci.", f);
-	nf_xml_escape(f, role);
-	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
-		   "skipped=\"%zu\" time=\"%.3f\">\n",
-		ci->n, nf_ci_tally(ci, NF_V_FAIL), nf_ci_tally(ci, NF_V_HUNG),
-		nf_ci_tally(ci, NF_V_SKIP), ci->elapsed);
+	}
 	for (size_t i = 0; i < ci->n; i++) {
 		const struct nf_ci_case *c = &ci->v[i];
-		const char *tag = c->verdict == NF_V_HUNG ? "error" : "failure";
 
-		fputs("  <testcase classname=\"", f);
-		nf_xml_escape(f, c->classname);
-		fputs("\" name=\"", f);
-		nf_xml_escape(f, c->name);
-		fprintf(f, "\" time=\"%.6f\"", c->secs);
-		if (c->verdict == NF_V_PASS && !c->message) {
-			fputs("/>\n", f);
-			continue;
-		}
-		fputs(">\n", f);
-		if (c->verdict == NF_V_PASS) {
-			fputs("    <system-out>", f);
-			nf_xml_escape(f, c->message);
-			fputs("</system-out>\n", f);
-		} else if (c->verdict == NF_V_SKIP) {
-			fputs("    <skipped message=\"", f);
-			nf_xml_escape(f, c->message);
-			fputs("\"/>\n", f);
-		} else {
-			fprintf(f, "    <%s message=\"", tag);
-			nf_xml_escape(f, c->message);
-			fputs("\">", f);
-			nf_xml_escape(f, c->detail ? c->detail : c->message);
-			fprintf(f, "</%s>\n", tag);
-		}
-		fputs("  </testcase>\n", f);
+		cs[i] = (struct nf_junit_case){
+			.classname = c->classname, .name = c->name,
+			.verdict = c->verdict, .secs = c->secs,
+			.message = c->message,
+			/* a pass with a message shows it; a failure's body is
+			 * its detail */
+			.text = c->verdict == NF_V_PASS ? c->message : c->detail,
+		};
 	}
-	fputs("</testsuite>\n", f);
-	if (fclose(f)) {
-		free(buf);
-		return -ENOMEM;
-	}
-	r = nf_write_atomic(ctx, path, buf, len, 0644);
-	free(buf);
+	r = nf_junit_write(ctx, path, suite, NULL, cs, ci->n, ci->elapsed);
+	free(suite);
+	free(cs);
 	return r;
 }
 

@@ -50,6 +50,21 @@ int nf_spawn_capture(const char *const *argv, const char *in,
 /* Escape text for XML (JUnit reports) */
 void nf_xml_escape(FILE *f, const char *s);
 
+/* One JUnit test case (lib/junit.c): pass and warn (a pass with its text
+ * as system-out), skip (message), fail and hung (failure or error: message,
+ * text the body) */
+struct nf_junit_case {
+	const char *classname, *name;
+	int verdict;
+	const char *message;
+	const char *text;
+	double secs;
+};
+
+int nf_junit_write(struct nf_ctx *ctx, const char *path, const char *suite,
+		   const char *hostname, const struct nf_junit_case *v, size_t n,
+		   double secs);
+
 /* Write `len` bytes to `path` atomically: temp file in the same directory,
  * fsync, rename, fsync of the directory */
 int nf_write_atomic(struct nf_ctx *ctx, const char *path, const void *buf,

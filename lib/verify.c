@@ -1417,62 +1417,45 @@ json_t *nf_verify_json(const struct nf_verify *v)
 int nf_verify_write_junit(struct nf_ctx *ctx, const struct nf_verify *v,
 			  const char *path)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int r;
+	struct nf_junit_case *cs = calloc(v->n ? v->n : 1, sizeof(*cs));
+	char **texts = calloc(v->n ? v->n : 1, sizeof(*texts));
+	int r = 0;
 
-	if (!f)
+	if (!cs || !texts) {
+		free(cs);
+		free(texts);
 		return -ENOMEM;
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		   "<testsuite name=\"nodeforge-verify\" tests=\"%zu\" failures=\"%zu\" "
-		   "errors=\"%zu\" skipped=\"%zu\" time=\"%.3f\" hostname=\"",
-		v->n, nf_verify_tally(v, NF_V_FAIL), nf_verify_tally(v, NF_V_HUNG),
-		nf_verify_tally(v, NF_V_SKIP), v->elapsed_ms / 1000.0);
-	nf_xml_escape(f, v->host);
-	fputs("\">\n", f);
-	for (size_t i = 0; i < v->n; i++) {
+	}
+	for (size_t i = 0; i < v->n && !r; i++) {
 		const struct nf_check_result *c = &v->v[i].res;
 
-		fprintf(f, "  <testcase classname=\"%s\" name=\"%s\" time=\"%.6f\"",
-			c->facet, c->id, c->elapsed_us / 1e6);
-		if (c->verdict == NF_V_PASS) {
-			fputs("/>\n", f);
-			continue;
+		cs[i] = (struct nf_junit_case){ .classname = c->facet, .name = c->id,
+						.verdict = c->verdict,
+						.secs = c->elapsed_us / 1e6 };
+		if (c->verdict == NF_V_WARN)
+			texts[i] = nf_asprintf("warning: %s\nremedy: %s", c->seen ? c->seen : "",
+					       c->remedy ? c->remedy : "");
+		else if (c->verdict == NF_V_SKIP)
+			cs[i].message = c->reason;
+		else if (c->verdict != NF_V_PASS) {
+			cs[i].message = c->verdict == NF_V_HUNG ? c->reason : c->seen;
+			texts[i] = nf_asprintf("expected: %s\nseen: %s\nremedy: %s",
+					       c->expected ? c->expected : "",
+					       c->seen ? c->seen : "",
+					       c->remedy ? c->remedy : "");
 		}
-		fputs(">\n", f);
-		if (c->verdict == NF_V_WARN) {
-			/* JUnit has no warning: a passed case with the
-			 * message on its output */
-			fputs("    <system-out>warning: ", f);
-			nf_xml_escape(f, c->seen);
-			fputs("\nremedy: ", f);
-			nf_xml_escape(f, c->remedy);
-			fputs("</system-out>\n", f);
-		} else if (c->verdict == NF_V_SKIP) {
-			fputs("    <skipped message=\"", f);
-			nf_xml_escape(f, c->reason);
-			fputs("\"/>\n", f);
-		} else {
-			fprintf(f, "    <%s message=\"", c->verdict == NF_V_HUNG ? "error" : "failure");
-			nf_xml_escape(f, c->verdict == NF_V_HUNG ? c->reason : c->seen);
-			fputs("\">expected: ", f);
-			nf_xml_escape(f, c->expected);
-			fputs("\nseen: ", f);
-			nf_xml_escape(f, c->seen);
-			fputs("\nremedy: ", f);
-			nf_xml_escape(f, c->remedy);
-			fprintf(f, "</%s>\n", c->verdict == NF_V_HUNG ? "error" : "failure");
-		}
-		fputs("  </testcase>\n", f);
+		if ((c->verdict == NF_V_WARN || c->verdict == NF_V_FAIL ||
+		     c->verdict == NF_V_HUNG) && !texts[i])
+			r = -ENOMEM;
+		cs[i].text = texts[i];
 	}
-	fputs("</testsuite>\n", f);
-	if (fclose(f)) {
-		free(buf);
-		return -ENOMEM;
-	}
-	r = nf_write_atomic(ctx, path, buf, len, 0644);
-	free(buf);
+	if (!r)
+		r = nf_junit_write(ctx, path, "nodeforge-verify", v->host ? v->host : "",
+				   cs, v->n, v->elapsed_ms / 1000.0);
+	for (size_t i = 0; i < v->n; i++)
+		free(texts[i]);
+	free(texts);
+	free(cs);
 	return r;
 }
 
