@@ -116,3 +116,25 @@ PY
 	status_is 3
 	[[ "$(verdict_of pam.slurm_adopt)" == "fail no /etc/pam.d/sshd" ]]
 }
+
+@test "docs/nodeforge-verify.md's table names exactly the checks the verifier has" {
+	vfx pass
+	for role in controller compute login cpu; do
+		nf verify --role "$role" --sysroot "$SYS" --fixture "$SYS/fixture.json" --json |
+			jq -r '.checks[].id'
+	done | sort -u > have
+	[ "$(wc -l < have)" -ge 50 ]
+	python3 - "$NF_SRCDIR/docs/nodeforge-verify.md" <<'PY' | sort -u > documented
+import re, sys
+text = open(sys.argv[1]).read()
+table = text[text.index("## Checks"):]
+table = table[:table.index("\n\n", table.index("|---"))]
+for row in table.splitlines()[2:]:
+    ids = row.split("|")[2]
+    for tok in re.findall(r"`([a-z_]+\.[a-z0-9_.{},]+)`", ids):
+        m = re.match(r"(.*)\{(.*)\}(.*)", tok)
+        for part in (m.group(2).split(",") if m else [None]):
+            print(m.group(1) + part + m.group(3) if m else tok)
+PY
+	diff have documented
+}
