@@ -153,8 +153,9 @@ const struct nf_facet *nf_facet_find(const char *name);
 int nf_lint_at(struct nf_facet_lint *l, const char *path, int sev,
 	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* Kernel argument helpers (lib/kargs.c) */
-/* Append args to a JSON array of strings, error on conflicting key=value */
+/* The key of a kernel argument ("hugepages" of "hugepages=160", the whole
+ * word without '=') into key; 1 if it has a value, 0 if not, NF_E_LIMIT
+ * when keysz is too small (lib/profile.c) */
 int nf_kargs_key(const char *arg, char *key, size_t keysz);
 
 /* The site as profiles may carry it: no secret sources (lib/site.c) */
