@@ -961,36 +961,33 @@ int nf_ci_write_junit(struct nf_ctx *ctx, const struct nf_ci *ci,
 #define CI_VM_MAC "52:54:00:6e:66:01"
 #define CI_VM_ROM "/usr/lib/ipxe/qemu/pxe-virtio.rom"
 
+/* What the CI VM lacks, by what a check needs (its definition's needs) */
 static const struct {
-	const char *prefix;
+	const char *need;
 	const char *why;
-} vm_env[] = {
-	{ "gpu.", "no NVIDIA GPU in the CI VM" },
-	{ "fabric_manager.", "no NVSwitch in the CI VM" },
-	{ "ib.", "no InfiniBand adapter in the CI VM" },
-	{ "slurm.gres.hardware", "no GPU in the CI VM" },
-	{ "slurm.gres.cores", "no GPU in the CI VM" },
-	{ "slurm.gres.conf", "no GPU in the CI VM (gres.conf's GPU lines are "
-			     "rendered from the node's GPUs at first boot)" },
-	{ "memory.hugepages", "the CI VM's memory cannot hold the profile's "
-			      "hugepage pool" },
-	{ "storage.enroot_cache.", "no local NVMe in the CI VM" },
-	{ "storage.install.", "the CI VM boots diskless" },
-	{ "time.sync", "the site's time servers are not reachable from the "
-		       "CI VM (user-mode network)" },
-	{ "time.offset", "the site's time servers are not reachable from the "
-			 "CI VM (user-mode network)" },
-	{ "munge.key.fingerprint", "the CI VM is enrolled with a throwaway key, "
-				   "not the cluster's" },
-	{ "slurm.cluster", "the CI VM boots alone: its boot tree has no "
-			   "controller, so no cluster.conf names it" },
+} vm_lacks[] = {
+	{ "gpu", "no NVIDIA GPU in the CI VM" },
+	{ "nvswitch", "no NVSwitch in the CI VM" },
+	{ "ib", "no InfiniBand adapter in the CI VM" },
+	{ "hugepage-memory", "the CI VM's memory cannot hold the profile's "
+			     "hugepage pool" },
+	{ "nvme", "no local NVMe in the CI VM" },
+	{ "disk", "the CI VM boots diskless" },
+	{ "ntp", "the site's time servers are not reachable from the CI VM "
+		 "(user-mode network)" },
+	{ "cluster-key", "the CI VM is enrolled with a throwaway key, not the "
+			 "cluster's" },
+	{ "controller", "the CI VM boots alone: its boot tree has no controller, "
+			"so no cluster.conf names it" },
 };
 
 static const char *vm_env_why(const char *id)
 {
-	for (size_t i = 0; i < NF_ARRAY_SIZE(vm_env); i++)
-		if (!strncmp(id, vm_env[i].prefix, strlen(vm_env[i].prefix)))
-			return vm_env[i].why;
+	const struct nf_check_def *d = nf_check_find(id);
+
+	for (size_t i = 0; d && d->needs && i < NF_ARRAY_SIZE(vm_lacks); i++)
+		if (!strcmp(d->needs, vm_lacks[i].need))
+			return vm_lacks[i].why;
 	return NULL;
 }
 

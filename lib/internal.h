@@ -148,6 +148,8 @@ struct nf_facet {
 extern const struct nf_facet *const nf_facets[];
 extern const size_t nf_nfacets;
 const struct nf_facet *nf_facet_find(const char *name);
+/* The definition of check ID in any facet, or NULL */
+const struct nf_check_def *nf_check_find(const char *id);
 
 /* Position helper for facet lint: diag at the value's location */
 int nf_lint_at(struct nf_facet_lint *l, const char *path, int sev,
@@ -442,6 +444,13 @@ struct nf_check_def {
 	 * fail: such a failure is reported as their consequence (its cause
 	 * set, not among the root causes) */
 	const char *explained_by;
+	/* what the check needs that not every machine has: "gpu",
+	 * "nvswitch", "ib", "nvme", "disk" (an installed system disk),
+	 * "hugepage-memory", "ntp" (the site's time servers), "cluster-key"
+	 * (the cluster's munge key), "controller" (a cluster around it);
+	 * NULL: nothing.  'nodeforge ci --boot' skips by environment what its
+	 * VM lacks. */
+	const char *needs;
 };
 
 struct nf_checkset {

@@ -110,9 +110,11 @@ static int check_version(struct nf_vcheck *c, const json_t *sec)
 
 static const struct nf_check_def defs[] = {
 	{ "fabric_manager.active", "nvidia-fabricmanager runs", NULL, NF_CHECK_PROBE, 2000,
-	  check_active, "system.init" },
+	  check_active, "system.init",
+	  .needs = "nvswitch" },
 	{ "fabric_manager.version", "fabric manager version equals the driver's",
-	  "gpu.driver", NF_CHECK_PROBE, 2000, check_version },
+	  "gpu.driver", NF_CHECK_PROBE, 2000, check_version,
+	  .needs = "nvswitch" },
 };
 
 static const struct nf_checkset checks = NF_CHECKSET(defs);

@@ -226,12 +226,18 @@ static int check_fabric(struct nf_vcheck *c, const json_t *sec)
 
 static const struct nf_check_def defs[] = {
 	{ "gpu.driver", "the NVIDIA driver is loaded (NVML)", NULL, NF_CHECK_PROBE, 5000,
-	  check_driver },
-	{ "gpu.count", "GPU count and type", "gpu.driver", 0, 0, check_count },
-	{ "gpu.ecc", "ECC on, current equal to pending", "gpu.driver", 0, 0, check_ecc },
-	{ "gpu.remap", "no pending row remap or remap failure", "gpu.driver", 0, 0, check_remap },
-	{ "gpu.persistence", "persistence mode", "gpu.driver", 0, 0, check_persistence },
-	{ "gpu.fabric", "NVSwitch fabric state", "gpu.driver", 0, 0, check_fabric },
+	  check_driver,
+	  .needs = "gpu" },
+	{ "gpu.count", "GPU count and type", "gpu.driver", 0, 0, check_count,
+	  .needs = "gpu" },
+	{ "gpu.ecc", "ECC on, current equal to pending", "gpu.driver", 0, 0, check_ecc,
+	  .needs = "gpu" },
+	{ "gpu.remap", "no pending row remap or remap failure", "gpu.driver", 0, 0, check_remap,
+	  .needs = "gpu" },
+	{ "gpu.persistence", "persistence mode", "gpu.driver", 0, 0, check_persistence,
+	  .needs = "gpu" },
+	{ "gpu.fabric", "NVSwitch fabric state", "gpu.driver", 0, 0, check_fabric,
+	  .needs = "gpu" },
 };
 
 static const struct nf_checkset checks = NF_CHECKSET(defs);

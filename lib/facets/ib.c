@@ -133,12 +133,16 @@ static int check_ports(struct nf_vcheck *c, const json_t *sec)
 }
 
 static const struct nf_check_def defs[] = {
-	{ "ib.hca.present", "the expected InfiniBand HCAs exist", NULL, 0, 0, check_hcas },
-	{ "ib.port.state", "every port is ACTIVE", "ib.hca.present", 0, 0, check_ports },
+	{ "ib.hca.present", "the expected InfiniBand HCAs exist", NULL, 0, 0, check_hcas,
+	  .needs = "ib" },
+	{ "ib.port.state", "every port is ACTIVE", "ib.hca.present", 0, 0, check_ports,
+	  .needs = "ib" },
 	{ "ib.port.rate", "every port runs at the expected rate", "ib.port.state", 0, 0,
-	  check_ports },
+	  check_ports,
+	  .needs = "ib" },
 	{ "ib.port.link_layer", "every port has the expected link layer", "ib.hca.present", 0, 0,
-	  check_ports },
+	  check_ports,
+	  .needs = "ib" },
 };
 
 static const struct nf_checkset checks = NF_CHECKSET(defs);

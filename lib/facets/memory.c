@@ -177,7 +177,8 @@ static int check_numa_balancing(struct nf_vcheck *c, const json_t *sec)
 static const struct nf_check_def defs[] = {
 	/* the pool and THP come from the kernel command line */
 	{ "memory.hugepages", "the hugepage pool holds the profile's count", NULL, 0, 0,
-	  check_hugepages, "kernel.cmdline.running" },
+	  check_hugepages, "kernel.cmdline.running",
+	  .needs = "hugepage-memory" },
 	{ "memory.thp", "transparent hugepages as the profile says", NULL, 0, 0, check_thp,
 	  "kernel.cmdline.running" },
 	{ "memory.numa_balancing", "automatic NUMA balancing as the profile says", NULL, 0, 0,

@@ -25,6 +25,18 @@ const struct nf_facet *nf_facet_find(const char *name)
 	return NULL;
 }
 
+const struct nf_check_def *nf_check_find(const char *id)
+{
+	for (size_t i = 0; i < nf_nfacets; i++) {
+		const struct nf_checkset *cs = nf_facets[i]->checks;
+
+		for (size_t j = 0; cs && j < cs->n; j++)
+			if (!strcmp(cs->v[j].id, id))
+				return &cs->v[j];
+	}
+	return NULL;
+}
+
 int nf_lint_at(struct nf_facet_lint *l, const char *path, int sev,
 	       const char *fmt, ...)
 {

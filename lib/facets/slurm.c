@@ -928,13 +928,17 @@ static const struct nf_check_def defs[] = {
 	{ "slurm.conf.values", "slurm.conf as the profile and site say", "slurm.conf.present",
 	  NF_CHECK_STATIC, 0, check_conf_values },
 	{ "slurm.cluster", "the cluster's controllers and nodes are known (cluster.conf)",
-	  "slurm.conf.present", 0, 0, check_cluster },
+	  "slurm.conf.present", 0, 0, check_cluster,
+	  .needs = "controller" },
 	{ "slurm.gres.conf", "gres.conf declares the profile's GPUs", NULL, NF_CHECK_STATIC, 0,
-	  check_gres },
+	  check_gres,
+	  .needs = "gpu" },
 	{ "slurm.gres.hardware", "the GPUs of gres.conf are on the PCI bus", "slurm.gres.conf",
-	  0, 0, check_hardware },
+	  0, 0, check_hardware,
+	  .needs = "gpu" },
 	{ "slurm.gres.cores", "gres.conf Cores= match the GPUs' NUMA-local CPUs",
-	  "slurm.gres.hardware", 0, 0, check_cores },
+	  "slurm.gres.hardware", 0, 0, check_cores,
+	  .needs = "gpu" },
 };
 
 static const struct nf_checkset checks = NF_CHECKSET(defs);

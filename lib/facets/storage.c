@@ -313,13 +313,17 @@ out:
 
 static const struct nf_check_def defs[] = {
 	{ "storage.enroot_cache.mount", "the enroot cache is on its own mount", NULL, 0, 0,
-	  check_mount },
+	  check_mount,
+	  .needs = "nvme" },
 	{ "storage.enroot_cache.fs", "the enroot cache mount has the profile's file system",
-	  "storage.enroot_cache.mount", 0, 0, check_fs },
+	  "storage.enroot_cache.mount", 0, 0, check_fs,
+	  .needs = "nvme" },
 	{ "storage.enroot_cache.device", "the enroot cache mount is on the disk the rule picks",
-	  "storage.enroot_cache.mount", 0, 0, check_device },
+	  "storage.enroot_cache.mount", 0, 0, check_device,
+	  .needs = "nvme" },
 	{ "storage.install.boot_next", "an installed node's next reboot boots from its disk",
-	  NULL, 0, 0, check_boot_next },
+	  NULL, 0, 0, check_boot_next,
+	  .needs = "disk" },
 };
 
 static const struct nf_checkset checks = NF_CHECKSET(defs);

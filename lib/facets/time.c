@@ -264,9 +264,11 @@ static const struct nf_check_def defs[] = {
 	  check_conf },
 	{ "time.chronyd", "chronyd runs", NULL, NF_CHECK_PROBE, 2000, check_chronyd,
 	  "system.init" },
-	{ "time.sync", "the clock is synchronised", "time.chronyd", 0, 0, check_sync },
+	{ "time.sync", "the clock is synchronised", "time.chronyd", 0, 0, check_sync,
+	  .needs = "ntp" },
 	{ "time.offset", "offset and error within the profile's bound", "time.sync", 0, 0,
-	  check_offset },
+	  check_offset,
+	  .needs = "ntp" },
 };
 
 static const struct nf_checkset checks = NF_CHECKSET(defs);

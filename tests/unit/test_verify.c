@@ -137,6 +137,41 @@ static void test_bad_fixture(void **state)
 	nf_ctx_free(ctx);
 }
 
+/* What a check needs that a CI VM may lack is in its definition, from a
+ * known set, and every hardware check declares it */
+static void test_check_needs(void **state)
+{
+	static const char *const known[] = { "gpu", "nvswitch", "ib", "nvme", "disk",
+					     "hugepage-memory", "ntp", "cluster-key",
+					     "controller" };
+	extern const struct nf_facet *const nf_facets[];
+	extern const size_t nf_nfacets;
+	size_t checks = 0;
+
+	(void)state;
+	for (size_t i = 0; i < nf_nfacets; i++) {
+		const struct nf_checkset *cs = nf_facets[i]->checks;
+
+		for (size_t j = 0; cs && j < cs->n; j++) {
+			const struct nf_check_def *d = &cs->v[j];
+			int ok = !d->needs;
+
+			for (size_t k = 0; d->needs && k < NF_ARRAY_SIZE(known); k++)
+				ok |= !strcmp(d->needs, known[k]);
+			assert_true(ok);
+			if (!strncmp(d->id, "gpu.", 4) || !strncmp(d->id, "ib.", 3) ||
+			    !strncmp(d->id, "fabric_manager.", 15))
+				assert_non_null(d->needs);
+			checks++;
+		}
+	}
+	assert_true(checks >= 50);
+	assert_string_equal(nf_check_find("gpu.count")->needs, "gpu");
+	assert_string_equal(nf_check_find("time.sync")->needs, "ntp");
+	assert_null(nf_check_find("munge.key.mode")->needs);
+	assert_null(nf_check_find("no.such.check"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -144,6 +179,7 @@ int main(void)
 		cmocka_unit_test(test_json_str),
 		cmocka_unit_test(test_root_cause_first),
 		cmocka_unit_test(test_bad_fixture),
+		cmocka_unit_test(test_check_needs),
 	};
 	const char *s = getenv("NF_SRCDIR");
 
