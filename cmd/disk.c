@@ -34,7 +34,10 @@ const struct nf_cmd nf_cmd_disk = {
 		"\n"
 		"Options:\n"
 		"      --sysroot DIR  read /sys and /dev under DIR\n"
-		"      --json         machine-readable output\n",
+		"      --json         machine-readable output\n"
+		"\n"
+		"Exit status: 0 ok, 1 failure (no disk or several disks match, unreadable input),\n"
+		"2 usage error (bad rule, unknown subcommand).\n",
 	.run = cmd_disk,
 };
 

@@ -30,7 +30,10 @@ const struct nf_cmd nf_cmd_efi = {
 		"      --efivars DIR  EFI variables in DIR (efivarfs layout)\n"
 		"      --json         machine-readable output (list)\n"
 		"\n"
-		"Without EFI (no /sys/firmware/efi) it says so and exits 1.\n",
+		"Without EFI (no /sys/firmware/efi) it says so and exits 1.\n"
+		"\n"
+		"Exit status: 0 ok, 1 failure (no EFI, unknown entry, unreadable or malformed\n"
+		"variable), 2 usage error.\n",
 	.run = cmd_efi,
 };
 

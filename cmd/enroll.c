@@ -56,7 +56,10 @@ const struct nf_cmd nf_cmd_enroll = {
 		"  --state DIR      state directory, mode 0700 (default: the site's\n"
 		"                   server.state_dir, else /var/lib/nodeforge)\n"
 		"  --tree DIR       the served tree: refuse a state dir or secret inside it\n"
-		"  -i, --inventory FILE  racks.yaml (open: check names; answer: required)\n",
+		"  -i, --inventory FILE  racks.yaml (open: check names; answer: required)\n"
+		"\n"
+		"Exit status: 0 enrolled, window opened or answer accepted, 1 failure or refusal,\n"
+		"2 usage error.\n",
 	.run = cmd_enroll,
 };
 

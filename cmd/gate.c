@@ -24,7 +24,10 @@ const struct nf_cmd nf_cmd_gate = {
 		"Options:\n"
 		"  --retry SECONDS   re-check interval (1-86400)\n"
 		"  --role R, --profile FILE, --root DIR, --sysroot DIR, --fixture FILE,\n"
-		"  --budget SECONDS, --only ID, --verdict FILE: as for verify\n",
+		"  --budget SECONDS, --only ID, --verdict FILE: as for verify\n"
+		"\n"
+		"Exit status: that of COMMAND once it runs; 3 the checks fail (no --retry),\n"
+		"1 the checks cannot run or COMMAND cannot be executed, 2 usage error.\n",
 	.run = cmd_gate,
 };
 

@@ -31,7 +31,10 @@ const struct nf_cmd nf_cmd_install = {
 		"      --kernel-args ARGS appended to the kernel command line\n"
 		"      --label TEXT       EFI boot entry description (default nodeforge)\n"
 		"      --efivars DIR      EFI variables directory (efivarfs layout)\n"
-		"      --no-efi           do not touch the EFI boot variables\n",
+		"      --no-efi           do not touch the EFI boot variables\n"
+		"\n"
+		"Exit status: 0 installed, 1 refused or failed (bad signature, disk holds data,\n"
+		"disk in use, a tool failed), 2 usage error.\n",
 	.run = cmd_install,
 };
 

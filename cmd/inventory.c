@@ -19,7 +19,10 @@ const struct nf_cmd nf_cmd_inventory = {
 		"  -i, --inventory FILE  inventory file (default: racks.yaml)\n"
 		"\n"
 		"Errors are printed as FILE:LINE:COL: error: MESSAGE; exit 3 when the\n"
-		"inventory has errors, 1 when it cannot be read.\n",
+		"inventory has errors, 1 when it cannot be read.\n"
+		"\n"
+		"Exit status: 0 valid, 3 the inventory has errors, 1 it cannot be read,\n"
+		"2 usage error.\n",
 	.run = cmd_inventory,
 };
 

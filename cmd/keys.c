@@ -30,7 +30,10 @@ const struct nf_cmd nf_cmd_keys = {
 		"            last rotation\n"
 		"\n"
 		"  -o, --output DIR|FILE   where to write the key\n"
-		"      --owner USER        owner of the munge key (default: the caller)\n",
+		"      --owner USER        owner of the munge key (default: the caller)\n"
+		"\n"
+		"Exit status: 0 written (a rotation: every node switched), 1 failure (a rotation:\n"
+		"some nodes did not switch, listed), 2 usage error.\n",
 	.run = cmd_keys,
 };
 

@@ -29,7 +29,9 @@ const struct nf_cmd nf_cmd_pack = {
 		"  -t, --threads N    zstd or xz worker threads (default: one per CPU;\n"
 		"                     the output does not depend on it)\n"
 		"  -e, --epoch N      clamp mtimes to N (default: $SOURCE_DATE_EPOCH,\n"
-		"                     else 0)\n",
+		"                     else 0)\n"
+		"\n"
+		"Exit status: 0 packed, 1 failure (nothing published), 2 usage error.\n",
 	.run = cmd_pack,
 };
 

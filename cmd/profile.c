@@ -21,7 +21,10 @@ const struct nf_cmd nf_cmd_profile = {
 		"\n"
 		"Options:\n"
 		"  --args   print only the kernel command line the role boots with\n"
-		"  --json   machine-readable output\n",
+		"  --json   machine-readable output\n"
+		"\n"
+		"Exit status: 0 ok, 1 the profile does not exist or is partial, 2 usage error,\n"
+		"3 the profile has errors (FILE:LINE:COL: error: MESSAGE).\n",
 	.run = cmd_profile,
 	.flags = NF_CMD_SITE,
 };

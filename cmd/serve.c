@@ -49,7 +49,9 @@ const struct nf_cmd nf_cmd_serve = {
 		"                         that 'nodeforge pxe' renders: 127.0.0.1\n"
 		"\n"
 		"Prints 'listening on URL', then one access line per request on stdout\n"
-		"(-q: none).  Stops on SIGINT or SIGTERM.\n",
+		"(-q: none).  Stops on SIGINT or SIGTERM.\n"
+		"\n"
+		"Exit status: 0 after SIGINT or SIGTERM, 1 it cannot start, 2 usage error.\n",
 	.run = cmd_serve,
 };
 

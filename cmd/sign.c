@@ -13,7 +13,9 @@ const struct nf_cmd nf_cmd_sign = {
 		"Sign MANIFEST with the Ed25519 private key KEY (PEM, from\n"
 		"'nodeforge keys signing') and write MANIFEST.sig.\n"
 		"\n"
-		"  -k, --key KEY   private key\n",
+		"  -k, --key KEY   private key\n"
+		"\n"
+		"Exit status: 0 signed, 1 failure (unreadable key or manifest), 2 usage error.\n",
 	.run = cmd_sign,
 };
 

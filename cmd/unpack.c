@@ -20,7 +20,9 @@ const struct nf_cmd nf_cmd_unpack = {
 		"  --devices        create device nodes\n"
 		"  --max-size N     cap on the total content (bytes, or 64M, 10G;\n"
 		"                   default 64G)\n"
-		"  --max-entries N  cap on the number of entries (default 10000000)\n",
+		"  --max-entries N  cap on the number of entries (default 10000000)\n"
+		"\n"
+		"Exit status: 0 unpacked, 1 refused or failed (DIR untouched), 2 usage error.\n",
 	.run = cmd_unpack,
 };
 

@@ -43,8 +43,12 @@ const struct nf_cmd nf_cmd_verify = {
 		"  --health          HealthCheckProgram mode: drain the node on a failure\n"
 		"                    with reason \"nodeforge: <root cause>\"; resume it on\n"
 		"                    a pass when it drained it itself\n"
-		"  -v                also list the checks that passed\n"
-		"  --json            the verdict document\n",
+		"  -v                every check, the ones that passed too\n"
+		"  --json            the verdict document\n"
+		"\n"
+		"Exit status: 0 every check passed (or was skipped for its own reason, or\n"
+		"warned), 3 a check failed or hung, 1 the run could not happen (no profile,\n"
+		"unreadable root), 2 usage error.\n",
 	.run = cmd_verify,
 };
 

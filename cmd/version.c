@@ -10,7 +10,9 @@ const struct nf_cmd nf_cmd_version = {
 	.summary = "print the version",
 	.help = "usage: nodeforge version [--json]\n"
 		"\n"
-		"Print nodeforge's version.\n",
+		"Print nodeforge's version.\n"
+		"\n"
+		"Exit status: 0.\n",
 	.run = cmd_version,
 };
 

@@ -56,3 +56,12 @@ load helper
 	status_is 0
 	echo "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["name"]=="nodeforge"'
 }
+
+@test "every command's --help ends with its exit status" {
+	local c bad=0
+	for c in $(nf --help | awk '/^  [a-z]/ { print $1 }'); do
+		out=$(nf "$c" --help) || { echo "$c --help failed"; bad=1; continue; }
+		grep -q '^Exit status: ' <<<"$out" || { echo "$c: no exit status in --help"; bad=1; }
+	done
+	[ $bad -eq 0 ]
+}
