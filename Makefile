@@ -37,8 +37,13 @@ FUZZ_SRC  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
 
 .PHONY: fuzz-lib test all check check-unit check-bats check-e2e asan fuzz fuzz-run deps install \
-        clean bench ci-image check-cluster
-all: $(BUILD)/nodeforge
+        clean bench ci-image check-cluster man
+all: $(BUILD)/nodeforge man
+
+# Manual pages from docs/ (go-md2man): nodeforge(1) and one per command
+man: $(BUILD)/man/nodeforge.1
+$(BUILD)/man/nodeforge.1: $(BUILD)/nodeforge docs/man.sh $(wildcard docs/*.md)
+	docs/man.sh $(BUILD)/nodeforge $(BUILD)/man $(VERSION)
 
 $(BUILD)/%.o: %.c lib/nodeforge.h lib/internal.h $(wildcard lib/*.h cmd/*.h lib/facets/*.h) cmd/commands.def lib/facets/facets.def
 	@mkdir -p $(dir $@)
@@ -77,7 +82,7 @@ check-unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
 		NF_SRCDIR=$(CURDIR) $$t; done
 
-check-bats: $(BUILD)/nodeforge
+check-bats: $(BUILD)/nodeforge man
 	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
 		bats --timing --print-output-on-failure tests/bats
 
@@ -130,7 +135,7 @@ fuzz: fuzz-lib $(FUZZ_BIN)
 bench: $(BUILD)/nodeforge
 	@set -e; for b in bench/*.sh; do echo "== $$b"; NF_BIN=$(CURDIR)/$(BUILD)/nodeforge bash $$b; done
 
-DEPS_BUILD := build-essential clang pkg-config libyaml-dev libjansson-dev libarchive-dev \
+DEPS_BUILD := build-essential clang pkg-config go-md2man libyaml-dev libjansson-dev libarchive-dev \
 	libcurl4-openssl-dev libssl-dev libblkid-dev libefivar-dev libefiboot-dev \
 	libmicrohttpd-dev libcmocka-dev libclang-rt-14-dev bats zstd libzstd-dev
 DEPS_TEST := cpio pigz jq tar libarchive-tools xz-utils munge slurmd slurmctld slurm-client \
@@ -143,6 +148,8 @@ DEPS_TEST += xfsprogs mtools grub-efi-amd64-bin ovmf
 DEPS_TEST += openssh-client python3-yaml iproute2 zstd
 # ../shared/tools/ksvalidator (pykickstart) imports requests
 DEPS_TEST += python3-requests
+# the manual pages rendered in the tests (man -l)
+DEPS_TEST += man-db groff-base
 # the iPXE binaries pxe copies into the tree for plain PXE firmware
 DEPS_TEST += ipxe
 deps:
@@ -150,9 +157,15 @@ deps:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		$(DEPS_BUILD) $(DEPS_TEST)
 
-install: $(BUILD)/nodeforge
+install: $(BUILD)/nodeforge man
 	install -D -m 0755 $(BUILD)/nodeforge $(DESTDIR)$(PREFIX)/bin/nodeforge
-	install -d $(DESTDIR)$(PREFIX)/share/nodeforge
+	install -d $(DESTDIR)$(PREFIX)/share/nodeforge $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -D -m 0644 dist/nodeforge.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/nodeforge
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	sed 's,@BINDIR@,$(PREFIX)/bin,' dist/nodeforge-serve.service.in \
+		> $(DESTDIR)$(PREFIX)/lib/systemd/system/nodeforge-serve.service
 	cp -R profiles overlays kickstart $(DESTDIR)$(PREFIX)/share/nodeforge/
 
 clean:

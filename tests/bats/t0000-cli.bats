@@ -65,3 +65,19 @@ load helper
 	done
 	[ $bad -eq 0 ]
 }
+
+@test "man pages: nodeforge(1) and one per command, rendered by man with NAME and SYNOPSIS" {
+	command -v man >/dev/null || skip "man-db not installed (make deps)"
+	local d c
+	d=$(dirname "$NF_BIN")/man
+	[ -f "$d/nodeforge.1" ]
+	for c in $(nf --help | awk '/^  [a-z]/ { print $1 }'); do
+		[ -f "$d/nodeforge-$c.1" ] || { echo "no man page for $c"; return 1; }
+	done
+	run env MANWIDTH=100 man -l "$d/nodeforge-verify.1"
+	status_is 0
+	[[ "$output" == *"NODEFORGE-VERIFY(1)"*"NAME"*"nodeforge-verify - check a node"*"SYNOPSIS"*"nodeforge verify [--role R"* ]]
+	run env MANWIDTH=100 man -l "$d/nodeforge.1"
+	status_is 0
+	[[ "$output" == *"COMMANDS"*"verify"*"nodeforge-verify(1)"*"EXIT STATUS"* ]]
+}

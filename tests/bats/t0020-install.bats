@@ -6,7 +6,44 @@ load helper
 	make -s -C "$NF_SRCDIR" install DESTDIR="$SCRATCH/stage" PREFIX=/opt/nf >/dev/null
 	[ -x "$SCRATCH/stage/opt/nf/bin/nodeforge" ]
 	[ -f "$SCRATCH/stage/opt/nf/share/nodeforge/profiles/compute.yaml" ]
+	[ -f "$SCRATCH/stage/opt/nf/share/man/man1/nodeforge-verify.1" ]
 	run "$SCRATCH/stage/opt/nf/bin/nodeforge" profile show compute --args
 	status_is 0
 	[[ "$output" == *"cgroup_memory=1"* ]]
+}
+
+@test "make install: man pages, bash completion and a serve unit systemd accepts" {
+	make -s -C "$NF_SRCDIR" install DESTDIR="$SCRATCH/stage" PREFIX=/opt/nf >/dev/null
+	local s=$SCRATCH/stage/opt/nf
+	[ -f "$s/share/man/man1/nodeforge.1" ]
+	[ -f "$s/share/bash-completion/completions/nodeforge" ]
+	u=$s/lib/systemd/system/nodeforge-serve.service
+	grep -q '^ExecStart=/opt/nf/bin/nodeforge -q serve ' "$u"
+	command -v systemd-analyze >/dev/null || skip "systemd-analyze not installed"
+	# verified where the staged binary really is
+	sed "s,/opt/nf/bin/nodeforge,$s/bin/nodeforge," "$u" > "$SCRATCH/nodeforge-serve.service"
+	# (its man page is staged, not on MANPATH)
+	run systemd-analyze verify --man=no "$SCRATCH/nodeforge-serve.service"
+	echo "$output"
+	[[ "$output" != *"nodeforge-serve.service:"* ]]
+}
+
+@test "bash completion: commands, a command's options, roles from -C, node names from the inventory" {
+	PATH=$(dirname "$NF_BIN"):$PATH
+	# shellcheck disable=SC1091
+	source "$NF_SRCDIR/dist/nodeforge.bash"
+	comp() {
+		COMP_WORDS=("$@")
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		COMPREPLY=()
+		_nodeforge 2>/dev/null
+		printf '%s\n' "${COMPREPLY[@]}"
+	}
+	[ "$(comp nodeforge veri)" = verify ]
+	comp nodeforge verify --ro | grep -qx -- --role
+	comp nodeforge verify --ro | grep -qx -- --root
+	[ "$(comp nodeforge build co | sort | paste -sd' ')" = "compute controller" ]
+	[ "$(comp nodeforge -C "$FIXTURES/boot/profiles" build '' | sort | paste -sd' ')" = "$(nf -C "$FIXTURES/boot/profiles" profile list | awk '$2 == "role" { print $1 }' | sort | paste -sd' ')" ]
+	[ "$(comp nodeforge status -i "$NF_SRCDIR/examples/racks.yaml" gpu-0 | paste -sd' ')" = "gpu-01 gpu-02 gpu-03 gpu-04" ]
+	[ "$(comp nodeforge verify --role lo)" = login ]
 }
