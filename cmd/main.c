@@ -257,6 +257,21 @@ static int take_globals(struct nf_global *g, int *argc, char **argv,
 	return 0;
 }
 
+/* "unknown command 'biuld' (did you mean 'build'?)" */
+static int unknown_command(const char *name)
+{
+	const char *names[sizeof(commands) / sizeof(*commands)];
+	const char *s;
+
+	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
+		names[i] = commands[i]->name;
+	s = nf_suggest(name, names, sizeof(names) / sizeof(*names));
+	if (s)
+		return nf_usage_error(NULL, "unknown command '%s' (did you mean '%s'?)",
+				      name, s);
+	return nf_usage_error(NULL, "unknown command '%s'", name);
+}
+
 int main(int argc, char **argv)
 {
 	struct nf_global g = { .prog = prog };
@@ -279,7 +294,7 @@ int main(int argc, char **argv)
 					nf_cmd_help(commands[i], stdout);
 					return 0;
 				}
-			return nf_usage_error(NULL, "unknown command '%s'", argv[2]);
+			return unknown_command(argv[2]);
 		}
 		main_help(stdout);
 		return 0;
@@ -294,7 +309,7 @@ int main(int argc, char **argv)
 		if (!strcmp(commands[i]->name, argv[1]))
 			cmd = commands[i];
 	if (!cmd)
-		return nf_usage_error(NULL, "unknown command '%s'", argv[1]);
+		return unknown_command(argv[1]);
 
 	if ((r = nf_ctx_new(&g.ctx)) < 0) {
 		fprintf(stderr, "%s: %s\n", prog, nf_strerror(r));

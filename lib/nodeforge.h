@@ -55,6 +55,11 @@ enum nf_error {
 
 const char *nf_strerror(int code);
 
+/* The candidate closest to word by edit distance (a swap of two neighbours
+ * counts one), when close enough to be a typo of it (at most a third of
+ * the word's length, at least one); NULL otherwise.  For "did you mean". */
+const char *nf_suggest(const char *word, const char *const *cands, size_t n);
+
 /* Exit statuses shared by every command (docs/exit-codes.md). */
 enum nf_exit {
 	NF_EXIT_OK = 0,

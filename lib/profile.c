@@ -641,10 +641,21 @@ static int resolve(struct resolver *rv, const char *name, const json_t *from_loc
 			return nf_fail(rv->ctx, NF_E_NOTFOUND,
 				       "inherited profile '%s' not found", name);
 		}
-		if (missing)
+		if (missing) {
+			char **names = NULL, hint[160] = "";
+			size_t n = 0;
+			const char *s;
+
+			if (!nf_profile_list(rv->ctx, &names, &n) &&
+			    (s = nf_suggest(name, (const char *const *)names, n)))
+				snprintf(hint, sizeof(hint), " (did you mean '%s'?)", s);
+			for (size_t k = 0; k < n; k++)
+				free(names[k]);
+			free(names);
 			return nf_fail(rv->ctx, NF_E_NOTFOUND,
-				       "no profile '%s' in '%s'", name,
-				       nf_ctx_profiles_dir(rv->ctx));
+				       "no profile '%s' in '%s'%s", name,
+				       nf_ctx_profiles_dir(rv->ctx), hint);
+		}
 	}
 	r = load_file(rv->ctx, name, &self, &slocs, rv->diags);
 	if (r)

@@ -127,8 +127,24 @@ static int check_fields(const json_t *obj, const struct nf_field *fields,
 			if (!strcmp(x->name, key))
 				f = x;
 		if (!f) {
-			diag(d, locs, sub, "unknown key '%s' in '%s'", key,
-			     *path ? path : "profile");
+			const char *names[128], *s;
+			size_t n = 0;
+
+			for (const struct nf_field *x = fields; x && x->name && n < 128; x++)
+				names[n++] = x->name;
+			s = nf_suggest(key, names, n);
+			if (s) {
+				const char *file;
+				unsigned line, col;
+
+				nf_locs_get(locs, sub, &file, &line, &col);
+				nf_diag_add(d, file ? file : "", line, col, NF_SEV_ERROR,
+					    "unknown key '%s' in '%s' (did you mean '%s'?)",
+					    key, *path ? path : "profile", s);
+			} else {
+				diag(d, locs, sub, "unknown key '%s' in '%s'", key,
+				     *path ? path : "profile");
+			}
 			bad = 1;
 			continue;
 		}

@@ -202,3 +202,42 @@ int nf_cmdline_find(const char *cmdline, const char *key, char *out,
 		snprintf(out, sz, "%.*s", vl, val);
 	return 0;
 }
+
+const char *nf_suggest(const char *word, const char *const *cands, size_t n)
+{
+	size_t wl = strlen(word), best_d = (size_t)-1;
+	const char *best = NULL;
+
+	if (!wl || wl > 64)
+		return NULL;
+	for (size_t c = 0; c < n; c++) {
+		size_t cl = cands[c] ? strlen(cands[c]) : 0, d[66][66];
+
+		if (!cl || cl > 64 || !strcmp(cands[c], word))
+			continue;
+		/* optimal string alignment distance */
+		for (size_t i = 0; i <= wl; i++)
+			d[i][0] = i;
+		for (size_t j = 0; j <= cl; j++)
+			d[0][j] = j;
+		for (size_t i = 1; i <= wl; i++)
+			for (size_t j = 1; j <= cl; j++) {
+				size_t cost = word[i - 1] != cands[c][j - 1], m;
+
+				m = d[i - 1][j] + 1;
+				if (d[i][j - 1] + 1 < m)
+					m = d[i][j - 1] + 1;
+				if (d[i - 1][j - 1] + cost < m)
+					m = d[i - 1][j - 1] + cost;
+				if (i > 1 && j > 1 && word[i - 1] == cands[c][j - 2] &&
+				    word[i - 2] == cands[c][j - 1] && d[i - 2][j - 2] + 1 < m)
+					m = d[i - 2][j - 2] + 1;
+				d[i][j] = m;
+			}
+		if (d[wl][cl] < best_d) {
+			best_d = d[wl][cl];
+			best = cands[c];
+		}
+	}
+	return best && best_d <= (wl / 3 > 1 ? wl / 3 : 1) ? best : NULL;
+}

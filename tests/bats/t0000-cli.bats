@@ -81,3 +81,22 @@ load helper
 	status_is 0
 	[[ "$output" == *"COMMANDS"*"verify"*"nodeforge-verify(1)"*"EXIT STATUS"* ]]
 }
+
+@test "did you mean: a mistyped command, role or profile key names the closest valid one" {
+	run nf biuld
+	status_is 2
+	[[ "$output" == *"unknown command 'biuld' (did you mean 'build'?)"* ]]
+	run nf frobnicate
+	status_is 2
+	[[ "$output" != *"did you mean"* ]]
+	run nf build comptue
+	status_is 1
+	[[ "$output" == *"no profile 'comptue' in"*"(did you mean 'compute'?)"* ]]
+	mkdir p
+	cp "$FIXTURES/site-good.yaml" p/site.yaml
+	printf 'memory:\n  thpp: never\nsytem:\n  x: 1\n' > p/role.yaml
+	run nf -C p lint
+	status_is 3
+	[[ "$output" == *"role.yaml:2:3: error: unknown key 'thpp' in 'memory' (did you mean 'thp'?)"* ]]
+	[[ "$output" == *"role.yaml:3:1: error: unknown key 'sytem' in 'profile' (did you mean 'system'?)"* ]]
+}
