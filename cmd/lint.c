@@ -178,12 +178,11 @@ static int cmd_lint(struct nf_global *g, int argc, char **argv)
 	dedup(&d);
 	nf_diags_sort(&d);
 	errors = nf_diags_errors(&d);
+	/* lint's --json is the diagnostics, errors or not */
 	nf_emit_new(&e, g->json ? stdout : stderr, g->json);
 	nf_emit_diags(e, &d);
-	if (g->json) {
-		nf_emit_int(e, "errors", NULL, (long long)errors);
-		nf_emit_int(e, "warnings", NULL, (long long)(d.n - errors));
-	}
+	nf_emit_int(e, "errors", NULL, (long long)errors);
+	nf_emit_int(e, "warnings", NULL, (long long)(d.n - errors));
 	nf_emit_end(e);
 	nf_emit_free(e);
 	if (!g->json && !g->quiet && !errors && !io_error && !cluster_error)

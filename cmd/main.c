@@ -118,22 +118,6 @@ int nf_getopt(const struct nf_cmd *c, int argc, char **argv,
 	return o;
 }
 
-void nf_print_diags(struct nf_global *g, const struct nf_diags *d)
-{
-	(void)g;
-	for (size_t i = 0; i < d->n; i++) {
-		const struct nf_diag *x = &d->v[i];
-		const char *sev = x->severity == NF_SEV_ERROR ? "error" : "warning";
-
-		if (x->line)
-			fprintf(stderr, "%s:%u:%u: %s: %s\n", x->file, x->line,
-				x->col, sev, x->message);
-		else
-			fprintf(stderr, "%s: %s: %s\n", x->file, sev,
-				x->message);
-	}
-}
-
 void nf_emit_diags(struct nf_emit *e, const struct nf_diags *d)
 {
 	nf_emit_arr_open(e, "diagnostics");
@@ -141,15 +125,33 @@ void nf_emit_diags(struct nf_emit *e, const struct nf_diags *d)
 		const struct nf_diag *x = &d->v[i];
 
 		nf_emit_obj_open(e, NULL);
-		nf_emit_str(e, "file", "%s:", x->file);
-		nf_emit_int(e, "line", "%lld:", x->line);
-		nf_emit_int(e, "column", "%lld: ", x->col);
+		nf_emit_str(e, "file", x->line ? "%s:" : "%s: ", x->file);
+		nf_emit_int(e, "line", x->line ? "%lld:" : NULL, x->line);
+		nf_emit_int(e, "column", x->line ? "%lld: " : NULL, x->col);
 		nf_emit_str(e, "severity", "%s: ",
 			    x->severity == NF_SEV_ERROR ? "error" : "warning");
 		nf_emit_str(e, "message", "%s\n", x->message);
 		nf_emit_obj_close(e);
 	}
 	nf_emit_arr_close(e);
+}
+
+/* Diagnostics as FILE:LINE:COL: SEVERITY: MESSAGE on stderr; with --json,
+ * when they stop the command (errors), as {"diagnostics", "errors",
+ * "warnings"} on stdout, where a script looks */
+void nf_print_diags(struct nf_global *g, const struct nf_diags *d)
+{
+	size_t errors = nf_diags_errors(d);
+	int json = g->json && errors;
+	struct nf_emit *e;
+
+	if (nf_emit_new(&e, json ? stdout : stderr, json))
+		return;
+	nf_emit_diags(e, d);
+	nf_emit_int(e, "errors", NULL, (long long)errors);
+	nf_emit_int(e, "warnings", NULL, (long long)(d->n - errors));
+	nf_emit_end(e);
+	nf_emit_free(e);
 }
 
 static void log_stderr(void *data, int level, const char *msg)

@@ -76,3 +76,11 @@ assert n["ctl-01"]["role"] == "controller"
 	run nf inventory show -i "$NF_SRCDIR/examples/racks.yaml"
 	status_is 0
 }
+
+@test "inventory show --json on an invalid inventory: the diagnostics as JSON on stdout, exit 3" {
+	printf 'nodes:\n  - { name: a, mac: "zz", ip: 10.0.0.5, role: compute }\n' > bad.yaml
+	run bash -c '"$NF_BIN" inventory show -i bad.yaml --json > out.json 2>err.txt'
+	status_is 3
+	jq -e '.errors == 1 and .diagnostics[0].line == 2 and .diagnostics[0].column == 16 and (.diagnostics[0].message | test("malformed MAC address .zz."))' out.json
+	[ ! -s err.txt ]
+}
