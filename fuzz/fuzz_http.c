@@ -34,7 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	default: {
 		json_t *v = json_loadb(s, size - 1, 0, NULL);
 
-		nf_verdict_check(v, "gpu-01");
+		char buf[256];
+
+		nf_verdict_check(v, "gpu-01", buf, sizeof(buf));
 		json_decref(v);
 	}
 	}

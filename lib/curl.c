@@ -114,9 +114,19 @@ int nf_http_request(struct nf_ctx *ctx, const struct nf_http_req *rq,
 	else if (cc != CURLE_OK)
 		r = nf_fail(ctx, NF_E_NETWORK, "cannot fetch '%s': %s", rq->url,
 			    *errbuf ? errbuf : curl_easy_strerror(cc));
-	else if (code >= 400)
-		r = nf_fail(ctx, NF_E_NETWORK, "cannot fetch '%s': HTTP %ld",
-			    rq->url, code);
+	else if (code >= 400) {
+		/* the server's own words: nodeforge serve answers
+		 * {"error": "..."} */
+		json_t *j = s.buf ? json_loadb(s.buf, s.len, 0, NULL) : NULL;
+		char why[160] = "";
+
+		if (json_is_string(json_object_get(j, "error")))
+			nf_quote_value(json_string_value(json_object_get(j, "error")),
+				       why, sizeof(why));
+		json_decref(j);
+		r = nf_fail(ctx, NF_E_NETWORK, "cannot fetch '%s': HTTP %ld%s%s",
+			    rq->url, code, *why ? ": " : "", why);
+	}
 	curl_slist_free_all(hdr);
 	curl_easy_cleanup(c);
 	if (r) {

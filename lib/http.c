@@ -772,6 +772,16 @@ static enum MHD_Result serve_file(struct nf_server *s,
 
 /* ----------------------------------------------------------------- API */
 
+/* 404 naming the node asked for */
+static enum MHD_Result send_unknown_node(struct MHD_Connection *c, const char *name)
+{
+	char q[72], msg[128];
+
+	nf_quote_value(name, q, sizeof(q));
+	snprintf(msg, sizeof(msg), "no node '%s' in the inventory", q);
+	return send_error(c, MHD_HTTP_NOT_FOUND, msg);
+}
+
 static json_t *node_view(struct nf_server *s, json_t *n, int full)
 {
 	const char *name = json_string_value(json_object_get(n, "name"));
@@ -815,7 +825,7 @@ static enum MHD_Result api_nodes(struct nf_server *s, struct MHD_Connection *c,
 		out = n ? node_view(s, n, 1) : NULL;
 		pthread_mutex_unlock(&s->lock);
 		if (!n)
-			return send_error(c, MHD_HTTP_NOT_FOUND, "unknown node");
+			return send_unknown_node(c, name);
 		return send_json(c, MHD_HTTP_OK, out);
 	}
 	out = json_object();
@@ -832,19 +842,40 @@ static enum MHD_Result api_nodes(struct nf_server *s, struct MHD_Connection *c,
 }
 
 /* Validate a verdict; NULL when good, else the reason */
-const char *nf_verdict_check(const json_t *v, const char *name)
+void nf_quote_value(const char *s, char *out, size_t sz)
+{
+	size_t n = 0;
+
+	for (; s && *s && n + 1 < sz && n < 64; s++)
+		out[n++] = *s >= 0x20 && *s < 0x7f ? *s : '?';
+	if (sz)
+		out[n] = '\0';
+}
+
+const char *nf_verdict_check(const json_t *v, const char *name, char *buf,
+			     size_t sz)
 {
 	const char *res = json_string_value(json_object_get(v, "result"));
 	json_t *node = json_object_get(v, "node"), *rc, *x;
+	char a[72], b[72];
 	size_t i;
 
 	if (!json_is_object(v))
 		return "verdict must be a JSON object";
-	if (!res || (strcmp(res, "pass") && strcmp(res, "fail")))
-		return "'result' must be \"pass\" or \"fail\"";
+	if (!res || (strcmp(res, "pass") && strcmp(res, "fail"))) {
+		nf_quote_value(res, a, sizeof(a));
+		snprintf(buf, sz, "'result' must be \"pass\" or \"fail\", not %s%s%s",
+			 res ? "'" : "", res ? a : "missing", res ? "'" : "");
+		return buf;
+	}
 	if (node && (!json_is_string(node) ||
-		     strcmp(json_string_value(node), name)))
-		return "'node' does not match the URL";
+		     strcmp(json_string_value(node), name))) {
+		nf_quote_value(json_string_value(node), a, sizeof(a));
+		nf_quote_value(name, b, sizeof(b));
+		snprintf(buf, sz, "'node' is '%s' but the URL names '%s'",
+			 json_is_string(node) ? a : "(not a string)", b);
+		return buf;
+	}
 	if (json_object_get(v, "image") &&
 	    !json_is_string(json_object_get(v, "image")))
 		return "'image' must be a string";
@@ -866,7 +897,7 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 	json_error_t je;
 	json_t *v, *st, *rc0, *node;
 	const char *why, *res, *ip;
-	char when[32], cause[512] = "", peer[INET6_ADDRSTRLEN];
+	char when[32], cause[512] = "", peer[INET6_ADDRSTRLEN], whybuf[256];
 	int r, local;
 
 	if (rq->too_large)
@@ -876,7 +907,7 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 		       &je);
 	if (!v)
 		return send_error(c, MHD_HTTP_BAD_REQUEST, "malformed JSON");
-	if ((why = nf_verdict_check(v, name))) {
+	if ((why = nf_verdict_check(v, name, whybuf, sizeof(whybuf)))) {
 		json_decref(v);
 		return send_error(c, MHD_HTTP_BAD_REQUEST, why);
 	}
@@ -896,7 +927,7 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 	if (!(node = index_node(s, name))) {
 		pthread_mutex_unlock(&s->lock);
 		json_decref(v);
-		return send_error(c, MHD_HTTP_NOT_FOUND, "unknown node");
+		return send_unknown_node(c, name);
 	}
 	/* a node reports for itself: from its inventory address (a request
 	 * from this machine itself is the operator's) */

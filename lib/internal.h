@@ -412,8 +412,13 @@ int nf_http_safe_path(const char *url);
  * whole file), -2 unsatisfiable */
 int nf_http_parse_range(const char *h, uint64_t size, uint64_t *off,
 			uint64_t *len);
-/* NULL when v is an acceptable verdict for node `name`, else why not */
-const char *nf_verdict_check(const json_t *v, const char *name);
+/* NULL when v is an acceptable verdict for node `name`, else why not,
+ * naming the values (written into buf) */
+const char *nf_verdict_check(const json_t *v, const char *name, char *buf,
+			     size_t sz);
+/* s as an error message may quote it: at most 64 bytes, anything but
+ * printable ASCII as '?' */
+void nf_quote_value(const char *s, char *out, size_t sz);
 
 /* ---- verifier (lib/verify.c) ---- */
 #include <stdio.h>

@@ -117,7 +117,7 @@ post_verdicts() {
 	echo "$output" | jq -e '.state == "failed" and .root_causes[0].id == "gpu.count" and .root_causes[0].remedy != null' >/dev/null
 	run nf status gpu-99 --server "$U"
 	status_is 1
-	[[ "$output" == *"HTTP 404"*"(server $U)"* ]]
+	[[ "$output" == *"HTTP 404: no node 'gpu-99' in the inventory"*"(server $U)"* ]]
 }
 
 @test "status filters by hostlist, --state and --rack; exit 0 only when every node listed is verified" {

@@ -68,7 +68,8 @@ static void test_ranges(void **state)
 static void expect_verdict(const char *json, const char *name, const char *why)
 {
 	json_t *v = json_loads(json, 0, NULL);
-	const char *r = nf_verdict_check(v, name);
+	char buf[256];
+	const char *r = nf_verdict_check(v, name, buf, sizeof(buf));
 
 	if (why)
 		assert_non_null(r && strstr(r, why) ? r : NULL);
@@ -87,7 +88,9 @@ static void test_verdicts(void **state)
 	expect_verdict("{\"result\":\"ok\"}", "n1", "'result'");
 	expect_verdict("{}", "n1", "'result'");
 	expect_verdict("[1]", "n1", "JSON object");
-	expect_verdict("{\"result\":\"pass\",\"node\":\"n2\"}", "n1", "'node'");
+	expect_verdict("{\"result\":\"pass\",\"node\":\"n2\"}", "n1",
+		       "'node' is 'n2' but the URL names 'n1'");
+	expect_verdict("{\"result\":\"ok\"}", "n1", "not 'ok'");
 	expect_verdict("{\"result\":\"pass\",\"image\":3}", "n1", "'image'");
 	expect_verdict("{\"result\":\"pass\",\"root_causes\":{}}", "n1", "list");
 	expect_verdict("{\"result\":\"pass\",\"root_causes\":[{\"message\":\"x\"}]}",
