@@ -14,8 +14,8 @@ const struct nf_cmd nf_cmd_profile = {
 	.help = "usage: nodeforge profile list [--json]\n"
 		"       nodeforge profile show ROLE [--json] [--args]\n"
 		"\n"
-		"list   the profiles in the profiles directory (-C DIR), roles and\n"
-		"       partial profiles (abstract: true)\n"
+		"list   the profiles in the profiles directory (-C DIR): roles, partial\n"
+		"       profiles (abstract: true) and broken ones, with their first error\n"
 		"show   the role's profile after inheritance, with the site applied:\n"
 		"       the document a build writes to /etc/nodeforge/profile.json\n"
 		"\n"
@@ -24,7 +24,8 @@ const struct nf_cmd nf_cmd_profile = {
 		"  --json   machine-readable output\n"
 		"\n"
 		"Exit status: 0 ok, 1 the profile does not exist or is partial, 2 usage error,\n"
-		"3 the profile has errors (FILE:LINE:COL: error: MESSAGE).\n",
+		"3 the profile has errors (FILE:LINE:COL: error: MESSAGE); list: 3 when a\n"
+		"profile is broken.\n",
 	.run = cmd_profile,
 	.flags = NF_CMD_SITE,
 };
@@ -33,7 +34,7 @@ static int profile_list(struct nf_global *g)
 {
 	struct nf_emit *e;
 	char **names;
-	size_t n;
+	size_t n, broken = 0;
 	int r;
 
 	r = nf_profile_list(g->ctx, &names, &n);
@@ -43,22 +44,44 @@ static int profile_list(struct nf_global *g)
 	nf_emit_arr_open(e, "profiles");
 	for (size_t i = 0; i < n; i++) {
 		struct nf_profile *p = NULL;
-		int role = nf_profile_resolve(g->ctx, names[i], g->site, &p, NULL) == 0;
-		const char *desc = role ? json_string_value(json_object_get(
-						  nf_profile_json(p), "description")) : NULL;
+		struct nf_diags d;
+		int rr, role;
+		const char *kind, *desc;
+		char why[512] = "";
 
+		nf_diags_init(&d);
+		rr = nf_profile_resolve(g->ctx, names[i], g->site, &p, &d);
+		role = rr == 0;
+		/* a partial profile resolves without a finding; one that does
+		 * not load is broken, with its first finding */
+		kind = role ? "role" : (rr == NF_E_INVALID && !nf_diags_errors(&d))
+					? "partial" : "broken";
+		desc = role ? json_string_value(json_object_get(nf_profile_json(p),
+								"description")) : NULL;
+		if (!strcmp(kind, "broken")) {
+			broken++;
+			if (d.n)
+				snprintf(why, sizeof(why), "%s:%u:%u: %s",
+					 d.v[0].file, d.v[0].line, d.v[0].col,
+					 d.v[0].message);
+			else
+				snprintf(why, sizeof(why), "%s", nf_errmsg(g->ctx));
+			desc = why;
+		}
 		nf_emit_obj_open(e, NULL);
 		nf_emit_str(e, "name", "%-12s ", names[i]);
-		nf_emit_str(e, "kind", "%-8s ", role ? "role" : "partial");
+		nf_emit_str(e, "kind", "%-8s ", kind);
 		nf_emit_str(e, "description", "%s\n", desc ? desc : "");
 		nf_emit_obj_close(e);
 		nf_profile_free(p);
+		nf_diags_free(&d);
 	}
 	nf_emit_arr_close(e);
 	nf_emit_end(e);
 	nf_emit_free(e);
 	nf_strv_free(names, n);
-	return 0;
+	/* a profile that does not load is a finding ('lint' says all) */
+	return broken ? NF_EXIT_FINDINGS : 0;
 }
 
 static int profile_show(struct nf_global *g, const char *role, int args_only)

@@ -113,3 +113,19 @@ YAML
 	echo "$output" | jq -e '.site.fingerprints["munge_key.previous"] | startswith("sha256:bbbb")'
 	[[ "$output" != *"/srv/secret"* ]]
 }
+
+@test "profile list: a profile that does not load is 'broken' with its first error, and exits 3" {
+	cp -r "$NF_SRCDIR/profiles" p
+	printf 'inherits: [base]\nmemory: {thp: sometimes}\n' > p/broken.yaml
+	run nf -C p profile list
+	status_is 3
+	[[ "$output" =~ broken\ +broken\ +[^\ ]*broken\.yaml:2:[0-9]+:\ .*sometimes ]]
+	[[ "$output" =~ base\ +partial ]]
+	[[ "$output" =~ compute\ +role ]]
+	run nf -C p profile list --json
+	status_is 3
+	echo "$output" | jq -e '.profiles[] | select(.name == "broken") | .kind == "broken"' >/dev/null
+	rm p/broken.yaml
+	run nf -C p profile list
+	status_is 0
+}
