@@ -96,6 +96,7 @@ int nf_verify_cli_run(struct nf_global *g, const char *cmd,
 struct nf_build_opts;
 #define NF_BUILD_LONGOPTS \
 	{ "out", required_argument, NULL, 'o' }, \
+	{ "output", required_argument, NULL, 'o' }, \
 	{ "cache", required_argument, NULL, 'c' }, \
 	{ "no-cache", no_argument, NULL, 'N' }, \
 	{ "mirror", required_argument, NULL, 'm' }, \

@@ -53,8 +53,9 @@ const struct nf_cmd nf_cmd_enroll = {
 		"                   prints the JSON answer, exit 0 only when accepted;\n"
 		"                   --rotate: a rotation poll (POST /api/v1/rotate)\n"
 		"\n"
-		"  --state DIR      state directory, mode 0700 (default: the site's\n"
-		"                   server.state_dir, else /var/lib/nodeforge)\n"
+		"  --enroll-state DIR  state directory, mode 0700 (default: the site's\n"
+		"                   server.state_dir, else /var/lib/nodeforge; also\n"
+		"                   --state)\n"
 		"  --tree DIR       the served tree: refuse a state dir or secret inside it\n"
 		"  -i, --inventory FILE  racks.yaml (open: check names; answer: required)\n"
 		"\n"
@@ -403,6 +404,7 @@ static int cmd_enroll(struct nf_global *g, int argc, char **argv)
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "retry", required_argument, NULL, 'Y' },
 		{ "state", required_argument, NULL, 'd' },
+		{ "enroll-state", required_argument, NULL, 'd' },
 		{ "tree", required_argument, NULL, 't' },
 		{ "inventory", required_argument, NULL, 'i' },
 		{ "peer", required_argument, NULL, 'p' },

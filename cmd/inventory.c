@@ -94,13 +94,13 @@ static int cmd_inventory(struct nf_global *g, int argc, char **argv)
 		if (o == 'i')
 			path = optarg;
 	}
-	if (optind >= argc)
-		return nf_usage_error("inventory", "missing subcommand 'show'");
-	if (strcmp(argv[optind], "show"))
+	/* show is the only subcommand, and the default */
+	if (optind < argc && strcmp(argv[optind], "show"))
 		return nf_usage_error("inventory", "unknown subcommand '%s'",
 				      argv[optind]);
 	/* options may also follow the subcommand */
-	optind++;
+	if (optind < argc)
+		optind++;
 	while ((o = nf_getopt(&nf_cmd_inventory, argc, argv, "i:", opts)) != -1) {
 		if (o == -2)
 			return 0;

@@ -29,7 +29,7 @@ const struct nf_cmd nf_cmd_keys = {
 		"            did not switch (docs/nodeforge-keys.md); --status shows the\n"
 		"            last rotation\n"
 		"\n"
-		"  -o, --output DIR|FILE   where to write the key\n"
+		"  -o, --out DIR|FILE      where to write the key (also --output)\n"
 		"      --owner USER        owner of the munge key (default: the caller)\n"
 		"\n"
 		"Exit status: 0 written (a rotation: every node switched), 1 failure (a rotation:\n"
@@ -104,6 +104,7 @@ static int cmd_keys(struct nf_global *g, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "out", required_argument, NULL, 'o' },
 		{ "owner", required_argument, NULL, 'O' },
 		{ 0 }
 	};

@@ -97,6 +97,7 @@ int nf_keys_rotate(struct nf_global *g, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "state", required_argument, NULL, 'd' },
+		{ "enroll-state", required_argument, NULL, 'd' },
 		{ "inventory", required_argument, NULL, 'i' },
 		{ "stage-timeout", required_argument, NULL, 's' },
 		{ "group-timeout", required_argument, NULL, 'g' },

@@ -20,7 +20,8 @@ const struct nf_cmd nf_cmd_pack = {
 		"same bytes: entries sorted, numeric owners, mtimes clamped to the\n"
 		"epoch, no atime/ctime, synthesized inode numbers.\n"
 		"\n"
-		"  -o, --output OUT   archive to write (published atomically)\n"
+		"  -o, --out OUT      archive to write (published atomically; also\n"
+		"                     --output)\n"
 		"  -f, --format F     tar.zst, cpio.zst, tar.xz, cpio.xz, tar.gz,\n"
 		"                     cpio.gz, tar or cpio\n"
 		"                     (default: from OUT's suffix)\n"
@@ -64,6 +65,7 @@ static int cmd_pack(struct nf_global *g, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "out", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "level", required_argument, NULL, 'l' },
 		{ "threads", required_argument, NULL, 't' },

@@ -14,7 +14,7 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv);
 const struct nf_cmd nf_cmd_pxe = {
 	.name = "pxe",
 	.summary = "render the network boot tree from the inventory",
-	.help = "usage: nodeforge pxe --out DIR [--inventory FILE] [--server-url URL]\n"
+	.help = "usage: nodeforge pxe --out DIR [--inventory FILE] [--server URL]\n"
 		"                     [--images DIR] [--kickstart DIR] [--network CIDR]\n"
 		"                     [--kernel-args ROLE=ARGS]... [--api-upstream URL]\n"
 		"                     [--ipxe-dir DIR] [--strict]\n"
@@ -26,8 +26,8 @@ const struct nf_cmd nf_cmd_pxe = {
 		"\n"
 		"  -i, --inventory FILE   inventory (default: racks.yaml)\n"
 		"  -o, --out DIR          the boot tree to render\n"
-		"  -u, --server-url URL   where nodes reach the tree (default: the\n"
-		"                         site's server.url)\n"
+		"  -u, --server URL       where nodes reach the tree (default: the\n"
+		"                         site's server.url; also --server-url)\n"
 		"      --images DIR       build output with ROLE/ROLE.current\n"
 		"                         (default: out)\n"
 		"      --kickstart DIR    kickstart templates (default for an EL site:\n"
@@ -106,7 +106,10 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "inventory", required_argument, NULL, 'i' },
 		{ "out", required_argument, NULL, 'o' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "tree", required_argument, NULL, 'o' },
 		{ "server-url", required_argument, NULL, 'u' },
+		{ "server", required_argument, NULL, 'u' },
 		{ "images", required_argument, NULL, 'I' },
 		{ "kickstart", required_argument, NULL, 'K' },
 		{ "network", required_argument, NULL, 'N' },
@@ -183,7 +186,7 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 	}
 	if (!po.server_url) {
 		json_decref(args);
-		return nf_usage_error("pxe", "missing '--server-url URL' (no "
+		return nf_usage_error("pxe", "missing '--server URL' (no "
 				      "server.url in the site)");
 	}
 	/* Anaconda installs EL only: no kickstarts by default elsewhere */

@@ -34,7 +34,8 @@ const struct nf_cmd nf_cmd_serve = {
 		"  -l, --listen ADDR:PORT address to listen on (default: 0.0.0.0:8080;\n"
 		"                         port 0 picks a free port; IPv6 as\n"
 		"                         [ADDR6]:PORT)\n"
-		"      --state DIR        where node states are kept (default: state)\n"
+		"      --state-dir DIR    where node states are kept (default: state;\n"
+		"                         also --state)\n"
 		"      --threads N        worker threads (default: one per CPU)\n"
 		"  -i, --inventory FILE   racks.yaml: serve enrollment for its nodes, with\n"
 		"                         the site's secrets\n"
@@ -68,6 +69,7 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv)
 		{ "tree", required_argument, NULL, 't' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "state", required_argument, NULL, 'S' },
+		{ "state-dir", required_argument, NULL, 'S' },
 		{ "threads", required_argument, NULL, 'T' },
 		{ "inventory", required_argument, NULL, 'i' },
 		{ "enroll-state", required_argument, NULL, 'E' },

@@ -11,6 +11,7 @@
 #include "internal.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -1275,11 +1276,35 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 /* --------------------------------------------------------------- setup */
 
-/* ADDR:PORT or [ADDR6]:PORT; an empty ADDR is 0.0.0.0; port 0 picks one */
+/* A host name's first address, IPv4 preferred, into ss; 0 or -1 */
+static int resolve_host(const char *host, struct sockaddr_storage *ss, socklen_t *sl,
+			int *v6)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res = NULL, *pick = NULL;
+
+	if (getaddrinfo(host, NULL, &hints, &res) != 0)
+		return -1;
+	for (struct addrinfo *a = res; a; a = a->ai_next)
+		if (!pick || (a->ai_family == AF_INET && pick->ai_family != AF_INET))
+			pick = a;
+	if (!pick || pick->ai_addrlen > sizeof(*ss)) {
+		freeaddrinfo(res);
+		return -1;
+	}
+	memcpy(ss, pick->ai_addr, pick->ai_addrlen);
+	*sl = pick->ai_addrlen;
+	*v6 = pick->ai_family == AF_INET6;
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* ADDR:PORT, [ADDR6]:PORT or HOSTNAME:PORT (its first address, IPv4
+ * first); an empty ADDR is 0.0.0.0; port 0 picks one */
 static int listen_socket(struct nf_ctx *ctx, const char *spec, int *fdout,
 			 char url[96])
 {
-	char host[INET6_ADDRSTRLEN + 2];
+	char host[256];
 	const char *colon = strrchr(spec, ':'), *h = spec;
 	struct sockaddr_storage ss = { 0 };
 	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
@@ -1318,10 +1343,16 @@ static int listen_socket(struct nf_ctx *ctx, const char *spec, int *fdout,
 	} else {
 		s4->sin_family = AF_INET;
 		s4->sin_port = htons((uint16_t)port);
-		if (inet_pton(AF_INET, *host ? host : "0.0.0.0",
-			      &s4->sin_addr) != 1)
-			goto bad;
 		sl = sizeof(*s4);
+		if (inet_pton(AF_INET, *host ? host : "0.0.0.0",
+			      &s4->sin_addr) != 1) {
+			if (resolve_host(host, &ss, &sl, &v6))
+				goto bad;
+			if (v6)
+				s6->sin6_port = htons((uint16_t)port);
+			else
+				s4->sin_port = htons((uint16_t)port);
+		}
 	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -1349,7 +1380,7 @@ static int listen_socket(struct nf_ctx *ctx, const char *spec, int *fdout,
 	return 0;
 bad:
 	return nf_fail(ctx, NF_E_USAGE, "invalid listen address '%s': "
-		       "expected ADDR:PORT or [ADDR6]:PORT", spec);
+		       "expected ADDR:PORT, HOST:PORT or [ADDR6]:PORT", spec);
 }
 
 int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,

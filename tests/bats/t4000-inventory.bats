@@ -40,10 +40,14 @@ assert n["ctl-01"]["role"] == "controller"
 	[[ "$output" == *"nodeforge inventory: cannot read 'nope.yaml'"* ]]
 }
 
-@test "missing subcommand is a usage error" {
+@test "no subcommand is show (docs/flags.md); an unknown one is a usage error" {
+	cp "$NF_SRCDIR/examples/racks.yaml" .
 	run nf inventory
+	status_is 0
+	[[ "${lines[0]}" == NAME* ]]
+	run nf inventory list
 	status_is 2
-	[[ "$output" == *"try 'nodeforge inventory --help'"* ]]
+	[[ "$output" == *"unknown subcommand 'list'"*"try 'nodeforge inventory --help'"* ]]
 }
 
 @test "every bad inventory fixture exits 3 with its exact file:line:col" {

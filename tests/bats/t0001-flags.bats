@@ -1,0 +1,51 @@
+#!/usr/bin/env bats
+# docs/flags.md: one option name per concept, in every command that has
+# the concept; the older spellings still work.
+load helper
+
+@test "flags: --out for pack and keys (and --output, their old spelling)" {
+	mkdir root && echo x > root/f
+	run nf pack root --out a.tar
+	status_is 0
+	[ -f a.tar ]
+	run nf pack root --output b.tar
+	status_is 0
+	cmp a.tar b.tar
+	run nf keys munge --out k1
+	status_is 0
+	[ -s k1 ]
+}
+
+@test "flags: pxe takes --server and --tree, like status, enroll and serve" {
+	cp "$NF_SRCDIR/examples/racks.yaml" .
+	run nf -C "$FIXTURES/boot/profiles" pxe -i racks.yaml --tree t --server http://10.0.0.9:8080 \
+		--images "$FIXTURES/boot/out" --network 10.0.0.0/16 --kernel-args compute=q \
+		--kernel-args controller=q --kernel-args login=q --ipxe-dir none
+	status_is 0
+	grep -q 'nodeforge.server=http://10.0.0.9:8080' t/ipxe/mac/52-54-00-00-01-01.ipxe
+}
+
+@test "flags: serve --state-dir and a host name in --listen; inventory shows without 'show'" {
+	mkdir tree
+	"$NF_BIN" serve --tree tree --listen localhost:0 --state-dir st > serve.out 2>&1 &
+	pid=$!
+	for _ in $(seq 50); do grep -q '^listening on' serve.out && break; sleep 0.1; done
+	kill $pid; wait $pid || true
+	grep -qE '^listening on http://127\.0\.0\.1:[1-9][0-9]*$' serve.out
+	[ -d st ]
+	run nf inventory -i "$NF_SRCDIR/examples/racks.yaml"
+	status_is 0
+	[[ "${lines[0]}" == NAME* ]]
+	run nf inventory frobnicate -i "$NF_SRCDIR/examples/racks.yaml"
+	status_is 2
+}
+
+@test "flags: enroll and keys rotate take --enroll-state, like serve" {
+	mkdir -m 700 es
+	printf 'nodes:\n  - { name: n1, mac: "52:54:00:00:00:01", ip: 10.0.0.5, role: compute }\n' > r.yaml
+	run nf enroll open n1 --for 1m -i r.yaml --enroll-state es
+	status_is 0
+	run nf enroll list --enroll-state es --json
+	status_is 0
+	echo "$output" | jq -e '.windows[0].node == "n1"' >/dev/null
+}
