@@ -157,6 +157,29 @@ int nf_emit_end(struct nf_emit *e);
  */
 struct nf_site;
 
+/* What 'nodeforge init' asks for a site file of one's own */
+struct nf_site_init {
+	const char *cluster;            /* NULL: "cluster" */
+	const char *distro;             /* NULL: "debian13" */
+	const char *network;            /* the provisioning CIDR (required) */
+	const char *gateway;            /* or NULL */
+	const char *domain;             /* or NULL */
+	const char *const *dns;
+	size_t ndns;
+	const char *const *ntp;         /* at least one */
+	size_t nntp;
+	const char *server;             /* the boot server URL (required) */
+	const char *munge_key;          /* where the key is; its fingerprint
+					 * is recorded when it can be read */
+	const char *password;           /* slurmdbd password file */
+	int force;                      /* replace an existing file */
+};
+
+/* Write a site file at path from o, validated as nf_site_load() would
+ * (diags), published atomically; an existing file is kept unless force */
+int nf_site_init(struct nf_ctx *ctx, const struct nf_site_init *o,
+		 const char *path, struct nf_diags *diags);
+
 int nf_site_load(struct nf_ctx *ctx, const char *path, struct nf_site **out,
 		 struct nf_diags *diags);
 void nf_site_free(struct nf_site *site);

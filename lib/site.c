@@ -7,7 +7,10 @@
 #include "internal.h"
 
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct nf_site {
 	char *path;
@@ -295,4 +298,147 @@ const json_t *nf_site_public(const struct nf_site *site)
 const char *nf_site_path(const struct nf_site *site)
 {
 	return site->path;
+}
+
+/* ------------------------------------------------------------ site init */
+
+/* A value that goes into the YAML as a plain scalar: no quoting needed,
+ * nothing YAML would read as structure */
+static int plain(const char *s)
+{
+	if (!s || !*s || strlen(s) > 255)
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || strchr("._:/-[]", *p)))
+			return 0;
+	return *s != '-' && *s != '[' && *s != ':';
+}
+
+static int init_value(struct nf_ctx *ctx, const char *what, const char *v)
+{
+	if (plain(v))
+		return 0;
+	return nf_fail(ctx, NF_E_INVALID, "%s '%s' is not a plain name, address "
+		       "or URL", what, v ? v : "");
+}
+
+static void yaml_list(struct nf_buf *b, const char *key, const char *const *v, size_t n,
+		      const char *indent)
+{
+	nf_buf_printf(b, "%s%s: [", indent, key);
+	for (size_t i = 0; i < n; i++)
+		nf_buf_printf(b, "%s%s", i ? ", " : "", v[i]);
+	nf_buf_printf(b, "]\n");
+}
+
+int nf_site_init(struct nf_ctx *ctx, const struct nf_site_init *o,
+		 const char *path, struct nf_diags *diags)
+{
+	const char *cluster = o->cluster ? o->cluster : "cluster";
+	const char *distro = o->distro ? o->distro : "debian13";
+	char fp[NF_FINGERPRINT_LEN] = "", *dir = NULL, *tmp = NULL;
+	struct nf_site *site = NULL;
+	struct nf_buf b = { 0 };
+	int r, fd = -1;
+
+	if ((r = init_value(ctx, "cluster", cluster)) ||
+	    (r = init_value(ctx, "distro", distro)) ||
+	    (r = init_value(ctx, "network", o->network)) ||
+	    (r = init_value(ctx, "server", o->server)) ||
+	    (o->gateway && (r = init_value(ctx, "gateway", o->gateway))) ||
+	    (o->domain && (r = init_value(ctx, "domain", o->domain))) ||
+	    (o->munge_key && (r = init_value(ctx, "munge key path", o->munge_key))) ||
+	    (o->password && (r = init_value(ctx, "password path", o->password))))
+		return r;
+	if (!o->nntp)
+		return nf_fail(ctx, NF_E_USAGE, "a site needs at least one NTP server");
+	for (size_t i = 0; i < o->nntp; i++)
+		if ((r = init_value(ctx, "NTP server", o->ntp[i])))
+			return r;
+	for (size_t i = 0; i < o->ndns; i++)
+		if ((r = init_value(ctx, "DNS server", o->dns[i])))
+			return r;
+	if (strncmp(o->server, "http://", 7) && strncmp(o->server, "https://", 8))
+		return nf_fail(ctx, NF_E_INVALID, "server '%s' is not an http(s) URL",
+			       o->server);
+	/* the key's fingerprint pins it in every image built from the site */
+	if (o->munge_key && nf_munge_fingerprint_file(ctx, o->munge_key, fp))
+		fp[0] = '\0';
+	nf_buf_printf(&b, "# The site file of cluster %s, written by 'nodeforge init'.\n"
+		      "# Pass it with --site (or NODEFORGE_SITE); 'nodeforge lint' checks it.\n"
+		      "cluster: %s\ndistro: %s\n\n", cluster, cluster, distro);
+	yaml_list(&b, "ntp", o->ntp, o->nntp, "");
+	nf_buf_printf(&b, "\nnetworks:\n  provisioning:\n    cidr: %s\n", o->network);
+	if (o->gateway)
+		nf_buf_printf(&b, "    gateway: %s\n", o->gateway);
+	if (o->ndns)
+		yaml_list(&b, "dns", o->dns, o->ndns, "    ");
+	if (o->domain)
+		nf_buf_printf(&b, "    domain: %s\n", o->domain);
+	nf_buf_printf(&b, "\nserver:\n  url: %s\n\n"
+		      "# Where secrets come from on the boot server, never their values:\n"
+		      "# images carry only fingerprints.\n"
+		      "secrets:\n  munge_key:\n    path: %s\n    owner: munge\n",
+		      o->server, o->munge_key ? o->munge_key : "/etc/nodeforge/secrets/munge.key");
+	if (*fp)
+		nf_buf_printf(&b, "    fingerprint: \"%s\"\n", fp);
+	nf_buf_printf(&b, "  slurmdbd_password:\n    path: %s\n",
+		      o->password ? o->password : "/etc/nodeforge/secrets/slurmdbd.password");
+	if (b.err || !b.s) {
+		nf_buf_free(&b);
+		return -ENOMEM;
+	}
+	/* written beside the target, checked as any site is, then published */
+	dir = nf_strdup(path);
+	if (!dir || !(tmp = nf_asprintf("%s.init.XXXXXX", path))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((fd = mkstemp(tmp)) < 0) {
+		r = nf_fail(ctx, -errno, "cannot create '%s': %s", tmp, strerror(errno));
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	if (write(fd, b.s, b.len) != (ssize_t)b.len || fsync(fd) < 0 ||
+	    fchmod(fd, 0644) < 0) {
+		r = nf_fail(ctx, -errno, "cannot write '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	r = nf_site_load(ctx, tmp, &site, diags);
+	/* the findings name the file the caller asked for */
+	for (size_t i = 0; diags && i < diags->n; i++)
+		if (diags->v[i].file && !strcmp(diags->v[i].file, tmp)) {
+			char *f = nf_strdup(path);
+
+			if (f) {
+				free(diags->v[i].file);
+				diags->v[i].file = f;
+			}
+		}
+	if (r)
+		goto out;
+	if (o->force ? rename(tmp, path) < 0
+		     : (link(tmp, path) < 0 || unlink(tmp) < 0)) {
+		r = errno == EEXIST
+			? nf_fail(ctx, -EEXIST, "'%s' exists: it is kept (--force "
+				  "replaces it)", path)
+			: nf_fail(ctx, -errno, "cannot publish '%s': %s", path,
+				  strerror(errno));
+		goto out;
+	}
+	free(tmp);
+	tmp = NULL;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
+	free(dir);
+	nf_site_free(site);
+	nf_buf_free(&b);
+	return r;
 }
