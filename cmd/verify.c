@@ -173,8 +173,11 @@ static void wrap(struct report *rp, const char *s, int col, int ind, int max, in
 			break;
 		}
 		for (; s[n]; n++) {
-			if (shell && !in_comment && (s[n] == '\'' || s[n] == '"'))
-				q = q == s[n] ? 0 : q ? q : s[n];
+			/* a quote opens at the start of a word (an apostrophe
+			 * inside one is prose) and closes at its match */
+			if (shell && !in_comment && (s[n] == '\'' || s[n] == '"') &&
+			    (q ? q == s[n] : n == 0 || strchr(" =(", s[n - 1])))
+				q = q ? 0 : s[n];
 			if (shell && !q && s[n] == '#' && (n == 0 || s[n - 1] == ' '))
 				in_comment = 1;
 			/* a break leaves room for " \" (command) or nothing */

@@ -173,9 +173,13 @@ static void remedy_args(struct nf_vcheck *c, const char *from, const char *all)
 			    "&& update-grub && systemctl reboot", all);
 		return;
 	}
-	nf_v_remedy(c, "add '%s' to the kernel command line in %s, then rebuild the "
-		    "boot entries and systemctl reboot", all,
-		    from ? from : "the boot loader's configuration");
+	/* the arguments to add are many: named by the command that prints
+	 * them rather than quoted into a line that cannot wrap */
+	(void)all;
+	nf_v_remedy(c, "add the arguments of the profile (nodeforge profile show %s "
+		    "--args) to the kernel command line in %s, then rebuild the boot "
+		    "entries and systemctl reboot", nf_v_role(c),
+		    from ? from : "this node's boot loader configuration");
 }
 
 /* Append the arguments of args missing from line to all (space-separated) */

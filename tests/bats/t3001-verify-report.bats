@@ -95,3 +95,11 @@ PY
 	! grep -q $'\033' tty2.out
 	grep -q 'FAIL kernel.cmdline.running' tty2.out
 }
+
+@test "report: a node with no boot loader configuration still fits 60 columns (long argument lists are named, not quoted)" {
+	rm -f "$SYS/etc/default/grub" "$SYS/etc/kernel/cmdline"
+	COLUMNS=60 vrun
+	status_is 3
+	echo "$output" | awk 'length($0) > 60 { print "too wide: " $0; bad = 1 } END { exit bad }'
+	[[ "$output" == *"nodeforge profile show compute"*"--args"* ]]
+}
