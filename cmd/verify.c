@@ -305,12 +305,18 @@ static void render_text(struct nf_global *g, struct nf_emit *e,
 			wrap(&rp, also, 11, 11, 0, 0);
 		}
 	}
-	if (roots && !g->verbose)
-		nf_emit_text(e, "%zu root cause%s%s", roots, roots == 1 ? "" : "s",
-			     follow ? "" : " (-v shows every check)\n");
-	if (roots && !g->verbose && follow)
-		nf_emit_text(e, ", %zu more failure%s follow%s from them (-v shows every check)\n",
-			     follow, follow == 1 ? "" : "s", follow == 1 ? "s" : "");
+	if (roots && !g->verbose) {
+		char line[256];
+
+		snprintf(line, sizeof(line), "%zu root cause%s", roots, roots == 1 ? "" : "s");
+		if (follow)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line),
+				 ", %zu more failure%s follow%s from them", follow,
+				 follow == 1 ? "" : "s", follow == 1 ? "s" : "");
+		snprintf(line + strlen(line), sizeof(line) - strlen(line),
+			 " (-v shows every check)");
+		wrap(&rp, line, 0, 0, 0, 0);
+	}
 	nf_emit_text(e, "%s: %s: %zu passed, %zu failed, %zu hung, %zu skipped",
 		     role, nf_verify_passed(v) ? "PASS" : "FAIL",
 		     nf_verify_tally(v, NF_V_PASS), nf_verify_tally(v, NF_V_FAIL),
