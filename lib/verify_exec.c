@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verifier's commands: run with a deadline in their own process
+ * group, or answered from the run's fixture (tests, CI without hardware).
+ */
+#include "verify_int.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* ---------------------------------------------------------------- exec */
+
+int nf_spawn_capture(const char *const *argv, const char *in,
+		     const struct timespec *deadline, char **out, int *status)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	int ip[2] = { -1, -1 }, op[2] = { -1, -1 };
+	size_t inlen = in ? strlen(in) : 0, inoff = 0, n = 0;
+	char *buf = NULL;
+	pid_t pid;
+	int r, st = 0;
+
+	if (pipe2(op, O_CLOEXEC) < 0)
+		return -errno;
+	if (in && pipe2(ip, O_CLOEXEC) < 0) {
+		r = -errno;
+		close(op[0]);
+		close(op[1]);
+		return r;
+	}
+	posix_spawn_file_actions_init(&fa);
+	if (in)
+		posix_spawn_file_actions_adddup2(&fa, ip[0], 0);
+	else
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, op[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, op[1], 2);
+	posix_spawnattr_init(&at);
+	/* its own process group, so a timeout kills what it started too */
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+	r = posix_spawnp(&pid, argv[0], &fa, &at, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	close(op[1]);
+	if (in)
+		close(ip[0]);
+	if (r) {
+		close(op[0]);
+		if (in)
+			close(ip[1]);
+		return -r;
+	}
+	if (in)
+		fcntl(ip[1], F_SETFL, O_NONBLOCK);
+	if (!(buf = malloc(EXEC_OUT_MAX + 1))) {
+		r = -ENOMEM;
+		goto kill;
+	}
+	for (;;) {
+		struct pollfd pf[2] = { { op[0], POLLIN, 0 }, { in ? ip[1] : -1, POLLOUT, 0 } };
+		long long left = ms_until(deadline);
+		ssize_t k;
+
+		if (left <= 0) {
+			r = NF_E_TIMEOUT;
+			goto kill;
+		}
+		if (in && ip[1] >= 0 && inoff >= inlen) {
+			close(ip[1]);
+			ip[1] = -1;
+			pf[1].fd = -1;
+		}
+		if (poll(pf, 2, (int)left) < 0 && errno != EINTR) {
+			r = -errno;
+			goto kill;
+		}
+		if (pf[1].fd >= 0 && (pf[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
+			k = write(ip[1], in + inoff, inlen - inoff);
+			if (k > 0)
+				inoff += (size_t)k;
+			else if (k < 0 && errno != EAGAIN)
+				inoff = inlen;
+		}
+		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			char tmp[4096];
+
+			k = read(op[0], tmp, sizeof(tmp));
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				break;
+			if (n < EXEC_OUT_MAX) {
+				size_t take = (size_t)k;
+
+				if (take > EXEC_OUT_MAX - n)
+					take = EXEC_OUT_MAX - n;
+				memcpy(buf + n, tmp, take);
+				n += take;
+			}
+		}
+	}
+	/* output closed: wait for the exit within the deadline */
+	for (;;) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			r = -errno;
+			goto kill;
+		}
+		if (ms_until(deadline) <= 0) {
+			r = NF_E_TIMEOUT;
+			goto kill;
+		}
+		usleep(1000);
+	}
+	close(op[0]);
+	if (in && ip[1] >= 0)
+		close(ip[1]);
+	buf[n] = '\0';
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	if (out)
+		*out = buf;
+	else
+		free(buf);
+	return 0;
+kill:
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	close(op[0]);
+	if (in && ip[1] >= 0)
+		close(ip[1]);
+	free(buf);
+	return r;
+}
+
+/* Fixture answer for a command: the longest "argv joined by spaces" prefix
+ * listed in fixture.commands, then the program's base name */
+static const json_t *fixture_command(const json_t *fx, const char *const *argv)
+{
+	const json_t *cmds = json_object_get(fx, "commands");
+	const json_t *best = NULL;
+	char key[1024] = "";
+	size_t len = 0;
+	const char *b = strrchr(argv[0], '/');
+
+	for (size_t i = 0; argv[i]; i++) {
+		int k = snprintf(key + len, sizeof(key) - len, "%s%s", i ? " " : "",
+				 argv[i]);
+		const json_t *v;
+
+		if (k < 0 || (size_t)k >= sizeof(key) - len)
+			break;
+		len += (size_t)k;
+		if ((v = json_object_get(cmds, key)))
+			best = v;
+	}
+	if (!best)
+		best = json_object_get(cmds, b ? b + 1 : argv[0]);
+	return best;
+}
+
+static void fixture_log(const json_t *fx, const char *const *argv)
+{
+	const char *log = json_string_value(json_object_get(fx, "exec_log"));
+	FILE *f;
+
+	if (!log || !(f = fopen(log, "ae")))
+		return;
+	for (size_t i = 0; argv[i]; i++)
+		fprintf(f, "%s%s", i ? " " : "", argv[i]);
+	fputc('\n', f);
+	fclose(f);
+}
+
+/* Programs the fixture lets through to the real system ("passthrough"):
+ * a test with recorded hardware and a real scontrol */
+static int fixture_passthrough(const json_t *fx, const char *prog)
+{
+	const char *b = strrchr(prog, '/');
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(json_object_get(fx, "passthrough"), i, p)
+		if (json_is_string(p) && !strcmp(json_string_value(p), b ? b + 1 : prog))
+			return 1;
+	return 0;
+}
+
+int nf_v_exec(struct nf_vcheck *c, const char *const *argv, const char *in,
+	      char **out, int *status)
+{
+	const json_t *fx = c->run->fixture;
+
+	if (fx && !fixture_passthrough(fx, argv[0])) {
+		const json_t *a;
+
+		fixture_log(fx, argv);
+		a = fixture_command(fx, argv);
+		if (!a)
+			return -ENOENT;
+		if (json_is_true(json_object_get(a, "hang"))) {
+			/* a real process that never answers: exercises the
+			 * deadline and the kill */
+			static const char *const sl[] = { "sleep", "3600", NULL };
+
+			return nf_spawn_capture(sl, NULL, &c->deadline, out, status);
+		}
+		*status = (int)json_integer_value(json_object_get(a, "rc"));
+		if (out) {
+			const char *s = json_string_value(json_object_get(a, "out"));
+
+			*out = strdup(s ? s : "");
+			if (!*out)
+				return -ENOMEM;
+		}
+		return 0;
+	}
+	return nf_spawn_capture(argv, in, &c->deadline, out, status);
+}
+
+int nf_v_service_active(struct nf_vcheck *c, const char *unit, char *state,
+			size_t statesz)
+{
+	const char *argv[] = { "systemctl", "is-active", unit, NULL };
+	char *out = NULL;
+	int st = 0, r = nf_v_exec(c, argv, NULL, &out, &st);
+
+	if (r)
+		return r;
+	out[strcspn(out, "\n")] = '\0';
+	snprintf(state, statesz, "%s", *out ? out : "unknown");
+	free(out);
+	return !strcmp(state, "active");
+}
