@@ -196,15 +196,14 @@ static int show_node(struct nf_global *g, const char *server, const char *name,
 		nf_emit_str(e, "server", NULL, server);
 		nf_emit_str(e, "name", "%s: ", show(&sh, str(n, "name")));
 		nf_emit_str(e, "state", "%s", show(&sh, st));
-		nf_emit_str(e, "role", " (role %s", show(&sh, str(n, "role") ?: "?"));
-		nf_emit_str(e, "rack", ", rack %s)\n", show(&sh, str(n, "rack") ?: "-"));
+		nf_emit_str(e, "role", " (role %s", show(&sh, str(n, "role")));
+		nf_emit_str(e, "rack", ", rack %s)\n", show(&sh, str(n, "rack")));
 		nf_emit_str(e, "mac", "  mac      %s\n", show(&sh, str(n, "mac")));
 		nf_emit_str(e, "ip", "  address  %s\n", show(&sh, str(n, "ip")));
 		shown_free(&sh);
-		nf_emit_str(e, "image", "  image    %s\n", show(&sh, str(n, "image") ?: "-"));
-		nf_emit_str(e, "booted_at", "  booted   %s\n", show(&sh, str(n, "booted_at") ?: "-"));
-		nf_emit_str(e, "verdict_at", "  verdict  %s\n",
-			    show(&sh, str(n, "verdict_at") ?: "-"));
+		nf_emit_str(e, "image", "  image    %s\n", show(&sh, str(n, "image")));
+		nf_emit_str(e, "booted_at", "  booted   %s\n", show(&sh, str(n, "booted_at")));
+		nf_emit_str(e, "verdict_at", "  verdict  %s\n", show(&sh, str(n, "verdict_at")));
 		shown_free(&sh);
 	}
 	if (v) {
@@ -430,13 +429,12 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		nf_emit_obj_open(e, NULL);
 		nf_emit_str(e, "name", "%-20s ", show(&sh, str(n, "name")));
 		nf_emit_str(e, "state", "%-9s ", show(&sh, st));
-		nf_emit_str(e, "rack", "%-6s ", show(&sh, str(n, "rack") ?: "-"));
-		nf_emit_str(e, "image", "%-40s ", show(&sh, str(n, "image") ?: "-"));
-		nf_emit_str(e, "time", "%-20s ", show(&sh, when ?: "-"));
+		nf_emit_str(e, "rack", "%-6s ", show(&sh, str(n, "rack")));
+		nf_emit_str(e, "image", "%-40s ", show(&sh, str(n, "image")));
+		nf_emit_str(e, "time", "%-20s ", show(&sh, when));
 		nf_emit_str(e, "role", NULL, show(&sh, str(n, "role")));
 		nf_emit_str(e, "root_cause", "%s\n",
-			    show(&sh, !strcmp(st, "failed") ? str(n, "root_cause") ?: "-"
-							   : "-"));
+			    show(&sh, !strcmp(st, "failed") ? str(n, "root_cause") : NULL));
 		nf_emit_obj_close(e);
 		shown_free(&sh);
 	}

@@ -52,6 +52,9 @@ import json, sys
 d = json.load(sys.stdin)
 n = {x["name"]: x for x in d["nodes"]}
 assert n["gpu-03"]["state"] == "verified" and n["gpu-03"]["time"], n["gpu-03"]
+# absent values are null, never a placeholder
+assert n["login-01"]["image"] is None and n["login-01"]["root_cause"] is None, n["login-01"]
+assert n["gpu-03"]["root_cause"] is None, n["gpu-03"]
 assert d["summary"] == {"nodes": 6, "verified": 1, "failed": 0, "booting": 0, "not_seen": 5}, d["summary"]'
 }
 
