@@ -45,55 +45,6 @@ static const char *str(json_t *o, const char *k)
 	return json_string_value(json_object_get(o, k));
 }
 
-/* Does s start with a character a terminal acts on rather than shows: a
- * C0 control, DEL, a C1 control (U+0080..U+009F, CSI among them) or a
- * bidirectional override that reorders the rest of the line?  Its length
- * in bytes, 0 for a printable one.  Strings from jansson are valid UTF-8. */
-static size_t control_len(const unsigned char *s)
-{
-	if (*s < 0x20 || *s == 0x7f)
-		return 1;
-	if (s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f)
-		return 2;
-	if (s[0] == 0xe2 && s[1] == 0x80 &&
-	    ((s[2] >= 0x8e && s[2] <= 0x8f) || (s[2] >= 0xaa && s[2] <= 0xae)))
-		return 3; /* LRM, RLM, LRE..RLO */
-	if (s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)
-		return 3; /* LRI..PDI */
-	return 0;
-}
-
-/* Every string in the server's answer came from a node or passed through
- * one (a verdict's root cause and image): shown as text, a control byte
- * becomes \xNN (and a backslash \\), so a node cannot forge lines,
- * colours or a window title on the operator's terminal.  JSON output is
- * escaped by jansson instead. */
-static char *text_escape(const char *s)
-{
-	size_t n = 0;
-	char *out, *o;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		n += *p == '\\' ? 2 : (*p < 0x20 || *p >= 0x7f) ? 4 : 1;
-	if (!(o = out = malloc(n + 1)))
-		return NULL;
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		size_t c = control_len(p);
-
-		if (*p == '\\') {
-			*o++ = '\\';
-			*o++ = *p++;
-		} else if (!c) {
-			*o++ = (char)*p++;
-		} else {
-			while (c--)
-				o += sprintf(o, "\\x%02x", *p++);
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
 /* The strings of one row as they are shown; freed together */
 struct shown {
 	int json;
@@ -107,7 +58,7 @@ static const char *show(struct shown *sh, const char *s)
 
 	if (sh->json || !s)
 		return s;
-	if (sh->n == sizeof(sh->v) / sizeof(*sh->v) || !(e = text_escape(s)))
+	if (sh->n == sizeof(sh->v) / sizeof(*sh->v) || !(e = nf_text_escape(s)))
 		return "?";
 	return sh->v[sh->n++] = e;
 }

@@ -60,6 +60,15 @@ const char *nf_strerror(int code);
  * the word's length, at least one); NULL otherwise.  For "did you mean". */
 const char *nf_suggest(const char *word, const char *const *cands, size_t n);
 
+/* Text that came from a node, a driver or a command, as it may be shown
+ * to a person or handed to another program: a byte a terminal acts on
+ * rather than shows (C0 controls, DEL, C1 controls, bidirectional
+ * overrides) becomes \xNN.  nf_text_escape also doubles a backslash, so
+ * the result reads back unambiguously (malloc'd; NULL on ENOMEM);
+ * nf_text_defang rewrites buf in place, truncating to sz. */
+char *nf_text_escape(const char *s);
+void nf_text_defang(char *buf, size_t sz);
+
 /* Exit statuses shared by every command (docs/exit-codes.md). */
 enum nf_exit {
 	NF_EXIT_OK = 0,

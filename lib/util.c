@@ -241,3 +241,86 @@ const char *nf_suggest(const char *word, const char *const *cands, size_t n)
 	}
 	return best && best_d <= (wl / 3 > 1 ? wl / 3 : 1) ? best : NULL;
 }
+
+/* The length in bytes of the character at s when a terminal acts on it
+ * rather than shows it: a C0 control, DEL, a C1 control (U+0080..U+009F,
+ * CSI among them) or a bidirectional override that reorders the rest of
+ * the line; 0 for a printable one.  Reads no further than s's NUL. */
+static size_t control_len(const unsigned char *s)
+{
+	if (*s < 0x20 || *s == 0x7f)
+		return 1;
+	if (s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f)
+		return 2;
+	if (s[0] == 0xe2 && s[1] == 0x80 &&
+	    ((s[2] >= 0x8e && s[2] <= 0x8f) || (s[2] >= 0xaa && s[2] <= 0xae)))
+		return 3; /* LRM, RLM, LRE..RLO */
+	if (s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)
+		return 3; /* LRI..PDI */
+	return 0;
+}
+
+/* One escaping loop for both forms; writes at most cap - 1 bytes to out
+ * (NULL: only counts) and returns the length of the whole result */
+static size_t escape_into(const unsigned char *p, int backslash, char *out,
+			  size_t cap)
+{
+	size_t n = 0, c;
+	char tmp[4 * 3 + 1], *end = NULL;
+
+	for (; *p; p += c ? c : 1) {
+		size_t tl;
+
+		c = control_len(p);
+		if (c) {
+			tl = 0;
+			for (size_t i = 0; i < c; i++)
+				tl += (size_t)sprintf(tmp + tl, "\\x%02x", p[i]);
+		} else if (backslash && *p == '\\') {
+			memcpy(tmp, "\\\\", 3);
+			tl = 2;
+		} else {
+			tmp[0] = (char)*p;
+			tl = 1;
+		}
+		if (out && !end && n + tl < cap)
+			memcpy(out + n, tmp, tl);
+		else if (out && !end)
+			end = out + n; /* full: nothing more, not half of \xNN */
+		n += tl;
+	}
+	if (out)
+		*(end ? end : out + n) = '\0';
+	return n;
+}
+
+char *nf_text_escape(const char *s)
+{
+	size_t n = escape_into((const unsigned char *)s, 1, NULL, 0);
+	char *out = malloc(n + 1);
+
+	if (out)
+		escape_into((const unsigned char *)s, 1, out, n + 1);
+	return out;
+}
+
+void nf_text_defang(char *buf, size_t sz)
+{
+	char *copy;
+	size_t len;
+
+	if (!sz)
+		return;
+	len = strlen(buf);
+	if (escape_into((const unsigned char *)buf, 0, NULL, 0) == len)
+		return; /* nothing to escape */
+	if (!(copy = malloc(len + 1))) {
+		for (unsigned char *p = (unsigned char *)buf; *p; p++)
+			if (*p < 0x20 || *p == 0x7f)
+				*p = '?';
+		return;
+	}
+	memcpy(copy, buf, len + 1);
+	escape_into((const unsigned char *)copy, 0, buf, sz);
+	free(copy);
+}

@@ -57,12 +57,17 @@ static void check_unref(struct nf_vcheck *c)
 	free(c);
 }
 
+/* What a check says is built from what it read (driver strings, command
+ * output, file contents): it reaches terminals, the login banner, the
+ * drain reason and pasteable remedies, so control characters are escaped
+ * here, once for every check */
 #define VSET(buf, fmt)                                        \
 	do {                                                  \
 		va_list ap_;                                  \
 		va_start(ap_, fmt);                           \
 		vsnprintf(buf, sizeof(buf), fmt, ap_);        \
 		va_end(ap_);                                  \
+		nf_text_defang(buf, sizeof(buf));             \
 	} while (0)
 
 void nf_v_expect(struct nf_vcheck *c, const char *fmt, ...)

@@ -3,6 +3,8 @@
  * must equal the driver's or the fabric never comes up. */
 #include "internal.h"
 
+#include <ctype.h>
+
 static const struct nf_field fields[] = {
 	{ "enabled", NF_T_BOOL },
 	{ "package", NF_T_STR },
@@ -85,6 +87,14 @@ static int check_version(struct nf_vcheck *c, const json_t *sec)
 	if (!drv)
 		return nf_v_skip(c, "driver version unknown");
 	nf_v_expect(c, "fabric manager %s (the driver's version)", drv);
+	/* the version goes into a pasteable remedy: digits and dots only */
+	if (!isdigit((unsigned char)*drv) || drv[strspn(drv, "0123456789.")]) {
+		nf_v_seen(c, "the driver reports version '%s', which is not a "
+			  "version number", drv);
+		nf_v_remedy(c, "nvidia-smi -q | grep -i 'driver version'   # "
+			    "reinstall the driver if it is not N.N.N");
+		return NF_V_FAIL;
+	}
 	r = nf_v_exec(c, argv, NULL, &out, &st);
 	if (r == NF_E_TIMEOUT)
 		return NF_V_HUNG;

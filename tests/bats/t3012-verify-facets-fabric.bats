@@ -47,3 +47,24 @@ load verify_helper
 	[[ "$(verdict_of mariadb.server)" == "fail exit 1"* ]]
 	[[ "$(verdict_of mariadb.lock_wait_timeout)" == "skip because mariadb.server failed" ]]
 }
+
+# Strings the driver (NVML) reports reach the text report, the login
+# banner, the drain reason and remedies: escaped there, and a version that
+# is not N.N.N never lands inside a pasteable remedy
+@test "fabric manager: a driver version with control bytes and shell syntax is escaped and kept out of the remedy" {
+	vfx pass
+	jq '.nvml.driver_version = "550.90.07\u001b[2J\n$(reboot)"' "$SYS/fixture.json" > "$SCRATCH/f.json"
+	mv "$SCRATCH/f.json" "$SYS/fixture.json"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of fabric_manager.version)" == "fail the driver reports version '550.90.07\\x1b[2J\\x0a\$(reboot)', which is not a version number" ]]
+	echo "$output" | jq -e '.checks[] | select(.id == "fabric_manager.version") |
+		(.remedy | contains("reboot") | not)' >/dev/null
+	COLUMNS=200 vrun -v
+	status_is 3
+	[[ "$output" == *'550.90.07\x1b[2J\x0a$(reboot)'* ]]
+	if printf '%s' "$output" | LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]'; then
+		printf '%s' "$output" | od -c | head -40 >&2
+		return 1
+	fi
+}

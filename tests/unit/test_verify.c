@@ -172,6 +172,31 @@ static void test_check_needs(void **state)
 	assert_null(nf_check_find("no.such.check"));
 }
 
+/* What checks say is escaped once for every reader; a truncated buffer
+ * never ends inside an \xNN */
+static void test_text_defang(void **state)
+{
+	char buf[64], small[8];
+	char *e;
+
+	(void)state;
+	snprintf(buf, sizeof(buf), "ok \\ plain \xc3\xa9");
+	nf_text_defang(buf, sizeof(buf));
+	assert_string_equal(buf, "ok \\ plain \xc3\xa9"); /* unchanged */
+	snprintf(buf, sizeof(buf), "a\x1b[2J\nb\xc2\x9b" "c\xe2\x80\xae" "d\x7f");
+	nf_text_defang(buf, sizeof(buf));
+	assert_string_equal(buf, "a\\x1b[2J\\x0ab\\xc2\\x9bc\\xe2\\x80\\xaed\\x7f");
+	snprintf(small, sizeof(small), "ab\033cd");
+	nf_text_defang(small, sizeof(small));
+	assert_string_equal(small, "ab\\x1bc"); /* 7 bytes fit */
+	snprintf(small, sizeof(small), "abcd\033e");
+	nf_text_defang(small, sizeof(small));
+	assert_string_equal(small, "abcd"); /* not half of \x1b */
+	e = nf_text_escape("a\\b\rc");
+	assert_string_equal(e, "a\\\\b\\x0dc");
+	free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -180,6 +205,7 @@ int main(void)
 		cmocka_unit_test(test_root_cause_first),
 		cmocka_unit_test(test_bad_fixture),
 		cmocka_unit_test(test_check_needs),
+		cmocka_unit_test(test_text_defang),
 	};
 	const char *s = getenv("NF_SRCDIR");
 
