@@ -314,6 +314,10 @@ ssize_t nf_areader_data(struct nf_areader *r, void *buf, size_t len);
 void nf_areader_free(struct nf_areader *r);
 
 #define NF_MANIFEST_MAX (512ULL << 20)
+/* nf_manifest_parse's checks without keeping the entries: the top-level
+ * members other than "entries" as an object (lib/manifest.c) */
+int nf_manifest_scan(struct nf_ctx *ctx, const char *buf, size_t len,
+		     json_t **out);
 #define NF_XATTR_VALUE_MAX 65536
 #define NF_XATTR_MAX 64
 

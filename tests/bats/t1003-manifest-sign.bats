@@ -100,3 +100,38 @@ b = bytearray(open(p, "rb").read()); b[o] ^= 1; open(p, "wb").write(b)' "$1" "$2
 	status_is 1
 	[[ "$output" == *"is not signed: no 'unsigned.manifest.json.sig'"* ]]
 }
+
+# A large image's manifest is verified without holding it as one JSON tree
+# (as one jansson tree it costs some thirty times its size): 150,000 entries,
+# ~30 MB, must verify within a peak RSS of 3x the manifest's size
+@test "manifest verify streams a large signed manifest: peak RSS under 3x its size" {
+	python3 - img.tar.zst.manifest.json big.manifest.json <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+e = [{"path": "usr/share/f%06d" % i, "type": "file", "mode": "0644",
+      "uid": 0, "gid": 0, "size": i, "sha256": "%064x" % i} for i in range(150000)]
+m["entries"] = [{"path": ".", "type": "dir", "mode": "0755", "uid": 0, "gid": 0}] + e
+json.dump(m, open(sys.argv[2], "w"), indent=1)
+PY
+	nf sign big.manifest.json --key keys/signing.key -q
+	size=$(stat -c %s big.manifest.json)
+	[ "$size" -gt 25000000 ]
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=8 \
+	run python3 -c 'import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+print(r.stdout + r.stderr, end="")
+print("maxrss_kib=%d" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(r.returncode)' "$NF_BIN" manifest verify big.manifest.json --pubkey keys/signing.pub
+	echo "$output"
+	status_is 0
+	[[ "$output" == *"signature and archive ok"* ]]
+	rss=$(echo "$output" | sed -n 's/^maxrss_kib=//p')
+	echo "# manifest $((size / 1024)) KiB, peak RSS ${rss} KiB" >&3
+	[ "$rss" -lt $((size * 3 / 1024)) ]
+	# an entry broken deep inside is still found, by its index
+	sed -i '0,/"mode": "0644"/s//"mode": "9999"/' big.manifest.json
+	nf sign big.manifest.json --key keys/signing.key -q
+	run nf manifest verify big.manifest.json --pubkey keys/signing.pub
+	status_is 1
+	[[ "$output" == *"manifest entry 1: 'mode' missing or not an octal mode"* ]]
+}
