@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The package set of an image and its bootstrap: the distribution's own
+ * tool (mmdebstrap for Debian, dnf --installroot for EL, chosen from a
+ * table by the image's family) builds a minimal root with the packages,
+ * stored as a tarball in the cache under the hash of everything that
+ * affects it.
+ */
+#include "build_int.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* Debian 12 packages of the libraries nodeforge links (Makefile PKGS) */
+static const char *const self_libs[] = {
+	"libyaml-0-2", "libjansson4", "libarchive13", "libcurl4", "libssl3",
+	"libblkid1", "libefivar1", "libefiboot1", "libmicrohttpd12", "libzstd1",
+};
+
+/* the same libraries in Debian 13, renamed by the 64-bit time_t transition */
+static const char *const self_libs_trixie[] = {
+	"libyaml-0-2", "libjansson4", "libarchive13t64", "libcurl4t64",
+	"libssl3t64", "libblkid1", "libefivar1t64", "libefiboot1t64",
+	"libmicrohttpd12t64", "libzstd1",
+};
+
+/* The package list: the profile's, plus the kernel, sorted and unique */
+int nf_bld_package_list(struct build *b, char ***out, size_t *n)
+{
+	const json_t *inst = json_object_get(json_object_get(
+		json_object_get(b->prof, "system"), "packages"), "install");
+	size_t cap = json_array_size(inst) + 2 + NF_ARRAY_SIZE(self_libs), k = 0, i;
+	char **v = calloc(cap, sizeof(*v));
+	json_t *p;
+
+	if (!v)
+		return -ENOMEM;
+	json_array_foreach(inst, i, p) {
+		const char *s = json_string_value(p);
+
+		for (const char *c = s; c && *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+			      *c == '+' || *c == '-' || *c == '.' || *c == ':' ||
+			      *c == '=' || *c == '_' || (*c >= 'A' && *c <= 'Z')))
+				s = NULL;
+		if (s && b->el)
+			for (const char *c = s; *c; c++)
+				if (*c >= 'A' && *c <= 'Z')
+					s = NULL;
+		if (!s || !*s) {
+			nf_strv_free(v, k);
+			return nf_fail(b->ctx, NF_E_INVALID,
+				       "package name '%s' in system.packages.install "
+				       "is not a package name",
+				       json_string_value(p) ? json_string_value(p) : "");
+		}
+		v[k++] = nf_strdup(s);
+	}
+	v[k++] = nf_strdup(b->el ? "kernel" : "linux-image-amd64");
+	/* the image carries nodeforge itself (the first-boot verifier that
+	 * gates slurmd), built on this host: its shared libraries */
+	if (!strcmp(b->suite, "bookworm"))
+		for (size_t j = 0; j < NF_ARRAY_SIZE(self_libs); j++)
+			v[k++] = nf_strdup(self_libs[j]);
+	else if (!strcmp(b->suite, "trixie"))
+		for (size_t j = 0; j < NF_ARRAY_SIZE(self_libs_trixie); j++)
+			v[k++] = nf_strdup(self_libs_trixie[j]);
+	qsort(v, k, sizeof(*v), cmp_str);
+	size_t w = 0;
+
+	for (i = 0; i < k; i++) {
+		if (w && !strcmp(v[w - 1], v[i])) {
+			free(v[i]);
+			continue;
+		}
+		v[w++] = v[i];
+	}
+	*out = v;
+	*n = w;
+	return 0;
+}
+
+static const char *const dpkg_opts[] = {
+	"path-exclude=/usr/share/man/*",
+	"path-exclude=/usr/share/doc/*",
+	"path-include=/usr/share/doc/*/copyright",
+	"path-exclude=/usr/share/locale/*",
+	"path-include=/usr/share/locale/locale.alias",
+};
+
+int nf_bld_bootstrap_key(struct build *b, char **pkgs, size_t npkgs,
+			 const char *tool, char out[NF_SHA256_HEX])
+{
+	struct nf_buf k = { 0 };
+
+	nf_buf_printf(&k, "%s\nfamily=%s\nsuite=%s\nmirror=%s\nsecurity=%s\n"
+		      "variant=minbase\narch=amd64\ntool=%s\nepoch=%lld\n",
+		      NF_BOOTSTRAP_FORMAT, b->el ? "el" : "debian", b->suite,
+		      b->mirror, b->security, tool, b->epoch);
+	for (size_t i = 0; i < NF_ARRAY_SIZE(dpkg_opts); i++)
+		nf_buf_printf(&k, "dpkgopt=%s\n", dpkg_opts[i]);
+	for (size_t i = 0; i < npkgs; i++)
+		nf_buf_printf(&k, "pkg=%s\n", pkgs[i]);
+	if (k.err) {
+		nf_buf_free(&k);
+		return -ENOMEM;
+	}
+	nf_sha256_hex(k.s, k.len, out);
+	nf_buf_free(&k);
+	return 0;
+}
+
+
+/* ----------------------------------------------------------- bootstrap */
+
+/* EL: dnf --installroot into a directory, stored as a plain tarball so
+ * the rest of the pipeline is the same for both families.  Repos: the
+ * mirror's BaseOS and AppStream (gpg checked), or one local directory
+ * repo (--mirror DIR, a createrepo_c tree). */
+static int bootstrap_dnf(struct build *b, char **pkgs, size_t npkgs,
+			 const char *tmptar, const char *log)
+{
+	char dir[PATH_MAX + 128], reason[1024], rel[64], inst[PATH_MAX + 160];
+	char r1[PATH_MAX + 64], r2[PATH_MAX + 64], g1[PATH_MAX + 64],
+	     g2[PATH_MAX + 64];
+	char *argv[64 + 256];
+	size_t a = 0;
+	int r, local = !strncmp(b->mirror, "file://", 7);
+
+	if (npkgs > 256)
+		return nf_fail(b->ctx, NF_E_LIMIT, "more than 256 packages");
+	snprintf(dir, sizeof(dir), "%s.d", tmptar);
+	nf_rm_tree_at(AT_FDCWD, dir);
+	if ((r = nf_bld_mkdir_p(b->ctx, dir, 0755)))
+		return r;
+	snprintf(inst, sizeof(inst), "--installroot=%s", dir);
+	snprintf(rel, sizeof(rel), "--releasever=%s", b->suite);
+	argv[a++] = (char *)nf_bld_bootstrap_tool(b);
+	argv[a++] = "-y";
+	argv[a++] = inst;
+	argv[a++] = rel;
+	argv[a++] = "--setopt=reposdir=/dev/null";
+	argv[a++] = "--setopt=install_weak_deps=False";
+	argv[a++] = "--setopt=tsflags=nodocs";
+	argv[a++] = "--setopt=cachedir=/var/cache/dnf";
+	argv[a++] = "--nodocs";
+	if (local) {
+		snprintf(r1, sizeof(r1), "--repofrompath=local,%s", b->mirror);
+		argv[a++] = r1;
+		argv[a++] = "--setopt=local.gpgcheck=0";
+	} else {
+		snprintf(r1, sizeof(r1), "--repofrompath=baseos,%s/BaseOS/x86_64/os/",
+			 b->mirror);
+		snprintf(r2, sizeof(r2), "--repofrompath=appstream,%s/AppStream/"
+			 "x86_64/os/", b->mirror);
+		snprintf(g1, sizeof(g1), "--setopt=baseos.gpgkey=%s/"
+			 "RPM-GPG-KEY-Rocky-9", b->mirror);
+		snprintf(g2, sizeof(g2), "--setopt=appstream.gpgkey=%s/"
+			 "RPM-GPG-KEY-Rocky-9", b->mirror);
+		argv[a++] = r1;
+		argv[a++] = r2;
+		argv[a++] = g1;
+		argv[a++] = g2;
+		argv[a++] = "--setopt=baseos.gpgcheck=1";
+		argv[a++] = "--setopt=appstream.gpgcheck=1";
+	}
+	argv[a++] = "install";
+	for (size_t i = 0; i < npkgs; i++)
+		argv[a++] = pkgs[i];
+	argv[a] = NULL;
+	r = nf_bld_run_tool(b->ctx, argv, log, NULL);
+	if (r > 0) {
+		nf_bld_log_reason(log, reason, sizeof(reason));
+		nf_rm_tree_at(AT_FDCWD, dir);
+		if (strstr(reason, "No match for argument") ||
+		    strstr(reason, "Unable to find a match"))
+			return nf_fail(b->ctx, NF_E_EXTERNAL,
+				       "bootstrap of '%s' failed: %s: a package of "
+				       "system.packages.install is not in the repos "
+				       "at '%s'; ship it as an artifact or remove it",
+				       b->role, reason, b->mirror);
+		return nf_fail(b->ctx, NF_E_EXTERNAL, "bootstrap of '%s' with dnf "
+			       "from '%s' failed (exit %d): %s", b->role, b->mirror,
+			       r, reason);
+	}
+	if (r < 0) {
+		nf_rm_tree_at(AT_FDCWD, dir);
+		return r;
+	}
+	{
+		struct nf_pack_opts po = { .format = NF_PACK_TAR,
+					   .compressor = NF_COMP_NONE,
+					   .level = -1, .epoch = b->epoch };
+		char man[PATH_MAX + 160];
+
+		r = nf_pack(b->ctx, dir, tmptar, &po);
+		snprintf(man, sizeof(man), "%s.manifest.json", tmptar);
+		unlink(man);
+	}
+	nf_rm_tree_at(AT_FDCWD, dir);
+	return r;
+}
+
+/* Debian: mmdebstrap, minbase, straight to a tarball */
+static int bootstrap_mmdebstrap(struct build *b, char **pkgs, size_t npkgs,
+				const char *tmptar, const char *log)
+{
+	char reason[1024], sde[64], include[8192];
+	struct nf_buf inc = { 0 };
+	char *argv[64];
+	char src1[PATH_MAX + 64], src2[PATH_MAX + 64], src3[PATH_MAX + 64];
+	char dopts[NF_ARRAY_SIZE(dpkg_opts)][128];
+	char *env[] = { sde, NULL };
+	size_t a = 0;
+	int r;
+
+	for (size_t i = 0; i < npkgs; i++)
+		nf_buf_printf(&inc, "%s%s", i ? "," : "", pkgs[i]);
+	if (inc.err || inc.len >= sizeof(include)) {
+		nf_buf_free(&inc);
+		return nf_fail(b->ctx, NF_E_LIMIT, "package list is too long");
+	}
+	snprintf(include, sizeof(include), "--include=%s", inc.s);
+	nf_buf_free(&inc);
+	snprintf(sde, sizeof(sde), "SOURCE_DATE_EPOCH=%lld", b->epoch);
+	snprintf(src1, sizeof(src1), "deb %s %s main", b->mirror, b->suite);
+	snprintf(src2, sizeof(src2), "deb %s %s-updates main", b->mirror, b->suite);
+	snprintf(src3, sizeof(src3), "deb %s %s-security main", b->security,
+		 b->suite);
+	argv[a++] = (char *)nf_bld_bootstrap_tool(b);
+	argv[a++] = "--mode=root";
+	argv[a++] = "--variant=minbase";
+	argv[a++] = "--architectures=amd64";
+	argv[a++] = "--format=tar";
+	argv[a++] = "--aptopt=Acquire::Languages \"none\"";
+	argv[a++] = "--aptopt=Acquire::Retries \"3\"";
+	for (size_t i = 0; i < NF_ARRAY_SIZE(dpkg_opts); i++) {
+		snprintf(dopts[i], sizeof(dopts[i]), "--dpkgopt=%s", dpkg_opts[i]);
+		argv[a++] = dopts[i];
+	}
+	argv[a++] = include;
+	argv[a++] = b->suite;
+	argv[a++] = (char *)tmptar;
+	argv[a++] = src1;
+	if (strncmp(b->mirror, "file://", 7))
+		argv[a++] = src2;
+	if (*b->security)
+		argv[a++] = src3;
+	argv[a] = NULL;
+	r = nf_bld_run_tool(b->ctx, argv, log, env);
+	if (r > 0) {
+		nf_bld_log_reason(log, reason, sizeof(reason));
+		if (strstr(reason, "Unable to locate package"))
+			return nf_fail(b->ctx, NF_E_EXTERNAL,
+				       "bootstrap of '%s' failed: %s: a package of "
+				       "system.packages.install is not in %s at '%s'; "
+				       "ship it as an artifact (system.artifacts) or "
+				       "remove it", b->role, reason, b->suite,
+				       b->mirror);
+		return nf_fail(b->ctx, NF_E_EXTERNAL, "bootstrap of '%s' with "
+			       "mmdebstrap from '%s' failed (exit %d): %s",
+			       b->role, b->mirror, r, reason);
+	}
+	return r;
+}
+
+/* One backend per distribution family; `env` names a stand-in tool
+ * (tests), `run` writes the root as a plain tarball to its first path */
+static const struct bootstrap_backend {
+	const char *family;
+	const char *tool;
+	const char *env;
+	int (*run)(struct build *b, char **pkgs, size_t npkgs,
+		   const char *tmptar, const char *log);
+} backends[] = {
+	{ "debian", "mmdebstrap", "NODEFORGE_MMDEBSTRAP", bootstrap_mmdebstrap },
+	{ "el", "dnf", "NODEFORGE_DNF", bootstrap_dnf },
+};
+
+static const struct bootstrap_backend *backend(const struct build *b)
+{
+	return &backends[b->el ? 1 : 0];
+}
+
+const char *nf_bld_bootstrap_tool(const struct build *b)
+{
+	const char *t = getenv(backend(b)->env);
+
+	return t && *t ? t : backend(b)->tool;
+}
+
+int nf_bld_stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
+			   const char *bkey, char *tarpath, size_t tarsz,
+			   int *cached)
+{
+	char dir[PATH_MAX + 16], tmp[PATH_MAX + 96], log[PATH_MAX + 96];
+	int r;
+
+	snprintf(dir, sizeof(dir), "%s/bootstrap", b->cache);
+	if ((r = nf_bld_mkdir_p(b->ctx, dir, 0755)))
+		return r;
+	snprintf(tarpath, tarsz, "%s/%s.tar", dir, bkey);
+	*cached = 0;
+	if (!b->o->no_cache && nf_bld_file_exists(tarpath)) {
+		*cached = 1;
+		return 0;
+	}
+	if (b->o->offline)
+		return nf_fail(b->ctx, NF_E_NOTFOUND,
+			       "--offline: no cached bootstrap for this package "
+			       "set ('%s'); build once with network or --mirror DIR",
+			       tarpath);
+	snprintf(tmp, sizeof(tmp), "%s/.tmp-%s-%d.tar", dir, bkey, (int)getpid());
+	snprintf(log, sizeof(log), "%s/%s.log", dir, bkey);
+	r = backend(b)->run(b, pkgs, npkgs, tmp, log);
+	if (!r && rename(tmp, tarpath) < 0)
+		r = nf_fail(b->ctx, -errno, "cannot store '%s': %s", tarpath,
+			    strerror(errno));
+	if (r)
+		unlink(tmp);
+	return r;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The image pipeline's private parts, shared by its files: lib/build.c
+ * (the pipeline, its progress, tools and paths, the inputs' hash),
+ * lib/build_bootstrap.c (the package set, the bootstrap backends and
+ * their cache), lib/build_root.c (artifacts, overlays and templates,
+ * nodeforge itself, host identity removed) and lib/build_publish.c (the
+ * kernel copied out, archives named by content, published atomically).
+ */
+#ifndef NF_BUILD_INT_H
+#define NF_BUILD_INT_H
+
+#include "internal.h"
+
+#include <limits.h>
+#include <time.h>
+
+#define NF_DEFAULT_EPOCH 1704067200LL   /* 2024-01-01T00:00:00Z */
+#define NF_TOOL_OUT_MAX (64u << 10)
+#define NF_OVERLAY_FILE_MAX (16u << 20)
+#define NF_POINTER_MAX (64u << 10)
+#define NF_BOOTSTRAP_FORMAT "nodeforge-bootstrap-v1"
+
+struct build {
+	struct nf_ctx *ctx;
+	const struct nf_build_opts *o;
+	struct nf_profile *profile;
+	const json_t *prof;
+	const char *role;
+	char out[PATH_MAX];       /* OUT/ROLE */
+	char cache[PATH_MAX];
+	char work[PATH_MAX];      /* work dir (root/ inside) */
+	char root[PATH_MAX + 8];
+	char stage[PATH_MAX + 32];/* OUT/ROLE/.tmp-PID */
+	char overlays[PATH_MAX];
+	char key[PATH_MAX];
+	char pub[PATH_MAX];
+	char suite[32];           /* Debian suite, or EL release ("9") */
+	int el;                   /* EL family: dnf --installroot */
+	char mirror[PATH_MAX];
+	char security[PATH_MAX];
+	long long epoch;
+	int lockfd;
+	struct timespec t0;
+	const char *cur_stage;
+	double stage_t0;          /* when cur_stage began (monotonic s) */
+	json_t *overlay_names;
+	char liveimg[256];        /* EL: ROLE-<its sha12>.rootfs.tar.xz */
+	char liveimg_sha256[NF_SHA256_HEX];
+	json_t *nodes;            /* --inventory: nf_cluster_load() */
+};
+
+
+/* progress, tools and paths (lib/build.c) */
+double nf_bld_now_s(void);
+void nf_bld_note(struct build *b, const char *msg);
+int nf_bld_run_tool(struct nf_ctx *ctx, char *const argv[], const char *log,
+		    char *const env[]);
+void nf_bld_log_reason(const char *log, char *out, size_t outsz);
+int nf_bld_mkdir_p(struct nf_ctx *ctx, const char *path, unsigned mode);
+int nf_bld_file_exists(const char *p);
+
+/* the package set and the bootstrap backends (lib/build_bootstrap.c) */
+int nf_bld_package_list(struct build *b, char ***out, size_t *n);
+int nf_bld_bootstrap_key(struct build *b, char **pkgs, size_t npkgs,
+			 const char *tool, char out[NF_SHA256_HEX]);
+/* the tool that bootstraps b's family (its --version is in the key) */
+const char *nf_bld_bootstrap_tool(const struct build *b);
+int nf_bld_stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
+			   const char *bkey, char *tarpath, size_t tarsz,
+			   int *cached);
+
+/* what goes into the work root (lib/build_root.c) */
+int nf_bld_stage_overlays(struct build *b, int rootfd);
+int nf_bld_install_self(struct build *b, int rootfd);
+int nf_bld_stage_identity(struct build *b, int rootfd);
+int nf_bld_stage_artifacts(struct build *b, int rootfd);
+
+/* kernel, archives and their publication (lib/build_publish.c) */
+int nf_bld_find_kernel(struct build *b, char *out, size_t outsz);
+int nf_bld_copy_file(struct nf_ctx *ctx, const char *from, const char *to);
+int nf_bld_name_archive(struct build *b, const char *tmpname,
+			const char *final, const char *manifest_final,
+			char sha[NF_SHA256_HEX]);
+int nf_bld_publish(struct build *b, const char *const *names, size_t n,
+		   struct nf_build_result *res, const char *ikey);
+
+#endif

@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What goes into the work root after the bootstrap: pinned artifacts
+ * (debs, tarballs, sources built inside the image), overlays with their
+ * templates rendered, nodeforge itself, and the build host's identity
+ * removed.  Every write goes through the root's dirfd.
+ */
+#include "build_int.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ overlays */
+
+struct ov_walk {
+	struct build *b;
+	struct nf_apply *a;
+	const char *name;
+	size_t prefix;
+	const char *dest;   /* where the tree goes in the image ("" = /) */
+	int raw;            /* artifact: modes kept, no templates */
+};
+
+static struct ov_walk *ov_cur;
+
+/* Value of a dotted path ("site.cluster", "profile.slurm.conf.X", "role") */
+static int tmpl_lookup(const json_t *prof, const char *role, const char *var,
+		       char *out, size_t outsz)
+{
+	const json_t *v;
+	char buf[256], *p, *save = NULL;
+
+	if (!strcmp(var, "role")) {
+		snprintf(out, outsz, "%s", role);
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", var);
+	p = strtok_r(buf, ".", &save);
+	if (!p)
+		return -1;
+	if (!strcmp(p, "site"))
+		v = json_object_get(prof, "site");
+	else if (!strcmp(p, "profile"))
+		v = prof;
+	else
+		return -1;
+	while ((p = strtok_r(NULL, ".", &save))) {
+		char *end;
+
+		if (json_is_array(v)) {
+			unsigned long i = strtoul(p, &end, 10);
+
+			if (*end)
+				return -1;
+			v = json_array_get(v, i);
+		} else {
+			v = json_object_get(v, p);
+		}
+		if (!v)
+			return -1;
+	}
+	if (json_is_string(v))
+		snprintf(out, outsz, "%s", json_string_value(v));
+	else if (json_is_integer(v))
+		snprintf(out, outsz, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(out, outsz, "%g", json_real_value(v));
+	else if (json_is_boolean(v))
+		snprintf(out, outsz, "%s", json_is_true(v) ? "true" : "false");
+	else
+		return -1;
+	return 0;
+}
+
+int nf_template_render(struct nf_ctx *ctx, const json_t *prof, const char *role,
+		       const char *file, const char *in, struct nf_buf *out)
+{
+	const char *p = in;
+
+	while (*p) {
+		const char *d = strstr(p, "${");
+		char var[256], val[4096];
+		const char *end;
+
+		if (!d) {
+			nf_buf_printf(out, "%s", p);
+			break;
+		}
+		if (d > p && d[-1] == '$') {
+			nf_buf_printf(out, "%.*s${", (int)(d - p - 1), p);
+			p = d + 2;
+			continue;
+		}
+		nf_buf_printf(out, "%.*s", (int)(d - p), p);
+		end = strchr(d, '}');
+		if (!end || (size_t)(end - d - 2) >= sizeof(var))
+			return nf_fail(ctx, NF_E_PARSE, "template '%s': "
+				       "unterminated or too long '${'", file);
+		snprintf(var, sizeof(var), "%.*s", (int)(end - d - 2), d + 2);
+		if (tmpl_lookup(prof, role, var, val, sizeof(val)))
+			return nf_fail(ctx, NF_E_INVALID, "template '%s': "
+				       "undefined variable '${%s}' (known: "
+				       "${role}, ${site.KEY...}, ${profile.KEY...})",
+				       file, var);
+		nf_buf_printf(out, "%s", val);
+		p = end + 1;
+	}
+	return out->err;
+}
+
+static int ov_copy_cb(const char *p, const struct stat *st, int flag,
+		      struct FTW *f)
+{
+	struct ov_walk *w = ov_cur;
+	const char *rel = p + w->prefix;
+	char dest[PATH_MAX];
+	size_t n;
+	int r;
+
+	(void)f;
+	if (!*rel)
+		return 0;
+	if (flag == FTW_DNR || flag == FTW_NS)
+		return nf_fail(w->b->ctx, -EACCES, "cannot read overlay '%s'", p);
+	snprintf(dest, sizeof(dest), "%s%s", w->dest ? w->dest : "", rel);
+	if (S_ISDIR(st->st_mode))
+		return nf_apply_mkdir(w->a, dest, w->raw ? st->st_mode & 0755
+				      : 0755, 0, 0);
+	if (S_ISLNK(st->st_mode)) {
+		char target[PATH_MAX];
+		ssize_t k = readlink(p, target, sizeof(target) - 1);
+
+		if (k < 0)
+			return nf_fail(w->b->ctx, -errno, "cannot read link '%s'", p);
+		target[k] = '\0';
+		return nf_apply_symlink(w->a, dest, target);
+	}
+	if (!S_ISREG(st->st_mode))
+		return nf_fail(w->b->ctx, NF_E_UNSUPPORTED, "overlay '%s': '%s' is "
+			       "not a file, directory or symlink", w->name, rel);
+	/* modes are declared: 0755 for executables, 0644 otherwise, root;
+	 * artifacts keep theirs (setuid/setgid dropped) */
+	unsigned mode = w->raw ? st->st_mode & 0777
+			       : st->st_mode & 0111 ? 0755 : 0644;
+	char *buf = NULL;
+	size_t len = 0;
+
+	if ((r = nf_read_file(w->b->ctx, p, NF_OVERLAY_FILE_MAX, &buf, &len)))
+		return r;
+	n = strlen(dest);
+	if (!w->raw && n > 5 && !strcmp(dest + n - 5, ".tmpl")) {
+		struct nf_buf o = { 0 };
+
+		dest[n - 5] = '\0';
+		r = nf_template_render(w->b->ctx, w->b->prof, w->b->role, p,
+				       buf, &o);
+		free(buf);
+		if (r) {
+			nf_buf_free(&o);
+			return r;
+		}
+		return nf_apply_write_buf(w->a, dest, &o, mode, 0, 0);
+	}
+	r = nf_apply_write(w->a, dest, buf, len, mode, 0, 0);
+	free(buf);
+	return r;
+}
+
+int nf_bld_stage_overlays(struct build *b, int rootfd)
+{
+	struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd,
+			      .profile = b->profile, .prof = b->prof,
+			      .role = b->role };
+	char dir[PATH_MAX * 2];
+	size_t i;
+	json_t *n;
+	int r;
+
+	json_array_foreach(b->overlay_names, i, n) {
+		struct ov_walk w = { .b = b, .a = &a, .name = json_string_value(n) };
+
+		snprintf(dir, sizeof(dir), "%s/%s", b->overlays, w.name);
+		w.prefix = strlen(dir);
+		ov_cur = &w;
+		r = nftw(dir, ov_copy_cb, 32, FTW_PHYS);
+		ov_cur = NULL;
+		if (r)
+			return r < 0 ? r : nf_fail(b->ctx, NF_E_INVALID,
+						   "cannot copy overlay '%s'",
+						   w.name);
+	}
+	return 0;
+}
+
+/* The running nodeforge binary as /usr/bin/nodeforge: the verifier
+ * units call it at first boot */
+int nf_bld_install_self(struct build *b, int rootfd)
+{
+	struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd };
+	char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	if ((r = nf_read_file(b->ctx, "/proc/self/exe", 256u << 20, &buf, &len)))
+		return r;
+	r = nf_apply_write(&a, "/usr/bin/nodeforge", buf, len, 0755, 0, 0);
+	free(buf);
+	return r;
+}
+
+/* ------------------------------------------------------ host identity */
+
+int nf_bld_stage_identity(struct build *b, int rootfd)
+{
+	static const char *const gone[] = {
+		"var/lib/dbus/machine-id", "var/lib/systemd/random-seed",
+		"var/log/dpkg.log", "var/log/alternatives.log",
+		"var/log/apt/history.log", "var/log/apt/term.log",
+		"var/log/apt/eipp.log.xz", "var/log/bootstrap.log",
+		"var/cache/apt/pkgcache.bin", "var/cache/apt/srcpkgcache.bin",
+		"var/cache/debconf/templates.dat-old",
+		"var/cache/debconf/config.dat-old",
+		"etc/ssh/sshd_config.ucf-old",
+		"var/log/dnf.log", "var/log/dnf.rpm.log",
+		"var/log/dnf.librepo.log", "var/log/hawkey.log",
+	};
+	struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd,
+			      .profile = b->profile, .prof = b->prof,
+			      .role = b->role };
+	struct nf_buf u = { 0 };
+	int r, fd;
+	DIR *d;
+
+	for (size_t i = 0; i < NF_ARRAY_SIZE(gone); i++)
+		if (unlinkat(rootfd, gone[i], 0) < 0 && errno != ENOENT &&
+		    errno != ENOTDIR)
+			return nf_fail(b->ctx, -errno, "cannot remove '/%s' from "
+				       "the image: %s", gone[i], strerror(errno));
+	{
+		char p[PATH_MAX + 32];
+
+		snprintf(p, sizeof(p), "%s/var/cache/dnf", b->root);
+		nf_rm_tree_at(AT_FDCWD, p);
+	}
+	/* apt lists: large, dated, and refreshed by any later apt update */
+	fd = openat(rootfd, "var/lib/apt/lists", O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (d = fdopendir(fd))) {
+		struct dirent *de;
+
+		while ((de = readdir(d)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+			    strcmp(de->d_name, "partial") &&
+			    strcmp(de->d_name, "lock"))
+				unlinkat(dirfd(d), de->d_name, 0);
+		closedir(d);
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	/* boot-time initrds are rebuilt on a stateful install; the diskless
+	 * initramfs is the whole image */
+	fd = openat(rootfd, "boot", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (d = fdopendir(fd))) {
+		struct dirent *de;
+
+		while ((de = readdir(d)))
+			if (!strncmp(de->d_name, "initrd.img", 10))
+				unlinkat(dirfd(d), de->d_name, 0);
+		closedir(d);
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	/* ssh host keys: every node makes its own at first start */
+	fd = openat(rootfd, "etc/ssh", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+	if (fd >= 0 && (d = fdopendir(fd))) {
+		struct dirent *de;
+
+		while ((de = readdir(d)))
+			if (!strncmp(de->d_name, "ssh_host_", 9))
+				unlinkat(dirfd(d), de->d_name, 0);
+		closedir(d);
+		nf_apply_header(&u, "#", "build");
+		/* before the unit's own 'sshd -t', which fails without keys */
+		nf_buf_printf(&u, "# host keys are removed from the image: each "
+			      "node generates its own before sshd checks its "
+			      "config\n[Service]\nExecStartPre=\n"
+			      "ExecStartPre=/usr/bin/ssh-keygen -A\n"
+			      "ExecStartPre=/usr/sbin/sshd -t\n");
+		if ((r = nf_apply_write_buf(&a, "/etc/systemd/system/ssh.service.d/"
+					    "nodeforge-hostkeys.conf", &u, 0644,
+					    0, 0)))
+			return r;
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	/* empty machine-id: systemd generates one on each node's first boot */
+	if ((r = nf_apply_write(&a, "/etc/machine-id", "", 0, 0444, 0, 0)))
+		return r;
+	if ((r = nf_apply_write(&a, "/etc/hostname", "localhost\n", 10, 0644,
+				0, 0)))
+		return r;
+	/* the node's resolver comes from DHCP, not from the build host */
+	struct stat st;
+
+	if (fstatat(rootfd, "etc/resolv.conf", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(st.st_mode) &&
+	    (r = nf_apply_write(&a, "/etc/resolv.conf", "", 0, 0644, 0, 0)))
+		return r;
+	/* the kernel starts systemd from the initramfs: it is the root */
+	if (!nf_apply_exists(&a, "/init") &&
+	    (r = nf_apply_symlink(&a, "/init", "/sbin/init")))
+		return r;
+	return 0;
+}
+
+
+/* ------------------------------------------------------------- artifacts */
+
+/* Copy an unpacked tree into the image under `dest` through the root's
+ * dirfd: an artifact can no more escape the root than an overlay */
+static int copy_tree_in(struct build *b, int rootfd, const char *tree,
+			const char *dest, const char *name)
+{
+	struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd,
+			      .profile = b->profile, .prof = b->prof,
+			      .role = b->role };
+	struct ov_walk w = { .b = b, .a = &a, .name = name, .raw = 1,
+			     .prefix = strlen(tree) };
+	char d[PATH_MAX];
+	int r;
+
+	snprintf(d, sizeof(d), "%s", dest && strcmp(dest, "/") ? dest : "");
+	if (*d && d[strlen(d) - 1] == '/')
+		d[strlen(d) - 1] = '\0';
+	w.dest = d;
+	if (*d && (r = nf_apply_mkdir(&a, d, 0755, 0, 0)))
+		return r;
+	ov_cur = &w;
+	r = nftw(tree, ov_copy_cb, 32, FTW_PHYS);
+	ov_cur = NULL;
+	if (r > 0)
+		r = nf_fail(b->ctx, NF_E_INVALID, "cannot install artifact '%s'",
+			    name);
+	return r;
+}
+
+/* Run `cmd` inside the image root */
+static int in_root(struct build *b, const char *name, const char *cmd)
+{
+	char log[PATH_MAX + 64], reason[1024];
+	char *argv[] = { "chroot", b->root, "/bin/sh", "-ec", (char *)cmd, NULL };
+	char *env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+			"DEBIAN_FRONTEND=noninteractive", "LC_ALL=C", NULL };
+	int r;
+
+	snprintf(log, sizeof(log), "%s/artifact-%s.log", b->work, name);
+	r = nf_bld_run_tool(b->ctx, argv, log, env);
+	if (r > 0) {
+		nf_bld_log_reason(log, reason, sizeof(reason));
+		return nf_fail(b->ctx, NF_E_EXTERNAL, "artifact '%s': '%s' failed "
+			       "in the image (exit %d): %s", name, cmd, r, reason);
+	}
+	return r;
+}
+
+static int install_artifact(struct build *b, int rootfd, const json_t *art,
+			    const char *file)
+{
+	const char *name = json_string_value(json_object_get(art, "name"));
+	const char *kind = json_string_value(json_object_get(art, "kind"));
+	const char *dest = json_string_value(json_object_get(art, "dest"));
+	const char *bld = json_string_value(json_object_get(art, "build"));
+	char tree[PATH_MAX + 64], cmd[PATH_MAX + 256], src[PATH_MAX + 64];
+	int r;
+
+	if (!strcmp(kind, "deb")) {
+		struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd };
+		char *buf = NULL;
+		size_t len = 0;
+
+		snprintf(src, sizeof(src), "/var/cache/nodeforge/%s.deb", name);
+		if ((r = nf_read_file(b->ctx, file, 2ULL << 30, &buf, &len)))
+			return r;
+		r = nf_apply_write(&a, src, buf, len, 0644, 0, 0);
+		free(buf);
+		if (r)
+			return r;
+		/* its dependencies come from system.packages.install */
+		snprintf(cmd, sizeof(cmd), "dpkg -i --force-confold '%s' && rm -f '%s'",
+			 src, src);
+		return in_root(b, name, cmd);
+	}
+	if (!strcmp(kind, "rpm"))
+		return nf_fail(b->ctx, NF_E_UNSUPPORTED, "artifact '%s': kind "
+			       "'rpm' needs an EL distro; this image is Debian "
+			       "(set distro: on the artifact to skip it here)", name);
+	/* tarball and source: unpacked safely, then copied in */
+	snprintf(tree, sizeof(tree), "%s/artifact-%s", b->work, name);
+	nf_rm_tree_at(AT_FDCWD, tree);
+	{
+		struct nf_unpack_opts uo = { 0 };
+
+		if ((r = nf_unpack(b->ctx, file, tree, &uo)))
+			return r;
+	}
+	if (!strcmp(kind, "tarball"))
+		return copy_tree_in(b, rootfd, tree, dest ? dest : "/", name);
+	/* source: built inside the image, against its own headers (pyxis
+	 * against the image's Slurm), then the sources are removed */
+	if (!bld)
+		return nf_fail(b->ctx, NF_E_INVALID, "artifact '%s' of kind "
+			       "'source' has no 'build' command", name);
+	snprintf(src, sizeof(src), "/usr/src/nodeforge/%s", name);
+	if ((r = copy_tree_in(b, rootfd, tree, src, name)))
+		return r;
+	snprintf(cmd, sizeof(cmd), "cd '%s' && { %s\n}", src, bld);
+	if ((r = in_root(b, name, cmd)))
+		return r;
+	snprintf(src, sizeof(src), "%s/usr/src/nodeforge", b->root);
+	nf_rm_tree_at(AT_FDCWD, src);
+	return 0;
+}
+
+static void fetch_progress(void *data, unsigned long long now,
+			   unsigned long long total)
+{
+	struct build *b = data;
+
+	(void)total;
+	if (b->o->progress)
+		b->o->progress(b->o->progress_data, NF_BUILD_BYTES, b->cur_stage,
+			       nf_bld_now_s() - b->stage_t0, now);
+}
+
+/* Pinned artifacts (system.artifacts): fetched into the content-addressed
+ * cache (lib/fetch.c) and installed by kind.  One that cannot be fetched
+ * stops the build unless the profile marks it optional. */
+int nf_bld_stage_artifacts(struct build *b, int rootfd)
+{
+	const json_t *arts = json_object_get(json_object_get(b->prof, "system"),
+					     "artifacts");
+	const char *distro = json_string_value(json_object_get(
+		json_object_get(b->prof, "site"), "distro"));
+	struct nf_fetch_opts fo = {
+		.cache = b->cache,
+		.mirror = b->o->artifact_mirror,
+		.offline = b->o->offline,
+		.progress = fetch_progress,
+		.progress_data = b,
+	};
+	size_t i;
+	json_t *a;
+	int r;
+
+	json_array_foreach(arts, i, a) {
+		const char *name = json_string_value(json_object_get(a, "name"));
+		const char *only = json_string_value(json_object_get(a, "distro"));
+		char *file = NULL, msg[1200];
+
+		if (only && distro && strncmp(distro, only, strlen(only)))
+			continue;
+		r = nf_fetch(b->ctx, name,
+			     json_string_value(json_object_get(a, "url")),
+			     json_string_value(json_object_get(a, "sha256")),
+			     &fo, &file);
+		if (r && json_is_true(json_object_get(a, "optional"))) {
+			snprintf(msg, sizeof(msg), "optional artifact skipped: %s",
+				 nf_errmsg(b->ctx));
+			nf_bld_note(b, msg);
+			b->ctx->errmsg[0] = '\0';
+			continue;
+		}
+		if (r)
+			return r;
+		r = install_artifact(b, rootfd, a, file);
+		free(file);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
