@@ -782,7 +782,7 @@ static int build_image(struct build *b, const struct nf_site *site,
 		goto out;
 	stage_end(b, 0);
 
-	stage_begin(b, "nf_bld_publish");
+	stage_begin(b, "publish");
 	res->kernel = nf_strdup(vmlinuz);
 	res->initramfs = nf_strdup(initrd);
 	res->rootfs = nf_strdup(rootfs);

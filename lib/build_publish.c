@@ -125,7 +125,7 @@ int nf_bld_name_archive(struct build *b, const char *tmpname,
 	return 0;
 }
 
-/* -------------------------------------------------------------- nf_bld_publish */
+/* -------------------------------------------------------------- publish */
 
 static int fsync_dir(const char *dir)
 {
@@ -150,7 +150,7 @@ int nf_bld_publish(struct build *b, const char *const *names, size_t n,
 		snprintf(from, sizeof(from), "%s/%s", b->stage, names[i]);
 		snprintf(to, sizeof(to), "%s/%s", b->out, names[i]);
 		if (rename(from, to) < 0)
-			return nf_fail(b->ctx, -errno, "cannot nf_bld_publish '%s': %s",
+			return nf_fail(b->ctx, -errno, "cannot publish '%s': %s",
 				       to, strerror(errno));
 	}
 	fsync_dir(b->out);
