@@ -23,7 +23,10 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
 CFLAGS    ?= -O2 -g
 # gcc warns about snprintf truncation we rely on (bounded paths); clang lacks the flag
 WARN      += $(shell $(CC) -Werror -Wno-format-truncation -E -x c /dev/null >/dev/null 2>&1 && echo -Wno-format-truncation)
-ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -DNF_VERSION='"$(VERSION)"' \
+# The checkout's path stays out of the binary (debug info, __FILE__): the
+# same commit gives the same build/nodeforge wherever it is checked out
+REPRO     := -ffile-prefix-map=$(CURDIR)=.
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) $(REPRO) -D_GNU_SOURCE -DNF_VERSION='"$(VERSION)"' \
              -DNF_DATADIR='"$(PREFIX)/share/nodeforge"' -Ilib $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS    := $(PKG_LIBS) -ldl -lpthread $(EXTRA_LDLIBS)
 
@@ -54,7 +57,7 @@ $(BUILD)/libnodeforge.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
 $(BUILD)/nodeforge: $(CMD_OBJ) $(BUILD)/libnodeforge.a
-	$(CC) $(ALL_CFLAGS) -o $@ $(CMD_OBJ) $(BUILD)/libnodeforge.a $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(CMD_OBJ) $(BUILD)/libnodeforge.a $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnodeforge.a
 	@mkdir -p $(dir $@)
