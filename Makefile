@@ -212,7 +212,7 @@ rpm: pkg-src
 		--define '_sourcedir $(abspath $(PKG))' --define '_smp_mflags -j$(PKG_JOBS)' \
 		--define 'source_date_epoch_from_changelog 0' \
 		--define 'use_source_date_epoch_as_buildtime 1' \
-		--define 'clamp_mtime_to_source_epoch 1' --define '_buildhost nodeforge' \
+		--define 'clamp_mtime_to_source_date_epoch 1' --define '_buildhost nodeforge' \
 		dist/nodeforge.spec
 	mv $(PKG)/rpmbuild/RPMS/*/*.rpm $(PKG)/
 
