@@ -113,7 +113,8 @@ rpm_payload() {
 	rootfs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rootfs"])' out/elmini/elmini.current)
 	mkdir root
 	zstd -dc "out/elmini/$rootfs" | tar -x -C root
-	# the root's rpm database: where dnf --installroot put it
+	# the root's rpm database: where dnf --installroot put it (on a Debian
+	# host, Debian rpm's %_dbpath: the building user's ~/.rpmdb)
 	db=$(cd root && find . -name rpmdb.sqlite -printf '/%h\n' | sed 's,^/\./,/,')
 	[ -n "$db" ]
 	r() { rpm --root "$SCRATCH/root" --dbpath "$db" "$@"; }
