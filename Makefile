@@ -7,9 +7,12 @@
 #   make fuzz       libFuzzer targets (clang); FUZZ_SECONDS=N to run each
 #   make deps       install the Debian packages the build and tests need
 #   make install PREFIX=/usr/local DESTDIR=
+#   make deb        build/pkg/nodeforge_VERSION_amd64.deb (dpkg-buildpackage, lintian)
+#   make rpm        build/pkg/nodeforge-VERSION-1.x86_64.rpm (rpmbuild)
 
 VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
 PREFIX    ?= /usr/local
+UNITDIR   ?= $(PREFIX)/lib/systemd/system
 BUILD     ?= build
 CC        ?= cc
 PKG_CONFIG ?= pkg-config
@@ -23,7 +26,10 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
 CFLAGS    ?= -O2 -g
 # gcc warns about snprintf truncation we rely on (bounded paths); clang lacks the flag
 WARN      += $(shell $(CC) -Werror -Wno-format-truncation -E -x c /dev/null >/dev/null 2>&1 && echo -Wno-format-truncation)
-ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -DNF_VERSION='"$(VERSION)"' \
+# The checkout's path stays out of the binary (debug info, __FILE__): the
+# same commit gives the same build/nodeforge wherever it is checked out
+REPRO     := -ffile-prefix-map=$(CURDIR)=.
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) $(REPRO) -D_GNU_SOURCE -DNF_VERSION='"$(VERSION)"' \
              -DNF_DATADIR='"$(PREFIX)/share/nodeforge"' -Ilib $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS    := $(PKG_LIBS) -ldl -lpthread $(EXTRA_LDLIBS)
 
@@ -36,7 +42,7 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
 
-.PHONY: fuzz-lib test all check check-unit check-bats check-e2e asan fuzz fuzz-run deps install \
+.PHONY: deb rpm pkg-src fuzz-lib test all check check-unit check-bats check-e2e asan fuzz fuzz-run deps install \
         clean bench ci-image check-cluster man
 all: $(BUILD)/nodeforge man
 
@@ -54,7 +60,7 @@ $(BUILD)/libnodeforge.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
 $(BUILD)/nodeforge: $(CMD_OBJ) $(BUILD)/libnodeforge.a
-	$(CC) $(ALL_CFLAGS) -o $@ $(CMD_OBJ) $(BUILD)/libnodeforge.a $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(CMD_OBJ) $(BUILD)/libnodeforge.a $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnodeforge.a
 	@mkdir -p $(dir $@)
@@ -86,9 +92,10 @@ check-bats: $(BUILD)/nodeforge man
 	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
 		bats --timing --print-output-on-failure tests/bats
 
-# the image-building tests share one bootstrap cache
-check-e2e: $(BUILD)/nodeforge
-	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
+# the image-building tests share one bootstrap cache; the package install
+# tests take the packages from $(PKG)
+check-e2e: $(BUILD)/nodeforge deb rpm
+	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) NF_PKGDIR=$(CURDIR)/$(PKG) \
 		NF_E2E_CACHE=$${NF_E2E_CACHE:-$(CURDIR)/$(BUILD)/e2e-cache} \
 		bats --timing --print-output-on-failure tests/e2e
 
@@ -152,10 +159,13 @@ DEPS_TEST += python3-requests
 DEPS_TEST += man-db groff-base
 # the iPXE binaries pxe copies into the tree for plain PXE firmware
 DEPS_TEST += ipxe
+# the packages (make deb, make rpm) and their install tests; the source
+# tarball is the list git gives
+DEPS_PKG := debhelper dpkg-dev lintian rpm git
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		$(DEPS_BUILD) $(DEPS_TEST)
+		$(DEPS_BUILD) $(DEPS_TEST) $(DEPS_PKG)
 
 install: $(BUILD)/nodeforge man
 	install -D -m 0755 $(BUILD)/nodeforge $(DESTDIR)$(PREFIX)/bin/nodeforge
@@ -163,10 +173,48 @@ install: $(BUILD)/nodeforge man
 	install -m 0644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -D -m 0644 dist/nodeforge.bash \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/nodeforge
-	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	install -d $(DESTDIR)$(UNITDIR)
 	sed 's,@BINDIR@,$(PREFIX)/bin,' dist/nodeforge-serve.service.in \
-		> $(DESTDIR)$(PREFIX)/lib/systemd/system/nodeforge-serve.service
+		> $(DESTDIR)$(UNITDIR)/nodeforge-serve.service
 	cp -R profiles overlays kickstart $(DESTDIR)$(PREFIX)/share/nodeforge/
+
+# Packages (docs/packages.md), under $(PKG)/.  Both build from one source
+# tarball of the checkout's files (what git tracks or would track), so
+# nothing of a local build/ enters them; debian/rules and dist/nodeforge.spec
+# build and install with this Makefile (make install DESTDIR= PREFIX=/usr)
+PKG       := $(BUILD)/pkg
+PKG_JOBS  ?= 2
+PKG_TAR   := $(PKG)/nodeforge-$(VERSION).tar.gz
+# the last commit's time stamps the tarball and the rpm (dpkg takes
+# debian/changelog's date)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+
+pkg-src:
+	@mkdir -p $(PKG)
+	rm -rf $(PKG)/src && mkdir -p $(PKG)/src/nodeforge-$(VERSION)
+	git ls-files -z -co --exclude-standard | \
+		tar -c --null --ignore-failed-read -T - | tar -x -C $(PKG)/src/nodeforge-$(VERSION)
+	tar -c --sort=name --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner \
+		-C $(PKG)/src nodeforge-$(VERSION) | gzip -n > $(PKG_TAR)
+
+deb: pkg-src
+	rm -rf $(PKG)/deb && mkdir -p $(PKG)/deb
+	tar -xzf $(PKG_TAR) -C $(PKG)/deb
+	cd $(PKG)/deb/nodeforge-$(VERSION) && dpkg-buildpackage -us -uc -b -j$(PKG_JOBS)
+	mv $(PKG)/deb/*.deb $(PKG)/deb/*.buildinfo $(PKG)/deb/*.changes $(PKG)/
+	lintian --fail-on error,warning --info $(PKG)/nodeforge_$(VERSION)_amd64.changes
+
+rpm: pkg-src
+	rm -rf $(PKG)/rpmbuild
+	@# --nodeps: on a Debian host the build dependencies are dpkg's (make deps),
+	@# not in an rpm database
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) rpmbuild -bb --nodeps --define '_topdir $(abspath $(PKG))/rpmbuild' \
+		--define '_sourcedir $(abspath $(PKG))' --define '_smp_mflags -j$(PKG_JOBS)' \
+		--define 'source_date_epoch_from_changelog 0' \
+		--define 'use_source_date_epoch_as_buildtime 1' \
+		--define 'clamp_mtime_to_source_date_epoch 1' --define '_buildhost nodeforge' \
+		dist/nodeforge.spec
+	mv $(PKG)/rpmbuild/RPMS/*/*.rpm $(PKG)/
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -11,6 +11,15 @@ command -v go-md2man >/dev/null || { echo "man.sh: go-md2man is not installed (m
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# go-md2man keeps the source's line breaks: a wrapped line of text or of a
+# code block that starts with '.' or "'" would be read by groff as a request
+# ('...', '.rootfs.tar.zst'); the zero-width \& keeps it text
+md2man() {
+	go-md2man -in "$1" -out "$2.tmp"
+	sed -E "/^\.(TH|SH|SS|PP|IP|TP|RS|RE|TS|TE|nf|fi|nh|EX|EE|br|sp)( |\$)/! s/^([.'])/\\\\\&\1/" \
+		"$2.tmp" > "$2"
+	rm -f "$2.tmp"
+}
 "$bin" --help | awk '/^  [a-z]/ { c = $1; $1 = ""; sub(/^ +/, ""); print c "\t" $0 }' > "$tmp/commands"
 for md in "$docs"/nodeforge-*.md; do
 	page=$(basename "$md" .md)
@@ -25,7 +34,7 @@ for md in "$docs"/nodeforge-*.md; do
 		sed '1{/^# /d}' "$md"
 		printf '\n# SEE ALSO\n**nodeforge**(1)\n'
 	} > "$tmp/$page.md"
-	go-md2man -in "$tmp/$page.md" -out "$out/$page.1"
+	md2man "$tmp/$page.md" "$out/$page.1"
 done
 {
 	printf '%% NODEFORGE 1 "" "nodeforge %s" "nodeforge manual"\n\n' "$version"
@@ -37,4 +46,4 @@ done
 	done < "$tmp/commands"
 	sed '1{/^# /d}' "$docs/exit-codes.md" | sed '1i # EXIT STATUS'
 } > "$tmp/nodeforge.md"
-go-md2man -in "$tmp/nodeforge.md" -out "$out/nodeforge.1"
+md2man "$tmp/nodeforge.md" "$out/nodeforge.1"

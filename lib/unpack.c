@@ -728,7 +728,12 @@ int nf_unpack(struct nf_ctx *ctx, const char *archive, const char *dir,
 		tmp = NULL;
 		goto out;
 	}
-	fchmodat(AT_FDCWD, tmp, 0755, 0);
+	/* mkdtemp makes it 0700: the unpacked root is a tree others read */
+	if (fchmodat(AT_FDCWD, tmp, 0755, 0) < 0) {
+		k = nf_fail(ctx, -errno, "cannot set the mode of '%s': %s", tmp,
+			    strerror(errno));
+		goto out;
+	}
 	rootfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (rootfd < 0) {
 		k = nf_fail(ctx, -errno, "cannot open '%s': %s", tmp,

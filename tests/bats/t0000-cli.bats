@@ -82,6 +82,16 @@ load helper
 	[[ "$output" == *"COMMANDS"*"verify"*"nodeforge-verify(1)"*"EXIT STATUS"* ]]
 }
 
+@test "man pages: groff takes no line of text for a request (a wrapped line starting with '.')" {
+	command -v man >/dev/null || skip "man-db not installed (make deps)"
+	local f w bad=0
+	for f in "$(dirname "$NF_BIN")"/man/*.1; do
+		w=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z "$f" 2>&1 >/dev/null)
+		if grep 'not defined' <<<"$w"; then echo "in $f"; bad=1; fi
+	done
+	[ $bad -eq 0 ]
+}
+
 @test "did you mean: a mistyped command, role or profile key names the closest valid one" {
 	run nf biuld
 	status_is 2

@@ -47,3 +47,15 @@ load helper
 	[ "$(comp nodeforge status -i "$NF_SRCDIR/examples/racks.yaml" gpu-0 | paste -sd' ')" = "gpu-01 gpu-02 gpu-03 gpu-04" ]
 	[ "$(comp nodeforge verify --role lo)" = login ]
 }
+
+@test "packages: VERSION, debian/changelog and dist/nodeforge.spec name one version" {
+	v=$(cat "$NF_SRCDIR/VERSION")
+	[ -n "$v" ]
+	deb=$(sed -n '1s/^nodeforge (\([^)]*\)).*/\1/p' "$NF_SRCDIR/debian/changelog")
+	rpm=$(awk '$1 == "Version:" { print $2 }' "$NF_SRCDIR/dist/nodeforge.spec")
+	echo "VERSION=$v changelog=$deb spec=$rpm"
+	[ "$deb" = "$v" ]
+	[ "$rpm" = "$v" ]
+	run nf version
+	[ "$output" = "nodeforge $v" ]
+}

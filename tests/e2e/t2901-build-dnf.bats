@@ -1,41 +1,12 @@
 #!/usr/bin/env bats
 # EL backend: real dnf --installroot against a local repo the test makes
-# with rpmbuild and createrepo_c.  The rpms are stand-ins the test builds
-# (TEST FIXTURES carrying the real names 'kernel' and 'chrony'); Rocky's
-# own mirror is not reachable from here.
+# with rpmbuild and createrepo_c (el_helper.bash).
 load ../bats/helper
-
-stub_rpm() { # name files...
-	local name=$1; shift
-	{
-		echo "Name: $name"
-		echo "Version: 1.0"
-		echo "Release: 1.nfstub"
-		echo "Summary: TEST FIXTURE stand-in for $name"
-		echo "License: MIT"
-		echo "BuildArch: noarch"
-		echo "%description"
-		echo "Stand-in package built by nodeforge's tests."
-		echo "%install"
-		for f in "$@"; do
-			echo "mkdir -p %{buildroot}$(dirname "$f")"
-			echo "echo '$name stub' > %{buildroot}$f"
-		done
-		echo "%files"
-		for f in "$@"; do echo "$f"; done
-	} > "$SCRATCH/$name.spec"
-	rpmbuild -bb --define "_topdir $SCRATCH/rpmbuild" "$SCRATCH/$name.spec" >/dev/null 2>&1
-}
+load el_helper
 
 setup() {
 	nf_setup
-	command -v dnf >/dev/null && command -v rpmbuild >/dev/null && command -v createrepo_c >/dev/null \
-		|| skip "dnf, rpmbuild and createrepo_c are needed (make deps)"
-	stub_rpm kernel /boot/vmlinuz-5.14.0-1.nfstub
-	stub_rpm chrony /usr/sbin/chronyd /usr/lib/systemd/system/chronyd.service
-	mkdir -p repo
-	cp rpmbuild/RPMS/noarch/*.rpm repo/
-	createrepo_c -q repo
+	el_stub_repo repo
 	PROFS=$NF_SRCDIR/tests/fixtures/profiles/el
 }
 
