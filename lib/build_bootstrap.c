@@ -113,6 +113,8 @@ int nf_bld_bootstrap_key(struct build *b, char **pkgs, size_t npkgs,
 		      "variant=minbase\narch=amd64\ntool=%s\nepoch=%lld\n",
 		      NF_BOOTSTRAP_FORMAT, b->el ? "el" : "debian", b->suite,
 		      b->mirror, b->security, tool, b->epoch);
+	if (b->el)
+		nf_buf_printf(&k, "rpmdb=/var/lib/rpm\n");
 	for (size_t i = 0; i < NF_ARRAY_SIZE(dpkg_opts); i++)
 		nf_buf_printf(&k, "dpkgopt=%s\n", dpkg_opts[i]);
 	for (size_t i = 0; i < npkgs; i++)
@@ -140,6 +142,8 @@ static int bootstrap_dnf(struct build *b, char **pkgs, size_t npkgs,
 	char r1[PATH_MAX + 64], r2[PATH_MAX + 64], g1[PATH_MAX + 64],
 	     g2[PATH_MAX + 64];
 	char *argv[64 + 256];
+	char home[PATH_MAX + 96], macros[PATH_MAX + 128], henv[PATH_MAX + 128];
+	char *env[] = { henv, NULL };
 	size_t a = 0;
 	int r, local = !strncmp(b->mirror, "file://", 7);
 
@@ -184,7 +188,22 @@ static int bootstrap_dnf(struct build *b, char **pkgs, size_t npkgs,
 	for (size_t i = 0; i < npkgs; i++)
 		argv[a++] = pkgs[i];
 	argv[a] = NULL;
-	r = nf_bld_run_tool(b->ctx, argv, log, NULL);
+	/* rpm's database goes where EL's rpm looks for it on the node: a
+	 * build host's rpm may default elsewhere (Debian's: the building
+	 * user's ~/.rpmdb), so dnf runs with a HOME whose .rpmmacros says
+	 * /var/lib/rpm, and nothing of the builder's home enters the image */
+	snprintf(home, sizeof(home), "%s.home", tmptar);
+	snprintf(macros, sizeof(macros), "%s/.rpmmacros", home);
+	nf_rm_tree_at(AT_FDCWD, home);
+	if ((r = nf_bld_mkdir_p(b->ctx, home, 0700)) ||
+	    (r = nf_write_atomic(b->ctx, macros, "%_dbpath /var/lib/rpm\n", 22,
+				 0644))) {
+		nf_rm_tree_at(AT_FDCWD, dir);
+		return r;
+	}
+	snprintf(henv, sizeof(henv), "HOME=%s", home);
+	r = nf_bld_run_tool(b->ctx, argv, log, env);
+	nf_rm_tree_at(AT_FDCWD, home);
 	if (r > 0) {
 		nf_bld_log_reason(log, reason, sizeof(reason));
 		nf_rm_tree_at(AT_FDCWD, dir);

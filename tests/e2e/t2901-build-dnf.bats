@@ -26,6 +26,12 @@ setup() {
 	[ "$(readlink root/etc/systemd/system/multi-user.target.wants/chronyd.service)" = /usr/lib/systemd/system/chronyd.service ]
 	[ ! -e root/var/cache/dnf ]
 	[ ! -e root/var/log/dnf.log ]
+	# rpm's database is where EL's rpm looks on the node, and nothing of
+	# the building user's home came along
+	[ -s root/var/lib/rpm/rpmdb.sqlite ]
+	[ -z "$(cd root && find . -name rpmdb.sqlite ! -path ./var/lib/rpm/rpmdb.sqlite)" ]
+	[ ! -e root/root/.rpmdb ]
+	rpm --root "$PWD/root" --dbpath /var/lib/rpm -q chrony kernel
 	run nf manifest verify --pubkey out/signing.pub out/elmini/$manifest
 	status_is 0
 	# the tarball for kickstart liveimg: tar.xz, the sha256 the pointer says

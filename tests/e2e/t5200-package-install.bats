@@ -113,10 +113,9 @@ rpm_payload() {
 	rootfs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rootfs"])' out/elmini/elmini.current)
 	mkdir root
 	zstd -dc "out/elmini/$rootfs" | tar -x -C root
-	# the root's rpm database: where dnf --installroot put it (on a Debian
-	# host, Debian rpm's %_dbpath: the building user's ~/.rpmdb)
-	db=$(cd root && find . -name rpmdb.sqlite -printf '/%h\n' | sed 's,^/\./,/,')
-	[ -n "$db" ]
+	# the root's rpm database: where EL's rpm looks (build sees to it)
+	db=/var/lib/rpm
+	[ -s "root$db/rpmdb.sqlite" ]
 	r() { rpm --root "$SCRATCH/root" --dbpath "$db" "$@"; }
 	[ "$(r -q kernel)" = kernel-1.0-1.nfstub.noarch ]
 	# build copies its own binary into every image: gone first, so what is
