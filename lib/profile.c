@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -37,24 +38,35 @@ static const struct nf_field top_fields_base[] = {
 	{ "inherits", NF_T_STRLIST },
 };
 
-/* The top-level schema: the fixed keys plus one section per facet */
-static struct nf_field *top_schema(void)
+/* One per line of facets.def: the top-level schema's size comes from the
+ * list of facets itself, so no facet can fall off its end */
+enum {
+#define NF_FACET(n) NF_TOP_##n,
+#include "facets/facets.def"
+#undef NF_FACET
+	NF_TOP_FACETS
+};
+
+static struct nf_field top_fields[NF_ARRAY_SIZE(top_fields_base) + NF_TOP_FACETS + 1];
+static pthread_once_t top_once = PTHREAD_ONCE_INIT;
+
+static void top_init(void)
 {
-	static struct nf_field f[NF_ARRAY_SIZE(top_fields_base) + 32];
-	static int done;
+	size_t n = 0;
 
-	if (!done) {
-		size_t n = 0;
+	for (size_t i = 0; i < NF_ARRAY_SIZE(top_fields_base); i++)
+		top_fields[n++] = top_fields_base[i];
+	for (size_t i = 0; i < nf_nfacets; i++)
+		top_fields[n++] = (struct nf_field){ nf_facets[i]->name, NF_T_OBJ,
+						     nf_facets[i]->schema };
+	top_fields[n] = (struct nf_field){ 0 };
+}
 
-		for (size_t i = 0; i < NF_ARRAY_SIZE(top_fields_base); i++)
-			f[n++] = top_fields_base[i];
-		for (size_t i = 0; i < nf_nfacets && n + 1 < NF_ARRAY_SIZE(f); i++)
-			f[n++] = (struct nf_field){ nf_facets[i]->name, NF_T_OBJ,
-						    nf_facets[i]->schema };
-		f[n] = (struct nf_field){ 0 };
-		done = 1;
-	}
-	return f;
+/* The top-level schema: the fixed keys plus one section per facet */
+static const struct nf_field *top_schema(void)
+{
+	pthread_once(&top_once, top_init);
+	return top_fields;
 }
 
 static int valid_name(const char *s)
