@@ -278,57 +278,12 @@ static int prune(struct pxe *p, const char *dir, const char *prefix,
 
 /* ---------------------------------------------------------- buffers */
 
-struct buf {
-	char *s;
-	size_t len, cap;
-	int oom;
-};
-
-static void bprintf(struct buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void bprintf(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->oom)
-		return;
-	for (;;) {
-		size_t room = b->cap - b->len;
-
-		va_start(ap, fmt);
-		n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->oom = 1;
-			return;
-		}
-		if ((size_t)n < room) {
-			b->len += (size_t)n;
-			return;
-		}
-		size_t cap = b->cap ? b->cap * 2 : 1024;
-
-		while (cap - b->len <= (size_t)n)
-			cap *= 2;
-		char *s = realloc(b->s, cap);
-
-		if (!s) {
-			b->oom = 1;
-			return;
-		}
-		b->s = s;
-		b->cap = cap;
-	}
-}
-
 static int bput(struct pxe *p, const char *dir, const char *name,
-		struct buf *b)
+		struct nf_buf *b)
 {
 	int r;
 
-	if (b->oom)
+	if (b->err)
 		return -ENOMEM;
 	r = put(p, dir, name, b->s ? b->s : "", b->len);
 	b->len = 0;
@@ -639,7 +594,7 @@ struct var {
 /* Replace {{name}} with its value; an unknown name is an error at the
  * template's line */
 static int render_tmpl(struct pxe *p, const char *file, const char *t,
-		       const struct var *vars, size_t nvars, struct buf *out)
+		       const struct var *vars, size_t nvars, struct nf_buf *out)
 {
 	unsigned line = 1;
 
@@ -647,12 +602,12 @@ static int render_tmpl(struct pxe *p, const char *file, const char *t,
 		const char *open = strstr(t, "{{"), *close;
 
 		if (!open) {
-			bprintf(out, "%s", t);
+			nf_buf_printf(out, "%s", t);
 			break;
 		}
 		for (const char *c = t; c < open; c++)
 			line += *c == '\n';
-		bprintf(out, "%.*s", (int)(open - t), t);
+		nf_buf_printf(out, "%.*s", (int)(open - t), t);
 		close = strstr(open, "}}");
 		if (!close || close - open > 64)
 			return nf_fail(p->ctx, NF_E_PARSE,
@@ -670,11 +625,11 @@ static int render_tmpl(struct pxe *p, const char *file, const char *t,
 				return nf_fail(p->ctx, NF_E_INVALID,
 					       "%s:%u: unknown template variable "
 					       "'%s'", file, line, name);
-			bprintf(out, "%s", vars[i].value);
+			nf_buf_printf(out, "%s", vars[i].value);
 		}
 		t = close + 2;
 	}
-	return out->oom ? -ENOMEM : 0;
+	return out->err ? -ENOMEM : 0;
 }
 
 /* Kernel arguments and URLs land in iPXE, GRUB and kickstart scripts:
@@ -702,12 +657,12 @@ static const char *site_str(const struct nf_site *site, const char *a,
 	return json_string_value(j);
 }
 
-static int render_ipxe_common(struct pxe *p, struct buf *b)
+static int render_ipxe_common(struct pxe *p, struct nf_buf *b)
 {
 	const char *url = p->o->server_url;
 	int r;
 
-	bprintf(b,
+	nf_buf_printf(b,
 		"#!ipxe\n"
 		"# nodeforge boot entry (rendered; do not edit): chain to the\n"
 		"# script of the MAC that booted, or report an unknown machine\n"
@@ -715,7 +670,7 @@ static int render_ipxe_common(struct pxe *p, struct buf *b)
 		"chain --autofree %s/ipxe/unknown.ipxe\n", url, url);
 	if ((r = bput(p, "ipxe", "boot.ipxe", b)))
 		return r;
-	bprintf(b,
+	nf_buf_printf(b,
 		"#!ipxe\n"
 		"# nodeforge: this MAC is not in the inventory.  Report it to the\n"
 		"# boot server, then retry every minute until it is added.\n"
@@ -729,7 +684,7 @@ static int render_ipxe_common(struct pxe *p, struct buf *b)
 		url, url, url);
 	if ((r = bput(p, "ipxe", "unknown.ipxe", b)))
 		return r;
-	bprintf(b,
+	nf_buf_printf(b,
 		"# nodeforge: GRUB fallback for MACs not in the inventory\n"
 		"# (rendered; do not edit).  Known MACs load grub.cfg-01-MAC.\n"
 		"echo \"nodeforge: $net_default_mac is not in the inventory\"\n"
@@ -739,7 +694,7 @@ static int render_ipxe_common(struct pxe *p, struct buf *b)
 }
 
 static int render_node(struct pxe *p, const struct nf_node *nd,
-		       const struct role *r, struct buf *b)
+		       const struct role *r, struct nf_buf *b)
 {
 	const char *url = p->o->server_url;
 	char mac[18], ip[16], file[64];
@@ -747,7 +702,7 @@ static int render_node(struct pxe *p, const struct nf_node *nd,
 
 	nf_mac_format(nd->mac, '-', mac);
 	nf_ipv4_format(nd->ip, ip);
-	bprintf(b,
+	nf_buf_printf(b,
 		"#!ipxe\n"
 		"# node %s (%s, rack %s, %s) - rendered by nodeforge; do not edit\n"
 		"kernel %s/images/%s/%s initrd=%s %s%snodeforge.server=%s "
@@ -760,7 +715,7 @@ static int render_node(struct pxe *p, const struct nf_node *nd,
 	snprintf(file, sizeof(file), "%s.ipxe", mac);
 	if ((e = bput(p, "ipxe/mac", file, b)))
 		return e;
-	bprintf(b,
+	nf_buf_printf(b,
 		"# node %s (%s) - rendered by nodeforge; do not edit\n"
 		"set default=0\n"
 		"set timeout=0\n"
@@ -777,7 +732,7 @@ static int render_node(struct pxe *p, const struct nf_node *nd,
 }
 
 static int render_kickstart(struct pxe *p, const struct role *r,
-			    struct buf *b)
+			    struct nf_buf *b)
 {
 	char *tpath, *tmpl = NULL, *url = NULL, *args = NULL, name[96];
 	const char *cluster = site_str(p->o->site, "cluster", NULL, NULL);
@@ -847,7 +802,7 @@ out:
 }
 
 static int render_dnsmasq(struct pxe *p, uint32_t net, unsigned prefix,
-			  struct buf *b)
+			  struct nf_buf *b)
 {
 	const struct nf_inventory *inv = p->o->inv;
 	const char *gw = site_str(p->o->site, "networks", "provisioning",
@@ -858,7 +813,7 @@ static int render_dnsmasq(struct pxe *p, uint32_t net, unsigned prefix,
 
 	nf_ipv4_format(net, a);
 	nf_ipv4_format(mask, m);
-	bprintf(b,
+	nf_buf_printf(b,
 		"# nodeforge: DHCP reservations and network boot (rendered; do not\n"
 		"# edit).  Only the machines of the inventory get an address.\n"
 		"port=0\n"
@@ -866,8 +821,8 @@ static int render_dnsmasq(struct pxe *p, uint32_t net, unsigned prefix,
 		"log-dhcp\n"
 		"dhcp-range=set:prov,%s,static,%s,12h\n", a, m);
 	if (gw && script_safe(gw) && !strchr(gw, ','))
-		bprintf(b, "dhcp-option=tag:prov,option:router,%s\n", gw);
-	bprintf(b,
+		nf_buf_printf(b, "dhcp-option=tag:prov,option:router,%s\n", gw);
+	nf_buf_printf(b,
 		"# firmware: BIOS PXE, UEFI PXE, UEFI HTTP boot; and iPXE itself\n"
 		"dhcp-match=set:bios,option:client-arch,0\n"
 		"dhcp-match=set:efi64,option:client-arch,7\n"
@@ -892,12 +847,12 @@ static int render_dnsmasq(struct pxe *p, uint32_t net, unsigned prefix,
 
 		nf_mac_format(nd->mac, ':', mac);
 		nf_ipv4_format(nd->ip, ip);
-		bprintf(b, "dhcp-host=%s,%s,%s,infinite\n", mac, ip, nd->name);
+		nf_buf_printf(b, "dhcp-host=%s,%s,%s,infinite\n", mac, ip, nd->name);
 	}
 	return bput(p, "", "dnsmasq.conf", b);
 }
 
-static int render_nginx(struct pxe *p, struct buf *b)
+static int render_nginx(struct pxe *p, struct nf_buf *b)
 {
 	const char *u = p->o->server_url, *hp, *colon, *slash;
 	unsigned port = 80;
@@ -907,7 +862,7 @@ static int render_nginx(struct pxe *p, struct buf *b)
 	colon = strrchr(hp, ':');
 	if (colon && (!slash || colon < slash) && !strchr(colon, ']'))
 		port = (unsigned)atoi(colon + 1);
-	bprintf(b,
+	nf_buf_printf(b,
 		"# nodeforge: nginx serving the boot tree %s at scale (rendered;\n"
 		"# do not edit).  Test with: nginx -t -c %s/nginx.conf\n"
 		"worker_processes auto;\n"
@@ -956,7 +911,7 @@ static int render_nginx(struct pxe *p, struct buf *b)
 		p->o->out_abs, p->o->out_abs, p->o->out_abs, port,
 		p->o->out_abs);
 	if (p->o->api_upstream)
-		bprintf(b,
+		nf_buf_printf(b,
 			"\t\t# verdicts and unknown-MAC reports go to nodeforge serve\n"
 			"\t\tlocation /api/ {\n"
 			"\t\t\tproxy_pass %s;\n"
@@ -966,16 +921,16 @@ static int render_nginx(struct pxe *p, struct buf *b)
 			"\t\t\tclient_max_body_size 64k;\n"
 			"\t\t}\n", p->o->api_upstream);
 	else
-		bprintf(b,
+		nf_buf_printf(b,
 			"\t\tlocation /api/ {\n"
 			"\t\t\treturn 404;\n"
 			"\t\t}\n");
-	bprintf(b, "\t}\n}\n");
+	nf_buf_printf(b, "\t}\n}\n");
 	return bput(p, "", "nginx.conf", b);
 }
 
 static int render_index(struct pxe *p, struct role *roles, size_t nroles,
-			struct buf *b)
+			struct nf_buf *b)
 {
 	const struct nf_inventory *inv = p->o->inv;
 	json_t *doc = json_object(), *nodes = json_array(), *rj = json_object();
@@ -1016,7 +971,7 @@ static int render_index(struct pxe *p, struct role *roles, size_t nroles,
 	json_decref(doc);
 	if (!s)
 		return -ENOMEM;
-	bprintf(b, "%s\n", s);
+	nf_buf_printf(b, "%s\n", s);
 	free(s);
 	e = bput(p, "", "nodes.json", b);
 	return e;
@@ -1045,7 +1000,7 @@ int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 	struct role *roles = NULL;
 	size_t nroles = 0;
 	json_t *rolemap = json_object(); /* role -> index */
-	struct buf b = { 0 };
+	struct nf_buf b = { 0 };
 	const char *cidr = o->network;
 	uint32_t net = 0;
 	unsigned prefix = 0;
@@ -1156,10 +1111,10 @@ int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 			goto out;
 	}
 	if (o->cluster_conf && o->cluster_hosts) {
-		bprintf(&b, "%s", o->cluster_conf);
+		nf_buf_printf(&b, "%s", o->cluster_conf);
 		if ((e = bput(&p, "cluster", "slurm.conf", &b)))
 			goto out;
-		bprintf(&b, "%s", o->cluster_hosts);
+		nf_buf_printf(&b, "%s", o->cluster_hosts);
 		if ((e = bput(&p, "cluster", "hosts", &b)))
 			goto out;
 	}
