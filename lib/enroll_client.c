@@ -56,51 +56,78 @@ void nf_en_json_wipe_str(json_t *o, const char *key)
 		nf_wipe((char *)json_string_value(v), json_string_length(v));
 }
 
+int nf_en_node_profile(struct nf_ctx *ctx, const char *root, json_t **out)
+{
+	char *path = nf_asprintf("%s/etc/nodeforge/profile.json",
+				 root && *root ? root : ""), *buf = NULL;
+	size_t len;
+	int r;
+
+	*out = NULL;
+	if (!path)
+		return -ENOMEM;
+	r = nf_read_file(ctx, path, 4 << 20, &buf, &len);
+	if (r == -ENOENT) {
+		r = 0;
+	} else if (!r) {
+		*out = json_loadb(buf, len, 0, NULL);
+		free(buf);
+		if (!*out)
+			r = nf_fail(ctx, NF_E_PARSE, "'%s' is not JSON", path);
+	}
+	free(path);
+	return r;
+}
+
+int nf_en_key_place(struct nf_ctx *ctx, const json_t *prof,
+		    struct nf_en_key_place *k)
+{
+	const json_t *sec = json_object_get(prof, "munge");
+	const char *p = nf_munge_key_path(sec), *o = nf_munge_key_owner(sec);
+	size_t n = strlen(p);
+
+	/* the node's own profile, but a path that climbs out of the root
+	 * is never written */
+	if (*p != '/' || strstr(p, "/../") ||
+	    (n >= 3 && !strcmp(p + n - 3, "/..")) ||
+	    n + sizeof(".next") > sizeof(k->rel))
+		return nf_fail(ctx, NF_E_INVALID,
+			       "munge.key_path '%s' of the node's profile is "
+			       "not an absolute path in the root", p);
+	if (strlen(o) >= sizeof(k->owner))
+		return nf_fail(ctx, NF_E_INVALID,
+			       "munge.owner '%s' of the node's profile is too "
+			       "long", o);
+	while (*p == '/')
+		p++;
+	snprintf(k->rel, sizeof(k->rel), "%s", p);
+	snprintf(k->owner, sizeof(k->owner), "%s", o);
+	k->mode = nf_munge_key_mode(sec);
+	return 0;
+}
+
 /* The image knows the cluster's munge key by its fingerprint (the site's
  * secrets.munge_key.fingerprint, in /etc/nodeforge/profile.json): a key
  * that is neither it nor the previous one comes from a server that does
  * not hold the cluster's key, and is refused.  An image built from a
  * site that records no fingerprint takes the key as delivered. */
-static int image_expects_key(struct nf_ctx *ctx, const char *root,
+static int image_expects_key(struct nf_ctx *ctx, const json_t *prof,
 			     const char *fp)
 {
-	char *path = nf_asprintf("%s/etc/nodeforge/profile.json",
-				 root && *root ? root : ""), *buf = NULL;
-	const json_t *fps;
-	const char *want, *prev;
-	json_t *prof;
-	size_t len;
-	int r;
+	const json_t *fps = json_object_get(json_object_get(prof, "site"),
+					    "fingerprints");
+	const char *want = json_string_value(json_object_get(fps, "munge_key"));
+	const char *prev = json_string_value(json_object_get(
+		fps, "munge_key.previous"));
 
-	if (!path)
-		return -ENOMEM;
-	r = nf_read_file(ctx, path, 4 << 20, &buf, &len);
-	if (r == -ENOENT) {
-		free(path);
-		return 0;
-	}
-	if (r) {
-		free(path);
-		return r;
-	}
-	prof = json_loadb(buf, len, 0, NULL);
-	free(buf);
-	fps = json_object_get(json_object_get(prof, "site"), "fingerprints");
-	want = json_string_value(json_object_get(fps, "munge_key"));
-	prev = json_string_value(json_object_get(fps, "munge_key.previous"));
-	r = 0;
-	if (!prof)
-		r = nf_fail(ctx, NF_E_PARSE, "'%s' is not JSON", path);
-	else if (want && strcmp(want, fp) && (!prev || strcmp(prev, fp)))
-		r = nf_fail(ctx, NF_E_CHECKSUM,
-			    "the boot server delivered munge key %s, but this "
-			    "image expects %s (the site's "
-			    "secrets.munge_key.fingerprint): refusing a key "
-			    "from a server that does not hold the cluster's; "
-			    "nothing written", fp, want);
-	json_decref(prof);
-	free(path);
-	return r;
+	if (want && strcmp(want, fp) && (!prev || strcmp(prev, fp)))
+		return nf_fail(ctx, NF_E_CHECKSUM,
+			       "the boot server delivered munge key %s, but this "
+			       "image expects %s (the site's "
+			       "secrets.munge_key.fingerprint): refusing a key "
+			       "from a server that does not hold the cluster's; "
+			       "nothing written", fp, want);
+	return 0;
 }
 
 int nf_enroll_claim_accept(struct nf_ctx *ctx, struct nf_enroll_claim *c,
@@ -110,7 +137,8 @@ int nf_enroll_claim_accept(struct nf_ctx *ctx, struct nf_enroll_claim *c,
 	uint8_t aad[AAD_MAX], *blob = NULL, *pt = NULL, *key = NULL;
 	size_t alen, bloblen = 0, ptlen = 0, klen = 0;
 	const char *s, *role, *fpsent, *pw;
-	json_t *j = NULL, *p = NULL;
+	json_t *j = NULL, *p = NULL, *prof = NULL;
+	struct nf_en_key_place kp;
 	json_error_t jerr;
 	long uid, gid;
 	int rootfd = -1, r;
@@ -166,7 +194,9 @@ int nf_enroll_claim_accept(struct nf_ctx *ctx, struct nf_enroll_claim *c,
 			    res->munge_fingerprint, fpsent);
 		goto out;
 	}
-	if ((r = image_expects_key(ctx, root, res->munge_fingerprint)))
+	if ((r = nf_en_node_profile(ctx, root, &prof)) ||
+	    (r = image_expects_key(ctx, prof, res->munge_fingerprint)) ||
+	    (r = nf_en_key_place(ctx, prof, &kp)))
 		goto out;
 	snprintf(res->role, sizeof(res->role), "%s", role);
 	rootfd = open(root && *root ? root : "/",
@@ -189,9 +219,9 @@ int nf_enroll_claim_accept(struct nf_ctx *ctx, struct nf_enroll_claim *c,
 			goto unwritten;
 		res->slurmdbd_password = 1;
 	}
-	if ((r = nf_root_user(ctx, root, "munge", &uid, &gid)) ||
-	    (r = nf_secret_write_at(ctx, rootfd, "etc/munge/munge.key", key,
-				    klen, 0400, uid, gid)))
+	if ((r = nf_root_user(ctx, root, kp.owner, &uid, &gid)) ||
+	    (r = nf_secret_write_at(ctx, rootfd, kp.rel, key, klen, kp.mode,
+				    uid, gid)))
 		goto unwritten;
 	r = 0;
 	goto out;
@@ -219,6 +249,7 @@ out:
 	if (pt)
 		nf_wipe_free(pt, ptlen + 1);
 	free(blob);
+	json_decref(prof);
 	json_decref(j);
 	return r;
 }

@@ -10,6 +10,7 @@
 
 #include "internal.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -79,5 +80,18 @@ size_t nf_en_aad(uint8_t *aad, const char *prefix, const char *name,
 /* Wipe the string jansson holds for `key` before the tree goes
  * (lib/enroll_client.c) */
 void nf_en_json_wipe_str(json_t *o, const char *key);
+
+/* The node's resolved profile, ROOT/etc/nodeforge/profile.json; *out is
+ * NULL when the root has none (lib/enroll_client.c) */
+int nf_en_node_profile(struct nf_ctx *ctx, const char *root, json_t **out);
+/* Where the node's munge key goes: where the munge facet checks it (its
+ * munge.key_path, owner and mode; the defaults without a profile) */
+struct nf_en_key_place {
+	char rel[PATH_MAX];     /* key_path relative to the root */
+	char owner[64];
+	unsigned mode;
+};
+int nf_en_key_place(struct nf_ctx *ctx, const json_t *prof,
+		    struct nf_en_key_place *k);
 
 #endif

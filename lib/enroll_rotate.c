@@ -634,6 +634,9 @@ int nf_rotate_client(struct nf_ctx *ctx, const struct nf_rotate_client_opts *o,
 	const char *root = o->root && *o->root ? o->root : "/";
 	char *url = nf_asprintf("%s/api/v1/rotate", o->server);
 	time_t t0 = time(NULL);
+	struct nf_en_key_place kp;
+	char next_rel[sizeof(kp.rel)];
+	json_t *prof = NULL;
 	long uid, gid;
 	int rootfd, r;
 
@@ -652,8 +655,14 @@ int nf_rotate_client(struct nf_ctx *ctx, const struct nf_rotate_client_opts *o,
 		free(url);
 		return r;
 	}
-	if ((r = nf_root_user(ctx, root, "munge", &uid, &gid)))
+	/* the key where the munge facet checks it, the next one beside it */
+	r = nf_en_node_profile(ctx, root, &prof);
+	if (!r)
+		r = nf_en_key_place(ctx, prof, &kp);
+	json_decref(prof);
+	if (r || (r = nf_root_user(ctx, root, kp.owner, &uid, &gid)))
 		goto out;
+	snprintf(next_rel, sizeof(next_rel), "%s.next", kp.rel);
 	for (;;) {
 		uint8_t priv[32], nonce[16], *key = NULL, *next = NULL;
 		size_t klen = 0, nlen = 0, rlen = 0;
@@ -663,8 +672,7 @@ int nf_rotate_client(struct nf_ctx *ctx, const struct nf_rotate_client_opts *o,
 		int switched_now;
 		json_t *j;
 
-		if ((r = read_key_at(ctx, rootfd, "etc/munge/munge.key", &key,
-				     &klen)))
+		if ((r = read_key_at(ctx, rootfd, kp.rel, &key, &klen)))
 			break;
 		nf_fingerprint(key, klen, res->munge_fingerprint);
 		r = rotate_request(ctx, o->node, key, klen, priv, nonce, &body);
@@ -715,16 +723,16 @@ int nf_rotate_client(struct nf_ctx *ctx, const struct nf_rotate_client_opts *o,
 		if (!r && (!strcmp(action, "stage") || !strcmp(action, "switch"))) {
 			r = rotate_open(ctx, j, o->node, priv, nonce, &next, &nlen);
 			if (!r && !strcmp(action, "stage") && !res->staged) {
-				r = nf_secret_write_at(ctx, rootfd,
-						       "etc/munge/munge.key.next",
-						       next, nlen, 0400, uid, gid);
+				r = nf_secret_write_at(ctx, rootfd, next_rel,
+						       next, nlen, kp.mode, uid,
+						       gid);
 				res->staged = !r;
 			} else if (!r && !strcmp(action, "switch")) {
-				r = nf_secret_write_at(ctx, rootfd,
-						       "etc/munge/munge.key",
-						       next, nlen, 0400, uid, gid);
+				r = nf_secret_write_at(ctx, rootfd, kp.rel,
+						       next, nlen, kp.mode, uid,
+						       gid);
 				if (!r) {
-					unlinkat(rootfd, "etc/munge/munge.key.next", 0);
+					unlinkat(rootfd, next_rel, 0);
 					res->staged = 1;
 					if (o->restart_cmd && *o->restart_cmd) {
 						int st = system(o->restart_cmd);
