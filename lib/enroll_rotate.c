@@ -310,7 +310,9 @@ static int answer_proof(const uint8_t *key, size_t klen, const char *name,
 			const char *sealed, uint8_t out[32])
 {
 	size_t al = strlen(action) + 1, sl = strlen(sealed);
-	uint8_t *msg = malloc(AAD_MAX + al + sl);
+	/* a longer prefix than AAD_PREFIX: AAD_MAX does not hold it */
+	uint8_t *msg = malloc(sizeof(ROTATE_ANSWER) + strlen(name) + 1 + 16 +
+			      al + sl);
 	size_t n;
 	int r;
 

@@ -780,6 +780,36 @@ static void test_rotation_late_join(void **state)
 	nf_enroll_free(e);
 }
 
+/* The longest node name the server takes (255 bytes) is answered during
+ * a rotation like any other: the answer's proof prefix is longer than the
+ * claim's */
+static void test_rotation_longest_name(void **state)
+{
+	struct nf_enroll *e = server("state9");
+	struct nf_enroll_node n = { NULL, "compute", "r2", NULL, 0x7f000003 };
+	struct nf_enroll_claim c;
+	char name[256], *body, fp[NF_FINGERPRINT_LEN], *names[1];
+	uint8_t priv[32], nonce[16];
+	int status;
+	(void)state;
+
+	memset(name, 'n', 255);
+	name[255] = '\0';
+	n.name = name;
+	names[0] = name;
+	assert_int_equal(nf_enroll_add_node(e, &n), 0);
+	assert_int_equal(nf_enroll_open(e, names, 1, 600, 0), 0);
+	assert_int_equal(nf_enroll_claim_make(ctx, &c, name, NULL, &body), 0);
+	json_decref(claim(e, "127.0.0.3", body, &status));
+	assert_int_equal(status, 200);
+	free(body);
+	assert_int_equal(nf_rotate_begin(e, fp), 0);
+	body = rot_body(name, munge_key, 1024, priv, nonce, 0);
+	assert_string_equal(rot_action(e, "127.0.0.3", body, &status), "stage");
+	free(body);
+	nf_enroll_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -795,6 +825,7 @@ int main(void)
 		cmocka_unit_test(test_secret_write_refuses_escape),
 		cmocka_unit_test(test_rotation_late_join),
 		cmocka_unit_test(test_rotation),
+		cmocka_unit_test(test_rotation_longest_name),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
