@@ -3,6 +3,10 @@
  * Golden-image CI: build a role, verify the image offline, diff it against
  * the last released image, one verdict with a test case per check and per
  * stage (JUnit for CI systems, JSON for scripts).
+ *
+ * This file holds the run, the static stage (the verifier offline, no
+ * secrets, the image's own daemons through lib/ci_daemons.c) and the diff
+ * against a baseline; the boot stage is lib/ci_boot.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "ci_int.h"
 
 #define CI_MAX_CASES 100000
 #define CI_SCAN_MAX (1ULL << 20)        /* secret scan: bytes read per file */
@@ -25,26 +29,9 @@
 #define CI_PROFILE_MAX (4ULL << 20)
 #define CI_SCAN_DEPTH 32
 
-struct nf_ci {
-	struct nf_ci_case *v;
-	size_t n, cap;
-	json_t *diff;           /* summary of stage 4, or NULL */
-	char *rootfs;           /* published rootfs name */
-	char *rootfs_sha256;
-	double elapsed;
-};
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int add_case(struct nf_ci *ci, const char *cls, const char *name,
-		    int verdict, const char *message, const char *detail,
-		    double secs)
+int nf_ci_add_case(struct nf_ci *ci, const char *cls, const char *name,
+		   int verdict, const char *message, const char *detail,
+		   double secs)
 {
 	struct nf_ci_case *c;
 
@@ -266,10 +253,10 @@ static int list_case(struct nf_ci *ci, const char *id, const json_t *found,
 	int r;
 
 	if (!json_array_size(found))
-		return add_case(ci, "ci.static", id, NF_V_PASS, NULL, NULL, secs);
+		return nf_ci_add_case(ci, "ci.static", id, NF_V_PASS, NULL, NULL, secs);
 	seen = join_list(found);
 	msg = nf_asprintf("%s: %s", what, seen ? seen : "");
-	r = msg ? add_case(ci, "ci.static", id, NF_V_FAIL, msg, remedy, secs)
+	r = msg ? nf_ci_add_case(ci, "ci.static", id, NF_V_FAIL, msg, remedy, secs)
 		: -ENOMEM;
 	free(seen);
 	free(msg);
@@ -331,14 +318,14 @@ static int hygiene(struct nf_ctx *ctx, struct nf_ci *ci, const char *root)
 						S_ISREG(st.st_mode) ? "not empty"
 								    : "not a regular file");
 
-			r = msg ? add_case(ci, "ci.static", "ci.identity.machine_id",
+			r = msg ? nf_ci_add_case(ci, "ci.static", "ci.identity.machine_id",
 					   NF_V_FAIL, msg,
 					   "an image ships an empty /etc/machine-id",
 					   now() - t0)
 				: -ENOMEM;
 			free(msg);
 		} else {
-			r = add_case(ci, "ci.static", "ci.identity.machine_id",
+			r = nf_ci_add_case(ci, "ci.static", "ci.identity.machine_id",
 				     NF_V_PASS, NULL, NULL, now() - t0);
 		}
 	}
@@ -607,10 +594,10 @@ static int diff_stage(struct nf_ctx *ctx, struct nf_ci *ci,
 				  json_object_size(json_object_get(pka, "added")),
 				  json_object_size(json_object_get(pka, "removed")),
 				  json_object_size(json_object_get(pka, "changed")));
-		r = add_case(ci, "ci.diff", "diff.packages", NF_V_PASS, msg, NULL,
+		r = nf_ci_add_case(ci, "ci.diff", "diff.packages", NF_V_PASS, msg, NULL,
 			     now() - t0);
 	} else {
-		r = add_case(ci, "ci.diff", "diff.packages", NF_V_SKIP,
+		r = nf_ci_add_case(ci, "ci.diff", "diff.packages", NF_V_SKIP,
 			     "no var/lib/dpkg/status in both images", NULL,
 			     now() - t0);
 	}
@@ -619,7 +606,7 @@ static int diff_stage(struct nf_ctx *ctx, struct nf_ci *ci,
 	if (!r) {
 		msg = nf_asprintf("%zu config files changed",
 				  json_array_size(config));
-		r = add_case(ci, "ci.diff", "diff.config", NF_V_PASS, msg, NULL,
+		r = nf_ci_add_case(ci, "ci.diff", "diff.config", NF_V_PASS, msg, NULL,
 			     now() - t0);
 		free(msg);
 		msg = NULL;
@@ -628,10 +615,10 @@ static int diff_stage(struct nf_ctx *ctx, struct nf_ci *ci,
 		msg = nf_asprintf("%zu added, %zu removed",
 				  json_array_size(json_object_get(pkb, "added")),
 				  json_array_size(json_object_get(pkb, "removed")));
-		r = add_case(ci, "ci.diff", "diff.kernel_args", NF_V_PASS, msg,
+		r = nf_ci_add_case(ci, "ci.diff", "diff.kernel_args", NF_V_PASS, msg,
 			     NULL, now() - t0);
 	} else if (!r) {
-		r = add_case(ci, "ci.diff", "diff.kernel_args", NF_V_SKIP,
+		r = nf_ci_add_case(ci, "ci.diff", "diff.kernel_args", NF_V_SKIP,
 			     "no /etc/nodeforge/profile.json in both images",
 			     NULL, now() - t0);
 	}
@@ -672,7 +659,7 @@ static int daemon_cases(struct nf_ctx *ctx, struct nf_ci *ci, const char *root,
 		const char *msg = json_string_value(json_object_get(c, "message"));
 		int v = (int)json_integer_value(json_object_get(c, "verdict"));
 
-		if ((r = add_case(ci, "static.daemons",
+		if ((r = nf_ci_add_case(ci, "static.daemons",
 				  json_string_value(json_object_get(c, "id")), v, msg,
 				  v == NF_V_FAIL ? msg : NULL, 0)))
 			break;
@@ -719,7 +706,7 @@ static int static_stage(struct nf_ctx *ctx, struct nf_ci *ci, const char *root,
 			msg = c->reason;
 		}
 		/* a warning is a passed case that carries its message */
-		r = add_case(ci, cls, c->id,
+		r = nf_ci_add_case(ci, cls, c->id,
 			     c->verdict == NF_V_WARN ? NF_V_PASS : c->verdict, msg,
 			     detail, c->elapsed_us / 1e6);
 		free(cls);
@@ -735,30 +722,27 @@ out:
 	return r;
 }
 
-static int stage_case(struct nf_ci *ci, const char *name, int verdict,
-		      const char *msg, double t0)
+int nf_ci_stage_case(struct nf_ci *ci, const char *name, int verdict,
+		     const char *msg, double t0)
 {
-	return add_case(ci, "ci.stage", name, verdict, msg, NULL, now() - t0);
+	return nf_ci_add_case(ci, "ci.stage", name, verdict, msg, NULL,
+			      now() - t0);
 }
 
 /* A failed stage: its case carries the library's message */
-static int stage_error(struct nf_ctx *ctx, struct nf_ci *ci, const char *name,
-		       int err, double t0)
+int nf_ci_stage_error(struct nf_ctx *ctx, struct nf_ci *ci, const char *name,
+		      int err, double t0)
 {
 	char msg[1100];
 	int r;
 
 	snprintf(msg, sizeof(msg), "%s", *nf_errmsg(ctx) ? nf_errmsg(ctx)
 							 : nf_strerror(err));
-	r = stage_case(ci, name, NF_V_HUNG, msg, t0);
+	r = nf_ci_stage_case(ci, name, NF_V_HUNG, msg, t0);
 	/* keep the stage's message for the caller */
 	nf_fail(ctx, err, "%s", msg);
 	return r ? r : err;
 }
-
-static int boot_stage(struct nf_ctx *ctx, struct nf_ci *ci, const char *role,
-		      const struct nf_site *site, const struct nf_ci_opts *o,
-		      const char *tmpdir);
 
 static size_t fails_since(const struct nf_ci *ci, size_t from)
 {
@@ -792,7 +776,7 @@ int nf_ci_run(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 	ts = now();
 	r = nf_build(ctx, role, site, &o->build, &res);
 	if (r) {
-		err = stage_error(ctx, ci, "stage.build", r, ts);
+		err = nf_ci_stage_error(ctx, ci, "stage.build", r, ts);
 		goto skip_rest;
 	}
 	ci->rootfs = nf_strdup(res.rootfs);
@@ -803,7 +787,7 @@ int nf_ci_run(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 		err = -ENOMEM;
 		goto done;
 	}
-	if ((r = stage_case(ci, "stage.build", NF_V_PASS,
+	if ((r = nf_ci_stage_case(ci, "stage.build", NF_V_PASS,
 			    res.unchanged ? "unchanged inputs: cached image"
 					  : NULL, ts))) {
 		err = r;
@@ -817,7 +801,7 @@ int nf_ci_run(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 	if (!mkdtemp(tmpl)) {
 		r = nf_fail(ctx, -errno, "cannot create '%s': %s", tmpl,
 			    strerror(errno));
-		err = stage_error(ctx, ci, "stage.static", r, ts);
+		err = nf_ci_stage_error(ctx, ci, "stage.static", r, ts);
 		goto skip_boot;
 	}
 	if (!(root = nf_asprintf("%s/root", tmpl))) {
@@ -831,7 +815,7 @@ int nf_ci_run(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 	if (!r)
 		r = static_stage(ctx, ci, root, o->build.inventory, site);
 	if (r) {
-		err = stage_error(ctx, ci, "stage.static", r, ts);
+		err = nf_ci_stage_error(ctx, ci, "stage.static", r, ts);
 		goto skip_boot;
 	}
 	if (fails_since(ci, mark)) {
@@ -839,9 +823,9 @@ int nf_ci_run(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 
 		snprintf(msg, sizeof(msg), "%zu checks failed",
 			 fails_since(ci, mark));
-		r = stage_case(ci, "stage.static", NF_V_FAIL, msg, ts);
+		r = nf_ci_stage_case(ci, "stage.static", NF_V_FAIL, msg, ts);
 	} else {
-		r = stage_case(ci, "stage.static", NF_V_PASS, NULL, ts);
+		r = nf_ci_stage_case(ci, "stage.static", NF_V_PASS, NULL, ts);
 	}
 	if (r) {
 		err = r;
@@ -851,12 +835,12 @@ int nf_ci_run(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 skip_boot:
 	/* 3: boot in a VM, as a rack node boots */
 	if (!o->boot) {
-		r = stage_case(ci, "stage.boot", NF_V_SKIP, "not requested (--boot)", now());
+		r = nf_ci_stage_case(ci, "stage.boot", NF_V_SKIP, "not requested (--boot)", now());
 	} else if (err || !root) {
-		r = stage_case(ci, "stage.boot", NF_V_SKIP,
+		r = nf_ci_stage_case(ci, "stage.boot", NF_V_SKIP,
 			       "the image could not be verified offline", now());
 	} else {
-		r = boot_stage(ctx, ci, role, site, o, tmpl);
+		r = nf_ci_boot_stage(ctx, ci, role, site, o, tmpl);
 		if (r && !err)
 			err = r;
 		r = 0;
@@ -869,21 +853,21 @@ skip_boot:
 	/* 4: diff against the last released image */
 	ts = now();
 	if (!o->baseline) {
-		r = stage_case(ci, "stage.diff", NF_V_SKIP, "no --baseline given", ts);
+		r = nf_ci_stage_case(ci, "stage.diff", NF_V_SKIP, "no --baseline given", ts);
 	} else if (!root || !manifest) {
-		r = stage_case(ci, "stage.diff", NF_V_SKIP,
+		r = nf_ci_stage_case(ci, "stage.diff", NF_V_SKIP,
 			       "no image to compare", ts);
 	} else {
 		mark = ci->n;
 		r = diff_stage(ctx, ci, o->baseline, manifest, root);
 		if (r) {
-			int e = stage_error(ctx, ci, "stage.diff", r, ts);
+			int e = nf_ci_stage_error(ctx, ci, "stage.diff", r, ts);
 
 			if (!err)
 				err = e;
 			r = 0;
 		} else {
-			r = stage_case(ci, "stage.diff", NF_V_PASS, NULL, ts);
+			r = nf_ci_stage_case(ci, "stage.diff", NF_V_PASS, NULL, ts);
 		}
 	}
 	if (r && !err)
@@ -891,9 +875,9 @@ skip_boot:
 	goto done;
 
 skip_rest:
-	if (!stage_case(ci, "stage.static", NF_V_SKIP, "the build failed", now()) &&
-	    !stage_case(ci, "stage.boot", NF_V_SKIP, "the build failed", now()))
-		stage_case(ci, "stage.diff", NF_V_SKIP, "the build failed", now());
+	if (!nf_ci_stage_case(ci, "stage.static", NF_V_SKIP, "the build failed", now()) &&
+	    !nf_ci_stage_case(ci, "stage.boot", NF_V_SKIP, "the build failed", now()))
+		nf_ci_stage_case(ci, "stage.diff", NF_V_SKIP, "the build failed", now());
 done:
 	if (root) {
 		int fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -943,412 +927,4 @@ int nf_ci_write_junit(struct nf_ctx *ctx, const struct nf_ci *ci,
 	free(suite);
 	free(cs);
 	return r;
-}
-
-/* ------------------------------------------------ stage 3: boot in a VM */
-
-/*
- * The image boots exactly as a rack node does: 'nodeforge pxe' renders a
- * boot tree for one node whose MAC is the VM's, the embedded server serves
- * it (and enrolls the node with a throwaway munge key made for this run,
- * so no cluster secret is involved), QEMU's iPXE boots the kernel and the
- * initramfs, and the node's own verifier POSTs its verdict.  Every check of
- * that verdict becomes a test case "boot.FACET"; a check that needs what a
- * VM does not have (GPUs, NVSwitches, InfiniBand, local NVMe, the site's
- * time servers) and failed there is reported as skipped by environment.
- */
-
-#define CI_VM_MAC "52:54:00:6e:66:01"
-#define CI_VM_ROM "/usr/lib/ipxe/qemu/pxe-virtio.rom"
-
-/* What the CI VM lacks, by what a check needs (its definition's needs) */
-static const struct {
-	const char *need;
-	const char *why;
-} vm_lacks[] = {
-	{ "gpu", "no NVIDIA GPU in the CI VM" },
-	{ "nvswitch", "no NVSwitch in the CI VM" },
-	{ "ib", "no InfiniBand adapter in the CI VM" },
-	{ "hugepage-memory", "the CI VM's memory cannot hold the profile's "
-			     "hugepage pool" },
-	{ "nvme", "no local NVMe in the CI VM" },
-	{ "disk", "the CI VM boots diskless" },
-	{ "ntp", "the site's time servers are not reachable from the CI VM "
-		 "(user-mode network)" },
-	{ "cluster-key", "the CI VM is enrolled with a throwaway key, not the "
-			 "cluster's" },
-	{ "controller", "the CI VM boots alone: its boot tree has no controller, "
-			"so no cluster.conf names it" },
-};
-
-static const char *vm_env_why(const char *id)
-{
-	const struct nf_check_def *d = nf_check_find(id);
-
-	for (size_t i = 0; d && d->needs && i < NF_ARRAY_SIZE(vm_lacks); i++)
-		if (!strcmp(d->needs, vm_lacks[i].need))
-			return vm_lacks[i].why;
-	return NULL;
-}
-
-/* The node's verdict as boot cases; *fails counts the failed ones */
-static int boot_cases(struct nf_ci *ci, const json_t *doc, size_t *fails)
-{
-	const json_t *checks = json_object_get(doc, "checks");
-	size_t i;
-	json_t *c;
-	int r = 0;
-
-	*fails = 0;
-	json_array_foreach(checks, i, c) {
-		const char *id = json_string_value(json_object_get(c, "id"));
-		const char *facet = json_string_value(json_object_get(c, "facet"));
-		const char *v = json_string_value(json_object_get(c, "verdict"));
-		const char *seen = json_string_value(json_object_get(c, "seen"));
-		const char *reason = json_string_value(json_object_get(c, "reason"));
-		const char *why;
-		char *cls, *msg = NULL, *detail = NULL;
-		int verdict;
-
-		if (!id || !v)
-			continue;
-		if (!strcmp(v, "pass") || !strcmp(v, "warn"))
-			verdict = NF_V_PASS;
-		else if (!strcmp(v, "skip"))
-			verdict = NF_V_SKIP;
-		else
-			verdict = !strcmp(v, "hung") ? NF_V_HUNG : NF_V_FAIL;
-		if (verdict == NF_V_FAIL || verdict == NF_V_HUNG) {
-			if ((why = vm_env_why(id))) {
-				verdict = NF_V_SKIP;
-				msg = nf_asprintf("skipped by environment: %s (the node "
-						  "saw: %s)", why, seen ? seen : v);
-			} else {
-				msg = nf_strdup(seen ? seen : v);
-				detail = nf_asprintf(
-					"expected: %s\nseen: %s\nremedy: %s",
-					json_string_value(json_object_get(c, "expected")) ?: "",
-					seen ?: "",
-					json_string_value(json_object_get(c, "remedy")) ?: "");
-				++*fails;
-			}
-		} else if (verdict == NF_V_SKIP) {
-			msg = nf_strdup(reason ? reason : "skipped");
-		} else if (!strcmp(v, "warn") && seen) {
-			msg = nf_strdup(seen);
-		}
-		cls = nf_asprintf("boot.%s", facet ? facet : "node");
-		if (!cls)
-			r = -ENOMEM;
-		else
-			r = add_case(ci, cls, id, verdict, msg, detail,
-				     json_integer_value(json_object_get(c, "elapsed_us")) / 1e6);
-		free(cls);
-		free(msg);
-		free(detail);
-		if (r)
-			return r;
-	}
-	return 0;
-}
-
-/* The last lines of the VM's console, for a stage that failed */
-static char *console_tail(const char *path, size_t max)
-{
-	char *buf = NULL, *s;
-	size_t len = 0;
-	struct nf_ctx *tmp;
-
-	if (nf_ctx_new(&tmp))
-		return NULL;
-	if (nf_read_file(tmp, path, 64u << 20, &buf, &len)) {
-		nf_ctx_free(tmp);
-		return NULL;
-	}
-	nf_ctx_free(tmp);
-	s = buf + (len > max ? len - max : 0);
-	for (char *p = s; *p; p++)
-		if (*p == '\r' || (*p < 32 && *p != '\n' && *p != '\t'))
-			*p = ' ';
-	s = nf_strdup(s);
-	free(buf);
-	return s;
-}
-
-static pid_t vm_start(struct nf_ctx *ctx, const struct nf_ci_opts *o,
-		      const char *dir, unsigned port)
-{
-	const char *qemu = getenv("NODEFORGE_QEMU");
-	char netdev[160], device[200], serial[PATH_MAX + 16], mem[16], console[PATH_MAX];
-	const char *accel = o->boot_accel && *o->boot_accel ? o->boot_accel : "tcg";
-	char machine[64];
-	pid_t pid;
-
-	if (!qemu || !*qemu)
-		qemu = "qemu-system-x86_64";
-	snprintf(machine, sizeof(machine), "q35,accel=%s", accel);
-	snprintf(netdev, sizeof(netdev),
-		 "user,id=n0,bootfile=http://10.0.2.2:%u/ipxe/boot.ipxe", port);
-	snprintf(device, sizeof(device),
-		 "virtio-net-pci,netdev=n0,mac=%s,disable-legacy=on,romfile=%s",
-		 CI_VM_MAC, CI_VM_ROM);
-	snprintf(serial, sizeof(serial), "file:%s/console.log", dir);
-	snprintf(mem, sizeof(mem), "%u", o->boot_memory_mb ? o->boot_memory_mb : 2048);
-	snprintf(console, sizeof(console), "%s/qemu.log", dir);
-	char *const argv[] = { (char *)qemu, "-machine", machine, "-m", mem,
-			       "-display", "none", "-no-reboot", "-netdev", netdev,
-			       "-device", device, "-boot", "n", "-serial", serial,
-			       NULL };
-
-	pid = fork();
-	if (pid < 0) {
-		nf_fail(ctx, -errno, "cannot start '%s': %s", qemu, strerror(errno));
-		return -1;
-	}
-	if (pid == 0) {
-		int fd = open(console, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		if (nul >= 0)
-			dup2(nul, 0);
-		execvp(qemu, argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-static void vm_stop(pid_t pid)
-{
-	int st;
-
-	if (pid <= 0)
-		return;
-	kill(pid, SIGTERM);
-	for (int i = 0; i < 50; i++) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return;
-		usleep(100 * 1000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-}
-
-static int write_file_str(struct nf_ctx *ctx, const char *path, const char *s,
-			  mode_t mode)
-{
-	return nf_write_atomic(ctx, path, s, strlen(s), mode);
-}
-
-/* Everything of stage 3 but its stage case; *verdict_out: the node's
- * verdict document (or NULL when none came) */
-static int boot_run(struct nf_ctx *ctx, struct nf_ci *ci, const char *role,
-		    const struct nf_site *site, const struct nf_ci_opts *o,
-		    const char *dir, size_t *fails, char **why)
-{
-	char tree[PATH_MAX], state[PATH_MAX], enr[PATH_MAX], key[PATH_MAX],
-	     inv_path[PATH_MAX], node[96], url[128], server[64];
-	const char *images = o->build.out && *o->build.out ? o->build.out : "out";
-	struct nf_inventory *inv = NULL;
-	struct nf_enroll *en = NULL;
-	struct nf_server *srv = NULL;
-	struct nf_diags d;
-	unsigned char kb[1024];
-	char *doc = NULL, *body = NULL;
-	json_t *j = NULL;
-	unsigned port;
-	pid_t vm = -1;
-	double deadline;
-	int r;
-
-	nf_diags_init(&d);
-	snprintf(node, sizeof(node), "ci-%s", role);
-	snprintf(tree, sizeof(tree), "%s/tree", dir);
-	snprintf(state, sizeof(state), "%s/state", dir);
-	snprintf(enr, sizeof(enr), "%s/enroll", dir);
-	snprintf(key, sizeof(key), "%s/enroll/munge.key", dir);
-	snprintf(inv_path, sizeof(inv_path), "%s/racks.yaml", dir);
-	if (mkdir(tree, 0755) || mkdir(state, 0700) || mkdir(enr, 0700)) {
-		r = nf_fail(ctx, -errno, "cannot create the VM's boot tree in '%s': %s",
-			    dir, strerror(errno));
-		goto out;
-	}
-	if (access(CI_VM_ROM, R_OK)) {
-		r = nf_fail(ctx, NF_E_NOTFOUND, "no iPXE ROM '%s' for the VM: "
-			    "apt-get install ipxe-qemu qemu-system-x86", CI_VM_ROM);
-		goto out;
-	}
-
-	/* a throwaway munge key for this run: the VM enrolls it at boot */
-	if ((r = nf_random_bytes(ctx, kb, sizeof(kb))) ||
-	    (r = nf_write_atomic(ctx, key, kb, sizeof(kb), 0600)))
-		goto out;
-	explicit_bzero(kb, sizeof(kb));
-	{
-		struct nf_enroll_opts eo = { .state_dir = enr, .served_tree = tree,
-					     .munge_key = key };
-		/* QEMU's user-mode network: the VM's requests come from the
-		 * host's loopback */
-		struct nf_enroll_node en_node = { .name = node, .role = role,
-						  .mac = CI_VM_MAC,
-						  .ip = 0x7f000001 };
-		char *names[] = { node };
-
-		if ((r = nf_enroll_new(ctx, &eo, &en)) ||
-		    (r = nf_enroll_add_node(en, &en_node)) ||
-		    (r = nf_enroll_open(en, names, 1, 3600, 0)))
-			goto out;
-	}
-	{
-		struct nf_serve_opts so = { .tree = tree, .state_dir = state,
-					    .listen = "127.0.0.1:0", .threads = 2,
-					    .enroll = en };
-
-		if ((r = nf_server_start(ctx, &so, &srv)))
-			goto out;
-	}
-	snprintf(server, sizeof(server), "%s", nf_server_url(srv));
-	port = (unsigned)strtoul(strrchr(server, ':') + 1, NULL, 10);
-
-	/* the boot tree, for this one node */
-	doc = nf_asprintf("# nodeforge ci: the VM that boots role '%s'\n"
-			  "nodes:\n  - name: %s\n    mac: \"%s\"\n"
-			  "    ip: 10.0.2.15\n    role: %s\n    rack: ci\n",
-			  role, node, CI_VM_MAC, role);
-	if (!doc) {
-		r = -ENOMEM;
-		goto out;
-	}
-	if ((r = write_file_str(ctx, inv_path, doc, 0644)) ||
-	    (r = nf_inventory_load(ctx, inv_path, NULL, &inv, &d)))
-		goto out;
-	snprintf(url, sizeof(url), "http://10.0.2.2:%u", port);
-	{
-		/* the kernel arguments of the image's own resolved profile */
-		char *pj = nf_asprintf("%s/../root/etc/nodeforge/profile.json", dir);
-		struct nf_profile *p = NULL;
-		char *kargs = NULL;
-		json_t *ra = json_object();
-		struct nf_pxe_opts po = { .inv = inv, .site = site, .out_dir = tree,
-					  .out_abs = tree, .server_url = url,
-					  .images_dir = images,
-					  .network = "10.0.2.0/24", .role_args = ra };
-		struct nf_pxe_stats st;
-
-		r = !pj || !ra ? -ENOMEM : nf_profile_load_json(ctx, pj, &p);
-		if (!r)
-			r = nf_profile_kernel_args(ctx, p, &kargs);
-		if (!r)
-			r = json_object_set_new(ra, role, json_string(kargs)) ? -ENOMEM : 0;
-		if (!r)
-			r = nf_pxe_render(ctx, &po, &st);
-		free(pj);
-		free(kargs);
-		nf_profile_free(p);
-		json_decref(ra);
-		if (r)
-			goto out;
-	}
-
-	/* boot, and wait for the node's verdict */
-	if ((vm = vm_start(ctx, o, dir, port)) < 0) {
-		r = NF_E_EXTERNAL;
-		goto out;
-	}
-	nf_log(ctx, NF_LOG_INFO, "ci: booting '%s' in QEMU (%s), up to %u s",
-	       node, o->boot_accel && *o->boot_accel ? o->boot_accel : "tcg",
-	       o->boot_timeout ? o->boot_timeout : 900);
-	free(doc);
-	doc = nf_asprintf("%s/api/v1/nodes/%s", server, node);
-	if (!doc) {
-		r = -ENOMEM;
-		goto out;
-	}
-	deadline = now() + (o->boot_timeout ? o->boot_timeout : 900);
-	for (;;) {
-		const char *s;
-		int st;
-
-		if (waitpid(vm, &st, WNOHANG) == vm) {
-			vm = -1;
-			*why = nf_asprintf("QEMU exited (status %d) before the node "
-					   "reported a verdict",
-					   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-			r = NF_E_EXTERNAL;
-			goto out;
-		}
-		free(body);
-		body = NULL;
-		json_decref(j);
-		j = NULL;
-		if (!nf_http_get(ctx, doc, 4u << 20, 2000, &body, NULL) &&
-		    (j = json_loads(body, 0, NULL)) &&
-		    (s = json_string_value(json_object_get(j, "state"))) &&
-		    (!strcmp(s, "verified") || !strcmp(s, "failed")))
-			break;
-		if (now() > deadline) {
-			*why = nf_asprintf("no verdict from the node within %u s",
-					   o->boot_timeout ? o->boot_timeout : 900);
-			r = NF_E_TIMEOUT;
-			goto out;
-		}
-		usleep(500 * 1000);
-	}
-	r = boot_cases(ci, json_object_get(j, "verdict"), fails);
-out:
-	if (r && !*why && *nf_errmsg(ctx))
-		*why = nf_strdup(nf_errmsg(ctx));
-	vm_stop(vm);
-	nf_server_stop(srv);
-	nf_enroll_free(en);
-	nf_inventory_free(inv);
-	nf_diags_free(&d);
-	json_decref(j);
-	free(body);
-	free(doc);
-	unlink(key);
-	return r;
-}
-
-static int boot_stage(struct nf_ctx *ctx, struct nf_ci *ci, const char *role,
-		      const struct nf_site *site, const struct nf_ci_opts *o,
-		      const char *tmpdir)
-{
-	char dir[PATH_MAX], console[PATH_MAX + 16];
-	double ts = now();
-	size_t fails = 0;
-	char *why = NULL, *tail, *detail;
-	int r;
-
-	snprintf(dir, sizeof(dir), "%s/boot", tmpdir);
-	if (mkdir(dir, 0700))
-		return stage_error(ctx, ci, "stage.boot",
-				   nf_fail(ctx, -errno, "cannot create '%s': %s",
-					   dir, strerror(errno)), ts);
-	r = boot_run(ctx, ci, role, site, o, dir, &fails, &why);
-	snprintf(console, sizeof(console), "%s/console.log", dir);
-	if (r) {
-		tail = console_tail(console, 3000);
-		detail = nf_asprintf("%s\n--- the VM's console (last lines) ---\n%s",
-				     why ? why : nf_strerror(r), tail ? tail : "(none)");
-		r = add_case(ci, "ci.stage", "stage.boot", NF_V_HUNG,
-			     why ? why : nf_strerror(r), detail, now() - ts);
-		free(tail);
-		free(detail);
-		if (!r)
-			r = nf_fail(ctx, NF_E_EXTERNAL, "--boot: %s", why ? why : "failed");
-		free(why);
-		return r;
-	}
-	free(why);
-	if (fails) {
-		char msg[96];
-
-		snprintf(msg, sizeof(msg), "%zu checks failed on the booted node", fails);
-		return stage_case(ci, "stage.boot", NF_V_FAIL, msg, ts);
-	}
-	return stage_case(ci, "stage.boot", NF_V_PASS, NULL, ts);
 }

@@ -7,23 +7,8 @@
  * "fatal:" line fails the case with the program's own words, except those
  * that say only that no daemon answers (no munged, no slurmctld: nothing
  * runs in a static check).  slurmd -G, which would parse gres.conf, needs
- * a running munged: gres.conf is checked by the verifier's slurm.gres.*.
- *
- *   slurm.conf      scontrol show config  (every role with Slurm)
- *   plugstack.conf  srun --help           (SPANK plugins load)
- *   slurmdbd.conf   slurmdbd -D, 3 s      (roles that run slurmdbd)
- *   chrony.conf     chronyd -p
- *   mariadb         mariadbd --help --verbose
- */
-/*
- * The image's own daemons read what nodeforge wrote into it (nodeforge ci,
- * static stage).  Each program runs inside the unpacked root: chroot, in
- * its own mount, UTS and PID namespaces (util-linux unshare) with /proc
- * mounted and the host name of a node of the role.  (slurmd -G, which
- * would parse gres.conf, needs a running munged: gres.conf is checked by
- * the verifier's slurm.gres.* and by slurmd itself at boot.)  Any "error:" or "fatal:" line fails the case with the
- * program's own words, except those that say only that no daemon answers
- * (no munged, no slurmctld: nothing runs in a static check).
+ * a running munged: gres.conf is checked by the verifier's slurm.gres.*
+ * and by slurmd itself at boot.
  *
  *   slurm.conf      scontrol show config  (every role with Slurm)
  *   plugstack.conf  srun --help           (SPANK plugins load)

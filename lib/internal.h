@@ -381,6 +381,12 @@ int nf_root_user(struct nf_ctx *ctx, const char *root, const char *user,
  * every path; the file must not be readable by group or others */
 int nf_secret_read(struct nf_ctx *ctx, const char *path, size_t max,
 		   uint8_t **buf, size_t *len);
+/* Where the munge facet wants the node's key (lib/facets/munge.c): the
+ * profile's munge.key_path, owner and mode, or /etc/munge/munge.key,
+ * munge, 0400.  `sec`: a resolved profile's munge section, or NULL */
+const char *nf_munge_key_path(const json_t *sec);
+const char *nf_munge_key_owner(const json_t *sec);
+unsigned nf_munge_key_mode(const json_t *sec);
 
 /* HTTP POST of a JSON body (libcurl); `bind`: local address or NULL.
  * The response body is capped at `max` bytes */

@@ -15,6 +15,29 @@ static const struct nf_field fields[] = {
 	{ 0 }
 };
 
+/* Where the key must be: the verifier's checks below, and enrollment and
+ * rotation (lib/enroll_client.c, lib/enroll_rotate.c), which write it */
+const char *nf_munge_key_path(const json_t *sec)
+{
+	const char *p = json_string_value(json_object_get(sec, "key_path"));
+
+	return p ? p : "/etc/munge/munge.key";
+}
+
+const char *nf_munge_key_owner(const json_t *sec)
+{
+	const char *o = json_string_value(json_object_get(sec, "owner"));
+
+	return o ? o : "munge";
+}
+
+unsigned nf_munge_key_mode(const json_t *sec)
+{
+	const char *m = json_string_value(json_object_get(sec, "mode"));
+
+	return m ? (unsigned)strtoul(m, NULL, 8) : 0400;
+}
+
 static int lint(struct nf_facet_lint *l, const json_t *sec)
 {
 	const char *mode = json_string_value(json_object_get(sec, "mode"));
@@ -86,13 +109,6 @@ static int apply(struct nf_apply *a, const json_t *sec)
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
-static const char *key_path(const json_t *sec)
-{
-	const char *p = json_string_value(json_object_get(sec, "key_path"));
-
-	return p ? p : "/etc/munge/munge.key";
-}
-
 /* User name of `uid` in the node's own /etc/passwd */
 static void uid_name(struct nf_vcheck *c, unsigned uid, char *out, size_t sz)
 {
@@ -116,9 +132,9 @@ static void uid_name(struct nf_vcheck *c, unsigned uid, char *out, size_t sz)
 static int check_present(struct nf_vcheck *c, const json_t *sec)
 {
 	struct stat st;
-	int r = nf_v_stat(c, NF_VROOT, key_path(sec), &st);
+	int r = nf_v_stat(c, NF_VROOT, nf_munge_key_path(sec), &st);
 
-	nf_v_expect(c, "a regular file '%s'", key_path(sec));
+	nf_v_expect(c, "a regular file '%s'", nf_munge_key_path(sec));
 	if (r == 0 && S_ISREG(st.st_mode)) {
 		nf_v_seen(c, "present");
 		return NF_V_PASS;
@@ -130,29 +146,27 @@ static int check_present(struct nf_vcheck *c, const json_t *sec)
 
 static int check_mode(struct nf_vcheck *c, const json_t *sec)
 {
-	const char *want = json_string_value(json_object_get(sec, "mode"));
-	unsigned w = want ? (unsigned)strtoul(want, NULL, 8) : 0400;
+	unsigned w = nf_munge_key_mode(sec);
 	struct stat st;
 
-	if (nf_v_stat(c, NF_VROOT, key_path(sec), &st))
+	if (nf_v_stat(c, NF_VROOT, nf_munge_key_path(sec), &st))
 		return NF_V_FAIL;
 	nf_v_expect(c, "mode %04o", w);
 	nf_v_seen(c, "mode %04o", (unsigned)st.st_mode & 07777);
 	if ((st.st_mode & 07777) == w)
 		return NF_V_PASS;
-	nf_v_remedy(c, "chmod %04o %s && systemctl restart munge", w, key_path(sec));
+	nf_v_remedy(c, "chmod %04o %s && systemctl restart munge", w,
+		    nf_munge_key_path(sec));
 	return NF_V_FAIL;
 }
 
 static int check_owner(struct nf_vcheck *c, const json_t *sec)
 {
-	const char *want = json_string_value(json_object_get(sec, "owner"));
+	const char *want = nf_munge_key_owner(sec);
 	char name[64];
 	struct stat st;
 
-	if (!want)
-		want = "munge";
-	if (nf_v_stat(c, NF_VROOT, key_path(sec), &st))
+	if (nf_v_stat(c, NF_VROOT, nf_munge_key_path(sec), &st))
 		return NF_V_FAIL;
 	uid_name(c, st.st_uid, name, sizeof(name));
 	nf_v_expect(c, "owner %s", want);
@@ -160,7 +174,7 @@ static int check_owner(struct nf_vcheck *c, const json_t *sec)
 	if (!strcmp(name, want))
 		return NF_V_PASS;
 	nf_v_remedy(c, "chown %s:%s %s && systemctl restart munge", want, want,
-		    key_path(sec));
+		    nf_munge_key_path(sec));
 	return NF_V_FAIL;
 }
 
@@ -171,7 +185,7 @@ static int check_size(struct nf_vcheck *c, const json_t *sec)
 
 	if (!want)
 		return nf_v_skip(c, "the profile sets no munge.key_size");
-	if (nf_v_stat(c, NF_VROOT, key_path(sec), &st))
+	if (nf_v_stat(c, NF_VROOT, nf_munge_key_path(sec), &st))
 		return NF_V_FAIL;
 	nf_v_expect(c, "%lld bytes", (long long)want);
 	nf_v_seen(c, "%lld bytes", (long long)st.st_size);
@@ -193,7 +207,8 @@ static int check_fingerprint(struct nf_vcheck *c, const json_t *sec)
 
 	if (!want)
 		return nf_v_skip(c, "the site records no munge_key fingerprint");
-	if ((r = nf_v_read(c, NF_VROOT, key_path(sec), 1 << 16, &key, &len))) {
+	if ((r = nf_v_read(c, NF_VROOT, nf_munge_key_path(sec), 1 << 16, &key,
+			   &len))) {
 		nf_v_seen(c, "cannot read the key: %s", r < 0 ? strerror(-r) : nf_strerror(r));
 		return NF_V_FAIL;
 	}

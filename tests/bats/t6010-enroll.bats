@@ -172,6 +172,49 @@ assert key[:32] not in blob and base64.b64encode(key).decode()[:40] not in json.
 	cmp sec/munge.key root/etc/munge/munge.key
 }
 
+# The key goes where the munge facet checks it: a profile that moves
+# munge.key_path (and its mode) gets the key there from enrollment and
+# from a rotation, and verify finds it (the owner: test_enroll.c, since
+# node_roots makes every user this one)
+@test "a profile with its own munge.key_path and mode: enroll and rotate write the key there, verify passes it" {
+	PIDS=()
+	start_serve
+	nf enroll open gpu-01 --for 10m >/dev/null
+	node_roots root
+	mkdir -p root/etc/nodeforge
+	nf -C "$NF_SRCDIR/profiles" profile show compute --json |
+		jq '.munge.key_path = "/etc/munge-site/cluster.key" | .munge.mode = "0600"' \
+		> root/etc/nodeforge/profile.json
+	nf enroll --server "$SERVER" --node gpu-01 --mac 52:54:00:00:00:02 --root root --bind 127.0.0.2
+	cmp sec/munge.key root/etc/munge-site/cluster.key
+	[ "$(stat -c %a root/etc/munge-site/cluster.key)" = 600 ]
+	[ ! -e root/etc/munge/munge.key ]
+	# (a sysroot: the key's checks as on the booted node, not an image's)
+	run nf verify --root root --sysroot root --only munge.key --json
+	for id in munge.key.present munge.key.mode; do
+		[ "$(jq -r ".checks[] | select(.id == \"$id\") | .verdict" <<<"$output")" = pass ]
+	done
+
+	# a rotation reads the key there and puts the next one there
+	"$NF_BIN" keys rotate munge -i racks.yaml --stage-timeout 20 --group-timeout 20 \
+		> driver.out 2>&1 &
+	DRIVER=$!
+	for _ in $(seq 100); do grep -q staging driver.out && break; sleep 0.1; done
+	"$NF_BIN" enroll rotate --server "$SERVER" --node gpu-01 --root root --bind 127.0.0.2 \
+		--poll 0.2 --wait 30 > agent.out 2>&1 &
+	AGENT=$!
+	status=0
+	wait "$DRIVER" || status=$?
+	wait "$AGENT" || { cat agent.out >&2; false; }
+	stop_pids
+	output=$(cat driver.out)
+	status_is 0
+	cmp sec/munge.key root/etc/munge-site/cluster.key
+	[ "$(stat -c %a root/etc/munge-site/cluster.key)" = 600 ]
+	[ ! -e root/etc/munge-site/cluster.key.next ]
+	[ ! -e root/etc/munge/munge.key ]
+}
+
 # The slurmdbd password comes in the same sealed answer as the key: an
 # answer whose key the image does not expect is from a server without the
 # cluster's key, and none of it is written (F3)

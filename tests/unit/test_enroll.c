@@ -47,6 +47,19 @@ static void put(const char *rel, const char *text, unsigned mode)
 	close(fd);
 }
 
+/* A target root whose munge and slurm users have their own ids */
+static void make_root(const char *rel)
+{
+	char d[128];
+
+	mkdir(P(rel), 0755);
+	snprintf(d, sizeof(d), "%s/etc", rel);
+	mkdir(P(d), 0755);
+	snprintf(d, sizeof(d), "%s/etc/passwd", rel);
+	put(d, "root:x:0:0::/root:/bin/sh\nmunge:x:4242:4343::/:/bin/false\n"
+	    "slurm:x:64030:64031::/:/bin/false\n", 0644);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -57,11 +70,7 @@ static int setup(void **state)
 	nf_ctx_set_log_level(ctx, NF_LOG_DEBUG);
 	mkdir(P("secrets"), 0700);
 	mkdir(P("tree"), 0755);
-	mkdir(P("root"), 0755);
-	mkdir(P("root/etc"), 0755);
-	put("root/etc/passwd",
-	    "root:x:0:0::/root:/bin/sh\nmunge:x:4242:4343::/:/bin/false\n"
-	    "slurm:x:64030:64031::/:/bin/false\n", 0644);
+	make_root("root");
 	return 0;
 }
 
@@ -228,6 +237,73 @@ static void test_enroll_controller_password(void **state)
 	assert_string_equal(conf, "DbdHost=cp-01\nStoragePass=s3cr\"et\\pw\n"
 				  "StorageUser=slurm\n");
 	free(conf);
+	free(dump);
+	free(body);
+	json_decref(resp);
+	nf_enroll_free(e);
+}
+
+/* The key goes where the munge facet checks it: a profile that moves
+ * munge.key_path and sets its own owner and mode gets the key there, and
+ * the facet's checks pass on the enrolled root */
+static void test_enroll_profile_key_place(void **state)
+{
+	struct nf_enroll *e = server("state-kp");
+	struct nf_verify_opts vo = { .only = "munge.key" };
+	struct nf_enroll_claim c;
+	struct nf_enroll_result res;
+	struct nf_profile *p = NULL;
+	struct nf_verify *v = NULL;
+	struct stat st;
+	char *body, *dump, root[256], sys[256];
+	json_t *resp;
+	int status, checked = 0;
+	(void)state;
+
+	make_root("root-kp");
+	mkdir(P("root-kp/etc/nodeforge"), 0755);
+	mkdir(P("sys-kp"), 0755);
+	put("root-kp/etc/nodeforge/profile.json",
+	    "{\"role\":\"compute\",\"boot_args\":[],\"munge\":{"
+	    "\"key_path\":\"/etc/munge-site/cluster.key\","
+	    "\"owner\":\"slurm\",\"mode\":\"0600\"}}", 0644);
+	snprintf(root, sizeof(root), "%s", P("root-kp"));
+	snprintf(sys, sizeof(sys), "%s", P("sys-kp"));
+	open_window(e, "gpu-01");
+	assert_int_equal(nf_enroll_claim_make(ctx, &c, "gpu-01",
+					      "52:54:00:00:00:01", &body), 0);
+	resp = claim(e, "127.0.0.1", body, &status);
+	assert_int_equal(status, 200);
+	dump = json_dumps(resp, 0);
+	assert_int_equal(nf_enroll_claim_accept(ctx, &c, dump, strlen(dump),
+						root, &res), 0);
+	assert_int_equal(stat(P("root-kp/etc/munge-site/cluster.key"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_uid, 64030);
+	assert_int_equal(access(P("root-kp/etc/munge/munge.key"), F_OK), -1);
+
+	/* the facet's own checks, as on the booted node (a sysroot) */
+	vo.root = root;
+	vo.sysroot = sys;
+	assert_int_equal(nf_profile_load_json(ctx,
+			 P("root-kp/etc/nodeforge/profile.json"), &p), 0);
+	assert_int_equal(nf_verify_run(ctx, p, &vo, &v), 0);
+	for (size_t i = 0; i < nf_verify_count(v); i++) {
+		const struct nf_check_result *r = nf_verify_result(v, i);
+
+		if (strcmp(r->id, "munge.key.present") &&
+		    strcmp(r->id, "munge.key.mode") &&
+		    strcmp(r->id, "munge.key.owner"))
+			continue;
+		if (r->verdict != NF_V_PASS)
+			fail_msg("%s: expected %s, seen %s", r->id,
+				 r->expected ? r->expected : "",
+				 r->seen ? r->seen : "");
+		checked++;
+	}
+	assert_int_equal(checked, 3);
+	nf_verify_free(v);
+	nf_profile_free(p);
 	free(dump);
 	free(body);
 	json_decref(resp);
@@ -704,11 +780,42 @@ static void test_rotation_late_join(void **state)
 	nf_enroll_free(e);
 }
 
+/* The longest node name the server takes (255 bytes) is answered during
+ * a rotation like any other: the answer's proof prefix is longer than the
+ * claim's */
+static void test_rotation_longest_name(void **state)
+{
+	struct nf_enroll *e = server("state9");
+	struct nf_enroll_node n = { NULL, "compute", "r2", NULL, 0x7f000003 };
+	struct nf_enroll_claim c;
+	char name[256], *body, fp[NF_FINGERPRINT_LEN], *names[1];
+	uint8_t priv[32], nonce[16];
+	int status;
+	(void)state;
+
+	memset(name, 'n', 255);
+	name[255] = '\0';
+	n.name = name;
+	names[0] = name;
+	assert_int_equal(nf_enroll_add_node(e, &n), 0);
+	assert_int_equal(nf_enroll_open(e, names, 1, 600, 0), 0);
+	assert_int_equal(nf_enroll_claim_make(ctx, &c, name, NULL, &body), 0);
+	json_decref(claim(e, "127.0.0.3", body, &status));
+	assert_int_equal(status, 200);
+	free(body);
+	assert_int_equal(nf_rotate_begin(e, fp), 0);
+	body = rot_body(name, munge_key, 1024, priv, nonce, 0);
+	assert_string_equal(rot_action(e, "127.0.0.3", body, &status), "stage");
+	free(body);
+	nf_enroll_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_enroll_compute),
 		cmocka_unit_test(test_enroll_controller_password),
+		cmocka_unit_test(test_enroll_profile_key_place),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_oversized_claim),
 		cmocka_unit_test(test_tampered_and_replayed_response),
@@ -718,6 +825,7 @@ int main(void)
 		cmocka_unit_test(test_secret_write_refuses_escape),
 		cmocka_unit_test(test_rotation_late_join),
 		cmocka_unit_test(test_rotation),
+		cmocka_unit_test(test_rotation_longest_name),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
