@@ -5,6 +5,8 @@
  */
 #include "internal.h"
 
+#define NF_MUNGE_KEY_DEFAULT "/etc/munge/munge.key"
+
 static const struct nf_field fields[] = {
 	{ "key_path", NF_T_PATH },
 	{ "key_size", NF_T_INT },
@@ -21,7 +23,7 @@ const char *nf_munge_key_path(const json_t *sec)
 {
 	const char *p = json_string_value(json_object_get(sec, "key_path"));
 
-	return p ? p : "/etc/munge/munge.key";
+	return p ? p : NF_MUNGE_KEY_DEFAULT;
 }
 
 const char *nf_munge_key_owner(const json_t *sec)
@@ -41,12 +43,18 @@ unsigned nf_munge_key_mode(const json_t *sec)
 static int lint(struct nf_facet_lint *l, const json_t *sec)
 {
 	const char *mode = json_string_value(json_object_get(sec, "mode"));
+	const char *key = json_string_value(json_object_get(sec, "key_path"));
 	json_int_t size = json_integer_value(json_object_get(sec, "key_size"));
 
 	if (mode && strcmp(mode, "0400") && strcmp(mode, "0600"))
 		nf_lint_at(l, "munge.mode", NF_SEV_ERROR,
 			   "munge key mode %s: munged refuses a key readable by "
 			   "group or others; use 0400", mode);
+	if (key && key[strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			       "0123456789._/+-")])
+		nf_lint_at(l, "munge.key_path", NF_SEV_ERROR,
+			   "munge key path '%s': munged's unit and the enrollment "
+			   "units name it; use letters, digits and . _ + - /", key);
 	if (json_object_get(sec, "key_size") && (size < 32 || size > 1024))
 		nf_lint_at(l, "munge.key_size", NF_SEV_ERROR,
 			   "munge key size %lld: munged accepts 32 to 1024 bytes",
@@ -56,8 +64,18 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- apply: what the image build writes (nodeforge build) ---- */
 
-/* munged's credential lifetime (--max-ttl) through a unit drop-in, and
- * the key directory's permissions.  The key itself never enters the
+/* The common overlay's units that test for the key: enrollment runs while
+ * it is absent, the rotation agent once it is there */
+static const struct {
+	const char *unit, *cond;
+} key_units[] = {
+	{ "nodeforge-enroll", "!" },
+	{ "nodeforge-rotate", "" },
+};
+
+/* munged's credential lifetime (--max-ttl) and, for a key that is not at
+ * /etc/munge/munge.key, its --key-file, through a unit drop-in; the key
+ * directory's permissions.  The key itself never enters the
  * image: it arrives at first boot from the server. */
 static int apply(struct nf_apply *a, const json_t *sec)
 {
@@ -67,15 +85,40 @@ static int apply(struct nf_apply *a, const json_t *sec)
 	struct nf_buf b = { 0 };
 	uid_t uid = 0;
 	gid_t gid = 0;
-	int r;
+	int r, moved;
 
-	if (json_is_integer(ttl)) {
+	/* munged reads /etc/munge/munge.key unless told otherwise */
+	moved = key && strcmp(key, NF_MUNGE_KEY_DEFAULT);
+	if (json_is_integer(ttl) || moved) {
 		nf_apply_header(&b, "#", "munge");
 		nf_buf_printf(&b, "[Service]\nExecStart=\n"
-			      "ExecStart=/usr/sbin/munged $OPTIONS --max-ttl=%lld\n",
-			      (long long)json_integer_value(ttl));
+			      "ExecStart=/usr/sbin/munged $OPTIONS");
+		if (json_is_integer(ttl))
+			nf_buf_printf(&b, " --max-ttl=%lld",
+				      (long long)json_integer_value(ttl));
+		if (moved)
+			nf_buf_printf(&b, " --key-file=%s", key);
+		nf_buf_printf(&b, "\n");
 		if ((r = nf_apply_write_buf(a, "/etc/systemd/system/munge.service.d/"
 					    "nodeforge.conf", &b, 0644, 0, 0)))
+			return r;
+	}
+	/* the enrollment and rotation units of the common overlay test for
+	 * the key at the default place: a moved key moves their conditions
+	 * (an empty assignment resets the unit's own) */
+	for (size_t i = 0; moved && i < NF_ARRAY_SIZE(key_units); i++) {
+		char dropin[128], unit[96];
+
+		snprintf(unit, sizeof(unit), "/etc/systemd/system/%s.service",
+			 key_units[i].unit);
+		if (!nf_apply_exists(a, unit))
+			continue;
+		nf_apply_header(&b, "#", "munge");
+		nf_buf_printf(&b, "[Unit]\nConditionPathExists=\n"
+			      "ConditionPathExists=%s%s\n", key_units[i].cond, key);
+		snprintf(dropin, sizeof(dropin), "/etc/systemd/system/%s.service.d/"
+			 "nodeforge-key.conf", key_units[i].unit);
+		if ((r = nf_apply_write_buf(a, dropin, &b, 0644, 0, 0)))
 			return r;
 	}
 	/* Debian's munge postinst generates a key: a secret, and every node

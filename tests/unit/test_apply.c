@@ -429,6 +429,69 @@ static void test_apply_gate_daemons(void **state)
 	nf_ctx_free(ctx);
 }
 
+/* A key moved by the profile (munge.key_path) moves munged's --key-file
+ * and the conditions of the enrollment and rotation units with it; the
+ * default place writes neither */
+static void test_apply_munge_key_moved(void **state)
+{
+	static const char *const units[] = { "nodeforge-enroll", "nodeforge-rotate" };
+	struct nf_ctx *ctx;
+	struct nf_profile *p;
+	char root[64], path[PATH_MAX], *u;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	for (int moved = 0; moved < 2; moved++) {
+		snprintf(root, sizeof(root), "/tmp/nf-apply.XXXXXX");
+		assert_non_null(mkdtemp(root));
+		for (const char *d = "/etc\0/etc/systemd\0/etc/systemd/system\0"; *d;
+		     d += strlen(d) + 1) {
+			snprintf(path, sizeof(path), "%s%s", root, d);
+			assert_int_equal(mkdir(path, 0755), 0);
+		}
+		for (size_t i = 0; i < 2; i++) {
+			snprintf(path, sizeof(path), "%s/etc/systemd/system/%s.service",
+				 root, units[i]);
+			assert_non_null(f = fopen(path, "w"));
+			fputs("[Unit]\nConditionPathExists=/etc/munge/munge.key\n", f);
+			assert_int_equal(fclose(f), 0);
+		}
+		snprintf(path, sizeof(path), "%s.json", root);
+		assert_non_null(f = fopen(path, "w"));
+		fprintf(f, "{\"role\":\"r\",\"boot_args\":[],\"munge\":{\"key_path\":"
+			"\"%s\",\"max_ttl\":300}}",
+			moved ? "/etc/munge-site/cluster.key" : "/etc/munge/munge.key");
+		assert_int_equal(fclose(f), 0);
+		assert_int_equal(nf_profile_load_json(ctx, path, &p), 0);
+		unlink(path);
+		assert_int_equal(nf_apply_open_root(ctx, root, &fd), 0);
+		assert_int_equal(nf_apply_all(ctx, fd, p), 0);
+		close(fd);
+		nf_profile_free(p);
+		assert_non_null(u = slurp(root, "/etc/systemd/system/munge.service.d/nodeforge.conf"));
+		assert_non_null(strstr(u, moved ?
+			"ExecStart=/usr/sbin/munged $OPTIONS --max-ttl=300 --key-file=/etc/munge-site/cluster.key\n" :
+			"ExecStart=/usr/sbin/munged $OPTIONS --max-ttl=300\n"));
+		free(u);
+		u = slurp(root, "/etc/systemd/system/nodeforge-enroll.service.d/nodeforge-key.conf");
+		assert_int_equal(u != NULL, moved);
+		if (u)
+			assert_non_null(strstr(u, "[Unit]\nConditionPathExists=\n"
+				"ConditionPathExists=!/etc/munge-site/cluster.key\n"));
+		free(u);
+		u = slurp(root, "/etc/systemd/system/nodeforge-rotate.service.d/nodeforge-key.conf");
+		assert_int_equal(u != NULL, moved);
+		if (u)
+			assert_non_null(strstr(u, "[Unit]\nConditionPathExists=\n"
+				"ConditionPathExists=/etc/munge-site/cluster.key\n"));
+		free(u);
+		rm_rf(root);
+	}
+	nf_ctx_free(ctx);
+}
+
 /* The accounting database is set up where slurmdbd stores into this
  * node's MariaDB, the cluster registered where slurmctld runs too */
 static void test_apply_accounting(void **state)
@@ -485,6 +548,7 @@ int main(void)
 		cmocka_unit_test(test_apply_slurm_dirs),
 		cmocka_unit_test(test_apply_slurm_dirs_refused),
 		cmocka_unit_test(test_apply_gate_daemons),
+		cmocka_unit_test(test_apply_munge_key_moved),
 		cmocka_unit_test(test_apply_accounting),
 	};
 
