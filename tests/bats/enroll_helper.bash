@@ -46,6 +46,7 @@ node_roots() {
 
 # Stop what a test started in the background (PIDS) and reap it
 stop_pids() {
+	[ "${#PIDS[@]}" -gt 0 ] || return 0
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
 	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 }
@@ -55,7 +56,7 @@ stop_pids() {
 start_serve() {
 	nf pxe --out boot -i racks.yaml --images "$FIXTURES/boot/out" >/dev/null
 	"$NF_BIN" serve --tree boot --listen 127.0.0.1:0 --state nodes -i racks.yaml \
-		>serve.out 2>serve.log &
+		>serve.out 2>serve.log 3>&- &
 	PIDS+=($!)
 	for _ in $(seq 50); do grep -q '^listening on' serve.out && break; sleep 0.1; done
 	SERVER=$(sed -n 's/^listening on //p' serve.out)
@@ -66,7 +67,7 @@ start_serve() {
 # the answers in capture.json; its URL in $SERVER
 start_proxy() {
 	python3 "$NF_SRCDIR/tests/e2e/enroll-proxy.py" port "${SERVER##*:}" \
-		capture.json ${1:-} 2>proxy.log &
+		capture.json ${1:-} 2>proxy.log 3>&- &
 	PIDS+=($!)
 	for _ in $(seq 50); do [ -s port ] && break; sleep 0.1; done
 	SERVER=http://127.0.0.1:$(cat port)

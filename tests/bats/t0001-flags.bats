@@ -27,7 +27,7 @@ load helper
 
 @test "flags: serve --state-dir and a host name in --listen; inventory shows without 'show'" {
 	mkdir tree
-	"$NF_BIN" serve --tree tree --listen localhost:0 --state-dir st > serve.out 2>&1 &
+	"$NF_BIN" serve --tree tree --listen localhost:0 --state-dir st > serve.out 2>&1 3>&- &
 	pid=$!
 	for _ in $(seq 50); do grep -q '^listening on' serve.out && break; sleep 0.1; done
 	kill $pid; wait $pid || true

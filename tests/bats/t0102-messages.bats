@@ -57,7 +57,7 @@ setup() {
 		[[ "$output" == *"invalid listen address"* ]]
 	done
 	[ -e /proc/net/if_inet6 ] || skip "no IPv6 on this host"
-	"$NF_BIN" serve --tree t --listen '[::1]:0' > serve.out 2>&1 &
+	"$NF_BIN" serve --tree t --listen '[::1]:0' > serve.out 2>&1 3>&- &
 	local pid=$!
 	for _ in $(seq 50); do grep -q listening serve.out && break; sleep 0.1; done
 	kill $pid

@@ -5,7 +5,14 @@ load enroll_helper
 
 setup() {
 	nf_setup
+	PIDS=()
 	enroll_fixture db-pass
+}
+
+# a test that fails before its own stop_pids still stops its server
+teardown() {
+	stop_pids
+	nf_teardown
 }
 
 # A claim body with a random public key
