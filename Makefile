@@ -11,6 +11,9 @@
 #   make rpm        build/pkg/nodeforge-VERSION-1.x86_64.rpm (rpmbuild)
 
 VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
+# The commit it is built from: the COMMIT file a source tarball carries
+# (make pkg-src writes it), else git's, else "unknown"
+COMMIT    := $(or $(shell cat COMMIT 2>/dev/null),$(shell git rev-parse --short=12 HEAD 2>/dev/null),unknown)
 PREFIX    ?= /usr/local
 UNITDIR   ?= $(PREFIX)/lib/systemd/system
 BUILD     ?= build
@@ -35,14 +38,14 @@ LDLIBS    := $(PKG_LIBS) -ldl -lpthread $(EXTRA_LDLIBS)
 
 LIB_SRC   := $(sort $(wildcard lib/*.c lib/facets/*.c))
 CMD_SRC   := $(sort $(wildcard cmd/*.c))
-LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/commit.o
 CMD_OBJ   := $(CMD_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
 
-.PHONY: deb rpm pkg-src fuzz-lib test all check check-unit check-bats check-e2e asan fuzz fuzz-run deps install \
+.PHONY: FORCE deb rpm pkg-src fuzz-lib test all check check-unit check-bats check-e2e asan fuzz fuzz-run deps install \
         clean bench ci-image check-cluster man
 all: $(BUILD)/nodeforge man
 
@@ -54,6 +57,16 @@ $(BUILD)/man/nodeforge.1: $(BUILD)/nodeforge docs/man.sh $(wildcard docs/*.md)
 $(BUILD)/%.o: %.c lib/nodeforge.h lib/internal.h $(wildcard lib/*.h cmd/*.h lib/facets/*.h) cmd/commands.def lib/facets/facets.def
 	@mkdir -p $(dir $@)
 	@echo "  CC  $<"; $(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# nf_commit: rewritten only when the commit changed, so an unchanged tree
+# relinks nothing
+$(BUILD)/commit.c: FORCE
+	@mkdir -p $(dir $@)
+	@printf '#include "nodeforge.h"\nconst char nf_commit[] = "%s";\n' '$(COMMIT)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(BUILD)/commit.o: $(BUILD)/commit.c
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+FORCE:
 
 $(BUILD)/libnodeforge.a: $(LIB_OBJ)
 	@rm -f $@
@@ -194,6 +207,7 @@ pkg-src:
 	rm -rf $(PKG)/src && mkdir -p $(PKG)/src/nodeforge-$(VERSION)
 	git ls-files -z -co --exclude-standard | \
 		tar -c --null --ignore-failed-read -T - | tar -x -C $(PKG)/src/nodeforge-$(VERSION)
+	echo '$(COMMIT)' > $(PKG)/src/nodeforge-$(VERSION)/COMMIT
 	tar -c --sort=name --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner \
 		-C $(PKG)/src nodeforge-$(VERSION) | gzip -n > $(PKG_TAR)
 

@@ -302,7 +302,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("nodeforge %s\n", NF_VERSION);
+		printf("nodeforge %s (commit %s)\n", NF_VERSION, nf_commit);
 		return 0;
 	}
 	if (argv[1][0] == '-')

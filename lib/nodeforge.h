@@ -26,6 +26,9 @@ extern "C" {
 #define NF_VERSION "0.1.0"
 #endif
 
+/* The commit nodeforge was built from (12 hex digits, or "unknown") */
+extern const char nf_commit[];
+
 /*
  * Error codes.  Negative, below the errno range.  Retired codes are never
  * renumbered; the table in lib/error.c is checked for completeness at

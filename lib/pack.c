@@ -883,9 +883,10 @@ int nf_pack(struct nf_ctx *ctx, const char *root, const char *out,
 		goto out;
 	}
 	level = o->level >= 0 ? o->level : default_level(o->compressor);
-	hdr = json_pack("{s:i, s:s, s:s, s:s, s:i, s:I}",
+	hdr = json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:I}",
 			"nodeforge_manifest", 1,
 			"nodeforge_version", NF_VERSION,
+			"nodeforge_commit", nf_commit,
 			"format", o->format == NF_PACK_CPIO ? "cpio" : "tar",
 			"compressor", o->compressor == NF_COMP_ZSTD ? "zstd"
 				      : o->compressor == NF_COMP_GZIP ? "gzip"

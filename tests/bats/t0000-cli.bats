@@ -15,10 +15,11 @@ load helper
 	[[ "$output" == *"version"* ]]
 }
 
-@test "--version prints the version from VERSION" {
+@test "--version prints the version from VERSION and the commit it was built from" {
 	run nf --version
 	status_is 0
-	[ "$output" = "nodeforge $(cat "$NF_SRCDIR/VERSION")" ]
+	c=$(git -C "$NF_SRCDIR" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+	[ "$output" = "nodeforge $(cat "$NF_SRCDIR/VERSION") (commit $c)" ]
 }
 
 @test "unknown command is a usage error naming it" {

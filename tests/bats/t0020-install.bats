@@ -57,5 +57,5 @@ load helper
 	[ "$deb" = "$v" ]
 	[ "$rpm" = "$v" ]
 	run nf version
-	[ "$output" = "nodeforge $v" ]
+	[[ "$output" == "nodeforge $v (commit "* ]]
 }

@@ -64,6 +64,17 @@ cur() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv
 	chroot "$ROOT" /usr/sbin/chronyd -p -f /etc/chrony/chrony.conf | grep -q '^server 10.0.0.1 iburst'
 }
 
+@test "e2e build: the image's nodeforge is the building tool's version and commit; the manifest records both" {
+	run chroot "$ROOT" /usr/bin/nodeforge version
+	status_is 0
+	[ "$output" = "$("$NF_BIN" version)" ]
+	v=$("$NF_BIN" version --json)
+	python3 -c 'import json, sys
+m = json.load(open(sys.argv[1])); v = json.loads(sys.argv[2])
+assert m["nodeforge_version"] == v["version"], m["nodeforge_version"]
+assert m["nodeforge_commit"] == v["commit"], m.get("nodeforge_commit")' "$OUT/mini/$(cur manifest)" "$v"
+}
+
 @test "e2e build: no host identity and no secrets" {
 	[ ! -s "$ROOT/etc/machine-id" ]
 	! ls "$ROOT"/etc/ssh/ssh_host_* 2>/dev/null

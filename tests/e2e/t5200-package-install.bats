@@ -69,7 +69,7 @@ rpm_payload() {
 	run chroot root nodeforge version
 	status_is 0
 	echo "# deb: chroot trixie-root nodeforge version: $output" >&3
-	[ "$output" = "nodeforge $V" ]
+	[ "$output" = "$("$NF_BIN" version)" ] # the same version and commit
 	run chroot root nodeforge verify --help
 	status_is 0
 	echo "# deb: chroot trixie-root nodeforge verify --help: ${lines[0]}" >&3
@@ -149,7 +149,7 @@ rpm_payload() {
 	run payload/usr/bin/nodeforge version
 	status_is 0
 	echo "# rpm payload on the build host: nodeforge version: $output" >&3
-	[ "$output" = "nodeforge $V" ]
+	[ "$output" = "$("$NF_BIN" version)" ] # the same version and commit
 	run payload/usr/bin/nodeforge verify --help
 	status_is 0
 	echo "# rpm payload on the build host: nodeforge verify --help: ${lines[0]}" >&3
