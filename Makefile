@@ -9,6 +9,8 @@
 #   make install PREFIX=/usr/local DESTDIR=
 #   make deb        build/pkg/nodeforge_VERSION_amd64.deb (dpkg-buildpackage, lintian)
 #   make rpm        build/pkg/nodeforge-VERSION-1.x86_64.rpm (rpmbuild)
+#   make image-pkgs build/pkg/SUITE/nodeforge_VERSION_amd64.deb for each
+#                   Debian release images are built for (IMAGE_SUITES)
 
 VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
 # The commit it is built from: the COMMIT file a source tarball carries
@@ -45,7 +47,7 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
 
-.PHONY: FORCE deb rpm pkg-src fuzz-lib test all check check-unit check-bats check-e2e asan fuzz fuzz-run deps install \
+.PHONY: FORCE deb rpm pkg-src image-pkgs fuzz-lib test all check check-unit check-bats check-e2e asan fuzz fuzz-run deps install \
         clean bench ci-image check-cluster man
 all: $(BUILD)/nodeforge man
 
@@ -101,22 +103,24 @@ check-unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
 		NF_SRCDIR=$(CURDIR) $$t; done
 
+# the stand-in bootstrap roots of these tests have no package manager:
+# their images get this binary (build --self-package host)
 check-bats: $(BUILD)/nodeforge man
-	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
+	NODEFORGE_SELF_PACKAGE=host NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
 		bats --timing --print-output-on-failure tests/bats
 
 # the image-building tests share one bootstrap cache; the package install
 # tests take the packages from $(PKG)
-check-e2e: $(BUILD)/nodeforge deb rpm
-	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) NF_PKGDIR=$(CURDIR)/$(PKG) \
+check-e2e: $(BUILD)/nodeforge image-pkgs rpm
+	NODEFORGE_SELF_PACKAGE=$(CURDIR)/$(PKG) NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) NF_PKGDIR=$(CURDIR)/$(PKG) \
 		NF_E2E_CACHE=$${NF_E2E_CACHE:-$(CURDIR)/$(BUILD)/e2e-cache} \
 		bats --timing --print-output-on-failure tests/e2e
 
 # The cluster acceptance test (DESIGN.md, docs/bring-up-a-rack.md): every
 # role's image, booted together in QEMU VMs inside a network namespace,
 # must form a working Slurm cluster.  Root; slow (NF_E2E_KVM=1 uses KVM)
-check-cluster: $(BUILD)/nodeforge
-	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
+check-cluster: $(BUILD)/nodeforge image-pkgs
+	NODEFORGE_SELF_PACKAGE=$(CURDIR)/$(PKG) NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
 		NF_E2E_CACHE=$${NF_E2E_CACHE:-$(CURDIR)/$(BUILD)/e2e-cache} \
 		bats --timing --print-output-on-failure tests/cluster
 
@@ -212,11 +216,16 @@ pkg-src:
 		-C $(PKG)/src nodeforge-$(VERSION) | gzip -n > $(PKG_TAR)
 
 deb: pkg-src
-	rm -rf $(PKG)/deb && mkdir -p $(PKG)/deb
-	tar -xzf $(PKG_TAR) -C $(PKG)/deb
-	cd $(PKG)/deb/nodeforge-$(VERSION) && dpkg-buildpackage -us -uc -b -j$(PKG_JOBS)
-	mv $(PKG)/deb/*.deb $(PKG)/deb/*.buildinfo $(PKG)/deb/*.changes $(PKG)/
-	lintian --fail-on error,warning --info $(PKG)/nodeforge_$(VERSION)_amd64.changes
+	@set -e; sum=$$(sha256sum $(PKG_TAR) | cut -d' ' -f1); \
+	if [ -f $(PKG)/nodeforge_$(VERSION)_amd64.deb ] && \
+	   [ "$$(cat $(PKG)/.deb-source-sha256 2>/dev/null)" = "$$sum" ]; then \
+		echo "deb: $(PKG)/nodeforge_$(VERSION)_amd64.deb is this source's"; exit 0; fi; \
+	rm -rf $(PKG)/deb && mkdir -p $(PKG)/deb; \
+	tar -xzf $(PKG_TAR) -C $(PKG)/deb; \
+	(cd $(PKG)/deb/nodeforge-$(VERSION) && dpkg-buildpackage -us -uc -b -j$(PKG_JOBS)); \
+	mv $(PKG)/deb/*.deb $(PKG)/deb/*.buildinfo $(PKG)/deb/*.changes $(PKG)/; \
+	lintian --fail-on error,warning --info $(PKG)/nodeforge_$(VERSION)_amd64.changes; \
+	echo "$$sum" > $(PKG)/.deb-source-sha256
 
 rpm: pkg-src
 	rm -rf $(PKG)/rpmbuild
@@ -229,6 +238,22 @@ rpm: pkg-src
 		--define 'clamp_mtime_to_source_date_epoch 1' --define '_buildhost nodeforge' \
 		dist/nodeforge.spec
 	mv $(PKG)/rpmbuild/RPMS/*/*.rpm $(PKG)/
+
+# The package each image's nodeforge comes from (nodeforge build
+# --self-package, default build/pkg): built for the image's release, the
+# build host's own release from make deb, the others in a throw-away root
+# of that release (dist/deb-for-suite.sh, from DEB_MIRROR); rebuilt only
+# when the source tarball changed
+IMAGE_SUITES ?= trixie bookworm
+DEB_MIRROR   ?= http://deb.debian.org/debian
+HOST_SUITE   := $(shell . /etc/os-release 2>/dev/null && echo $$VERSION_CODENAME)
+image-pkgs: deb
+	@set -e; for s in $(IMAGE_SUITES); do \
+		if [ "$$s" = "$(HOST_SUITE)" ]; then \
+			rm -rf $(PKG)/$$s; mkdir -p $(PKG)/$$s; \
+			cp $(PKG)/nodeforge_$(VERSION)_amd64.deb $(PKG)/$$s/; \
+		else PKG_JOBS=$(PKG_JOBS) dist/deb-for-suite.sh $$s $(PKG_TAR) $(PKG)/$$s $(DEB_MIRROR); fi; \
+	done
 
 clean:
 	rm -rf build build-asan build-fuzz

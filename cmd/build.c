@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <limits.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
 
@@ -17,6 +19,7 @@ const struct nf_cmd nf_cmd_build = {
 		"                       [--mirror URL|DIR] [--artifact-mirror URL|DIR]\n"
 		"                       [--offline] [--overlays DIR]\n"
 		"                       [--key FILE] [--epoch N] [--inventory FILE]\n"
+		"                       [--self-package DIR|FILE]\n"
 		"\n"
 		"Build ROLE's golden image from its resolved profile: bootstrap\n"
 		"with the distro's own tool (mmdebstrap), overlays, every facet's\n"
@@ -40,6 +43,14 @@ const struct nf_cmd nf_cmd_build = {
 		"                      OUT/signing.pub)\n"
 		"      --epoch N       clamp mtimes to N (default:\n"
 		"                      $SOURCE_DATE_EPOCH, else 2024-01-01)\n"
+		"      --self-package DIR|FILE  the nodeforge package the image\n"
+		"                      gets, built for its distribution: a\n"
+		"                      .deb/.rpm, or DIR/<suite>/ (DIR/el9/)\n"
+		"                      holding nodeforge_VERSION_amd64.deb\n"
+		"                      (default: $NODEFORGE_SELF_PACKAGE, else\n"
+		"                      pkg/ beside the binary, where make\n"
+		"                      image-pkgs puts them); 'host' copies\n"
+		"                      this binary (stand-in roots only)\n"
 		"      --inventory FILE  racks.yaml: a role that runs slurmctld\n"
 		"                      gets slurm.conf NodeName= lines for the\n"
 		"                      inventory's slurmd roles (grouped by role,\n"
@@ -110,6 +121,7 @@ int nf_cmd_build_opt(const char *cmd, int o, const char *arg,
 	case 'V': bo->overlays = arg; return 0;
 	case 'k': bo->key = arg; return 0;
 	case 'I': bo->inventory = arg; return 0;
+	case 'P': bo->self_package = arg; return 0;
 	case 'E':
 		errno = 0;
 		bo->epoch = strtoll(arg, &end, 10);
@@ -122,9 +134,41 @@ int nf_cmd_build_opt(const char *cmd, int o, const char *arg,
 	}
 }
 
-int nf_cmd_build_check(const char *cmd, const char *role,
-		       const struct nf_build_opts *bo)
+/* The packages an image's nodeforge comes from, when --self-package
+ * names none: $NODEFORGE_SELF_PACKAGE, else the ones beside the binary
+ * (a checkout's build/pkg, where make image-pkgs puts them), else the
+ * installed data directory's */
+static const char *default_self_package(void)
 {
+	static char dir[PATH_MAX];
+	const char *e = getenv("NODEFORGE_SELF_PACKAGE");
+	char exe[PATH_MAX];
+	ssize_t n;
+	struct stat st;
+
+	if (e && *e)
+		return e;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/'))) {
+			*slash = '\0';
+			snprintf(dir, sizeof(dir), "%s/pkg", exe);
+			if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+				return dir;
+		}
+	}
+	snprintf(dir, sizeof(dir), "%s/packages", NF_DATADIR);
+	return dir;
+}
+
+int nf_cmd_build_check(const char *cmd, const char *role,
+		       struct nf_build_opts *bo)
+{
+	if (!bo->self_package)
+		bo->self_package = default_self_package();
 	if (!role)
 		return nf_usage_error(cmd, "which role? (nodeforge profile "
 				      "list shows them)");

@@ -105,14 +105,16 @@ struct nf_build_opts;
 	{ "overlays", required_argument, NULL, 'V' }, \
 	{ "key", required_argument, NULL, 'k' }, \
 	{ "epoch", required_argument, NULL, 'E' }, \
-	{ "inventory", required_argument, NULL, 'I' }
+	{ "inventory", required_argument, NULL, 'I' }, \
+	{ "self-package", required_argument, NULL, 'P' }
 #define NF_BUILD_SHORTOPTS "o:m:k:"
 /* Apply one of NF_BUILD_LONGOPTS: 0 taken, 1 not a build option, or an
  * exit status after a usage error */
 int nf_cmd_build_opt(const char *cmd, int o, const char *arg,
 		     struct nf_build_opts *bo);
-/* After parsing: the role is named and the options fit; 0 or exit status */
+/* After parsing: the role is named and the options fit, the defaults
+ * that come from the environment are filled in; 0 or exit status */
 int nf_cmd_build_check(const char *cmd, const char *role,
-		       const struct nf_build_opts *bo);
+		       struct nf_build_opts *bo);
 
 #endif

@@ -43,7 +43,7 @@ _nodeforge() {
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return
 		;;
-	-i | --inventory | --site | --profile | --fixture | --key | --junit | --verdict)
+	-i | --inventory | --site | --profile | --fixture | --key | --junit | --verdict | --self-package)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return

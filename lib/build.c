@@ -457,13 +457,16 @@ static int inputs_key(struct build *b, const char *bkey, char out[NF_SHA256_HEX]
 	/* nodeforge itself goes into the image */
 	{
 		char hex[NF_SHA256_HEX];
-		unsigned long long sz;
-		int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+		int r2 = nf_bld_self_sha256(b, hex);
 
-		if (fd >= 0 && !nf_sha256_fd(b->ctx, fd, "/proc/self/exe", hex, &sz))
-			nf_sha256_update(ov_hash, hex, strlen(hex));
-		if (fd >= 0)
-			close(fd);
+		if (r2) {
+			nf_sha256_free(ov_hash);
+			return r2;
+		}
+		const char *tag = b->self_host ? "self=host:" : "self=pkg:";
+
+		nf_sha256_update(ov_hash, tag, strlen(tag));
+		nf_sha256_update(ov_hash, hex, strlen(hex));
 	}
 	/* the signing key's public half: another key, another image */
 	if (!nf_read_file(b->ctx, b->pub, 64 << 10, &doc, NULL)) {
@@ -606,7 +609,7 @@ static int build_image(struct build *b, const struct nf_site *site,
 
 	stage_begin(b, "resolve");
 	if ((r = resolve(b, site)) || (r = resolve_nodes(b, site)) ||
-	    (r = setup_paths(b)))
+	    (r = setup_paths(b)) || (r = nf_bld_self_resolve(b)))
 		return r;
 	if ((r = take_lock(b)))
 		return r;

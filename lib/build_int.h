@@ -48,6 +48,8 @@ struct build {
 	char liveimg[256];        /* EL: ROLE-<its sha12>.rootfs.tar.xz */
 	char liveimg_sha256[NF_SHA256_HEX];
 	json_t *nodes;            /* --inventory: nf_cluster_load() */
+	char self_pkg[PATH_MAX];  /* the nodeforge package for the image */
+	int self_host;            /* --self-package host: the running binary */
 };
 
 
@@ -72,6 +74,8 @@ int nf_bld_stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
 
 /* what goes into the work root (lib/build_root.c) */
 int nf_bld_stage_overlays(struct build *b, int rootfd);
+int nf_bld_self_resolve(struct build *b);
+int nf_bld_self_sha256(struct build *b, char out[NF_SHA256_HEX]);
 int nf_bld_install_self(struct build *b, int rootfd);
 int nf_bld_stage_identity(struct build *b, int rootfd);
 int nf_bld_stage_artifacts(struct build *b, int rootfd);

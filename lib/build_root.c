@@ -203,22 +203,6 @@ int nf_bld_stage_overlays(struct build *b, int rootfd)
 	return 0;
 }
 
-/* The running nodeforge binary as /usr/bin/nodeforge: the verifier
- * units call it at first boot */
-int nf_bld_install_self(struct build *b, int rootfd)
-{
-	struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd };
-	char *buf = NULL;
-	size_t len = 0;
-	int r;
-
-	if ((r = nf_read_file(b->ctx, "/proc/self/exe", 256u << 20, &buf, &len)))
-		return r;
-	r = nf_apply_write(&a, "/usr/bin/nodeforge", buf, len, 0755, 0, 0);
-	free(buf);
-	return r;
-}
-
 /* ------------------------------------------------------ host identity */
 
 int nf_bld_stage_identity(struct build *b, int rootfd)
@@ -372,6 +356,150 @@ static int in_root(struct build *b, const char *name, const char *cmd)
 		return nf_fail(b->ctx, NF_E_EXTERNAL, "artifact '%s': '%s' failed "
 			       "in the image (exit %d): %s", name, cmd, r, reason);
 	}
+	return r;
+}
+
+/* ------------------------------------------------------ nodeforge itself */
+
+/* Which nodeforge the image carries (--self-package): the package built
+ * for the image's distribution, found as DIR/<suite>/nodeforge_V_amd64.deb
+ * (Debian) or DIR/el<release>/nodeforge-V-1.x86_64.rpm (EL) when a
+ * directory is named, or that file; "host" copies the running binary, for
+ * stand-in roots that have no package manager.  Resolved before the
+ * inputs' hash: the package's bytes are one of the image's inputs. */
+int nf_bld_self_resolve(struct build *b)
+{
+	const char *o = b->o->self_package;
+	const char *ext = b->el ? ".rpm" : ".deb";
+	struct stat st;
+	size_t n;
+
+	b->self_host = 0;
+	b->self_pkg[0] = '\0';
+	if (!o || !*o)
+		return nf_fail(b->ctx, NF_E_INVALID, "which nodeforge goes into "
+			       "the image? --self-package DIR|FILE names the "
+			       "package built for %s%s (make image-pkgs)",
+			       b->el ? "el" : "", b->suite);
+	if (!strcmp(o, "host")) {
+		b->self_host = 1;
+		return 0;
+	}
+	if (stat(o, &st) < 0)
+		return nf_fail(b->ctx, -errno, "--self-package '%s': %s", o,
+			       strerror(errno));
+	if (S_ISDIR(st.st_mode)) {
+		if (b->el)
+			snprintf(b->self_pkg, sizeof(b->self_pkg),
+				 "%s/el%s/nodeforge-%s-1.x86_64.rpm", o,
+				 b->suite, NF_VERSION);
+		else
+			snprintf(b->self_pkg, sizeof(b->self_pkg),
+				 "%s/%s/nodeforge_%s_amd64.deb", o, b->suite,
+				 NF_VERSION);
+		if (stat(b->self_pkg, &st) < 0 || !S_ISREG(st.st_mode))
+			return nf_fail(b->ctx, NF_E_NOTFOUND, "no nodeforge %s "
+				       "package for %s%s: '%s' does not exist "
+				       "(make image-pkgs builds it; "
+				       "--self-package FILE names another)",
+				       NF_VERSION, b->el ? "el" : "", b->suite,
+				       b->self_pkg);
+		return 0;
+	}
+	n = strlen(o);
+	if (!S_ISREG(st.st_mode) || n < 4 || strcmp(o + n - 4, ext))
+		return nf_fail(b->ctx, NF_E_INVALID, "--self-package '%s' is not "
+			       "a %s file nor a directory of packages (this "
+			       "image is %s)", o, ext, b->el ? "EL" : "Debian");
+	snprintf(b->self_pkg, sizeof(b->self_pkg), "%s", o);
+	return 0;
+}
+
+/* What the image's hash takes from nodeforge itself: the package's (or
+ * the running binary's) sha256 */
+int nf_bld_self_sha256(struct build *b, char out[NF_SHA256_HEX])
+{
+	const char *p = b->self_host ? "/proc/self/exe" : b->self_pkg;
+	unsigned long long sz;
+	int fd = open(p, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return nf_fail(b->ctx, -errno, "cannot open '%s': %s", p,
+			       strerror(errno));
+	r = nf_sha256_fd(b->ctx, fd, p, out, &sz);
+	close(fd);
+	return r;
+}
+
+/* The image's /usr/bin/nodeforge (the verifier units run it at first
+ * boot): the package installed by the image's own package manager, then
+ * asked for its version, which must be this build's version and commit */
+int nf_bld_install_self(struct build *b, int rootfd)
+{
+	struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd };
+	char want[160], cmd[PATH_MAX + 128], log[PATH_MAX + 64];
+	char *buf = NULL, *got;
+	size_t len = 0;
+	int r;
+
+	if (b->self_host) {
+		if ((r = nf_read_file(b->ctx, "/proc/self/exe", 256u << 20,
+				      &buf, &len)))
+			return r;
+		r = nf_apply_write(&a, "/usr/bin/nodeforge", buf, len, 0755, 0, 0);
+		free(buf);
+		return r;
+	}
+	if (b->el) {
+		char *argv[] = { "rpm", "--root", b->root, "-i", "--nodigest",
+				 b->self_pkg, NULL };
+
+		snprintf(log, sizeof(log), "%s/nodeforge-rpm.log", b->work);
+		r = nf_bld_run_tool(b->ctx, argv, log, NULL);
+		if (r > 0) {
+			char reason[1024];
+
+			nf_bld_log_reason(log, reason, sizeof(reason));
+			return nf_fail(b->ctx, NF_E_EXTERNAL, "rpm --root cannot "
+				       "install '%s' (exit %d): %s", b->self_pkg,
+				       r, reason);
+		}
+		if (r)
+			return r;
+		snprintf(cmd, sizeof(cmd), "/usr/bin/nodeforge version");
+	} else {
+		if ((r = nf_read_file(b->ctx, b->self_pkg, 256u << 20, &buf, &len)))
+			return r;
+		r = nf_apply_write(&a, "/var/cache/nodeforge/nodeforge.deb", buf,
+				   len, 0644, 0, 0);
+		free(buf);
+		buf = NULL;
+		if (r)
+			return r;
+		/* its dependencies are in every image's package set */
+		snprintf(cmd, sizeof(cmd), "dpkg -i /var/cache/nodeforge/nodeforge.deb"
+			 " && rm -f /var/cache/nodeforge/nodeforge.deb"
+			 " && rmdir /var/cache/nodeforge 2>/dev/null || :;"
+			 " /usr/bin/nodeforge version");
+	}
+	if ((r = in_root(b, "nodeforge", cmd)))
+		return r;
+	/* the last line the image's nodeforge printed */
+	snprintf(log, sizeof(log), "%s/artifact-nodeforge.log", b->work);
+	if ((r = nf_read_file(b->ctx, log, 1u << 20, &buf, &len)))
+		return r;
+	while (len && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	got = strrchr(buf, '\n');
+	got = got ? got + 1 : buf;
+	snprintf(want, sizeof(want), "nodeforge %s (commit %s)", NF_VERSION,
+		 nf_commit);
+	if (strcmp(got, want))
+		r = nf_fail(b->ctx, NF_E_INVALID, "the image's nodeforge from "
+			    "'%s' says '%.100s', not '%s': build its package "
+			    "from this tree (make image-pkgs)", b->self_pkg,
+			    got, want);
+	free(buf);
 	return r;
 }
 

@@ -598,8 +598,9 @@ static int parse_loadopt(struct nf_ctx *ctx, const char *name, uint8_t *d,
 				 "(device path not shown: node %02x/%02x)",
 				 (bad - 1) >> 8, (bad - 1) & 0xff);
 		} else {
-			tl = efidp_format_device_path(text, sizeof(text), dp,
-						      pathlen);
+			/* char * before efivar 39, unsigned char * since */
+			tl = efidp_format_device_path((void *)text,
+						      sizeof(text), dp, pathlen);
 			if (tl < 0)
 				snprintf(text, sizeof(text),
 					 "(unreadable device path)");

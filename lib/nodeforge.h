@@ -693,6 +693,10 @@ struct nf_build_opts {
 	void *progress_data;
 	const char *inventory;  /* racks.yaml: the controller's slurm.conf
 				 * lists its nodes and partitions; or NULL */
+	const char *self_package; /* the nodeforge package the image gets:
+				 * a .deb/.rpm, a directory with one per
+				 * distribution (DIR/<suite>/), or "host"
+				 * (the running binary, for stand-in roots) */
 };
 
 struct nf_build_result {

@@ -42,6 +42,29 @@ rootfs_file() {
 	[ ! -e out/nosuchrole/nosuchrole.current ]
 }
 
+@test "build: the image's nodeforge package is looked for by release: none there is named, with how to make it" {
+	mkdir pkgs
+	run b --self-package "$SCRATCH/pkgs"
+	status_is 1
+	[[ "$output" == *"no nodeforge $("$NF_BIN" version --json | jq -r .version) package for trixie"* ]]
+	[[ "$output" == *"'$SCRATCH/pkgs/trixie/nodeforge_"*"_amd64.deb' does not exist"* ]]
+	[[ "$output" == *"make image-pkgs"* ]]
+	[ ! -e out/controller/controller.current ]
+	! grep -q '^bootstrap' stub.log 2>/dev/null
+}
+
+@test "build: --self-package of the wrong kind or missing is refused before any work" {
+	touch nodeforge.rpm
+	run b --self-package "$SCRATCH/nodeforge.rpm"
+	status_is 1
+	[[ "$output" == *"'$SCRATCH/nodeforge.rpm' is not a .deb file nor a directory of packages (this image is Debian)"* ]]
+	run b --self-package "$SCRATCH/nope.deb"
+	status_is 1
+	[[ "$output" == *"--self-package '$SCRATCH/nope.deb': No such file or directory"* ]]
+	[ ! -e out/controller/controller.current ]
+	! grep -q '^bootstrap' stub.log 2>/dev/null
+}
+
 @test "build: publishes content-addressed files, a pointer and a verifiable manifest" {
 	run b
 	status_is 0

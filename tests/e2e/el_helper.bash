@@ -36,3 +36,8 @@ el_stub_repo() {
 	cp "$SCRATCH"/rpmbuild/RPMS/noarch/*.rpm "$SCRATCH/$1/"
 	createrepo_c -q "$SCRATCH/$1"
 }
+
+# The stand-in EL roots have no glibc nor rpm of their own: their images
+# get the running binary (build --self-package host); a real EL site
+# passes the nodeforge rpm built on its release
+export NODEFORGE_SELF_PACKAGE=host

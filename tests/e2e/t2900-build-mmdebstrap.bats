@@ -75,6 +75,39 @@ assert m["nodeforge_version"] == v["version"], m["nodeforge_version"]
 assert m["nodeforge_commit"] == v["commit"], m.get("nodeforge_commit")' "$OUT/mini/$(cur manifest)" "$v"
 }
 
+@test "e2e build: the image's nodeforge is the package built for its release, installed by its dpkg" {
+	suite=$(. "$ROOT/etc/os-release" && echo "$VERSION_CODENAME")
+	pkg=$NODEFORGE_SELF_PACKAGE/$suite/nodeforge_$("$NF_BIN" version --json | jq -r .version)_amd64.deb
+	echo "# $suite image, package $pkg" >&3
+	[ -f "$pkg" ]
+	run chroot "$ROOT" dpkg-query -W -f '${Package} ${Version} ${Status}' nodeforge
+	status_is 0
+	[ "$output" = "nodeforge $(dpkg-deb -f "$pkg" Version) install ok installed" ]
+	# the package's binary, not the building host's
+	want=$(dpkg-deb --fsys-tarfile "$pkg" | tar -xO ./usr/bin/nodeforge | sha256sum | cut -d' ' -f1)
+	[ "$(sha256sum < "$ROOT/usr/bin/nodeforge" | cut -d' ' -f1)" = "$want" ]
+	! cmp -s "$NF_BIN" "$ROOT/usr/bin/nodeforge"
+	# every library it needs is the image's own
+	run chroot "$ROOT" ldd /usr/bin/nodeforge
+	status_is 0
+	[[ "$output" != *"not found"* ]]
+	[ ! -e "$ROOT/var/cache/nodeforge/nodeforge.deb" ]
+}
+
+@test "e2e build: a package whose nodeforge is another version is refused; the published image stays" {
+	cur_before=$(cat "$OUT/mini/mini.current")
+	mkdir -p "$BATS_TEST_TMPDIR/fake/DEBIAN" "$BATS_TEST_TMPDIR/fake/usr/bin"
+	printf 'Package: nodeforge\nVersion: 0.0.1\nArchitecture: amd64\nMaintainer: t <t@t>\nDescription: t\n' \
+		> "$BATS_TEST_TMPDIR/fake/DEBIAN/control"
+	printf '#!/bin/sh\necho "nodeforge 0.0.1 (commit 000000000000)"\n' > "$BATS_TEST_TMPDIR/fake/usr/bin/nodeforge"
+	chmod 0755 "$BATS_TEST_TMPDIR/fake/usr/bin/nodeforge"
+	dpkg-deb --root-owner-group -b "$BATS_TEST_TMPDIR/fake" "$BATS_TEST_TMPDIR/old.deb" >/dev/null
+	run "$NF_BIN" -C "$PROFS" build mini --cache "$E2E" --out "$OUT" --self-package "$BATS_TEST_TMPDIR/old.deb"
+	status_is 1
+	[[ "$output" == *"says 'nodeforge 0.0.1 (commit 000000000000)', not '$("$NF_BIN" version)'"* ]]
+	[ "$(cat "$OUT/mini/mini.current")" = "$cur_before" ]
+}
+
 @test "e2e build: no host identity and no secrets" {
 	[ ! -s "$ROOT/etc/machine-id" ]
 	! ls "$ROOT"/etc/ssh/ssh_host_* 2>/dev/null

@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # The packages 'make deb' and 'make rpm' build (in NF_PKGDIR, which
 # check-e2e sets; build/pkg by default), installed the way an operator
-# installs them.  The .deb: apt into a fresh Debian 13 root (the package is
-# built on Debian 12 and links Debian 12's libraries).  The .rpm: its
+# installs them.  The .deb: apt into a fresh Debian 13 root (the package
+# make image-pkgs builds for trixie, in a trixie root, the one Debian 13
+# images carry).  The .rpm: its
 # requirements against what the binary links, and rpm --root into the EL
 # test root, whose packages are stand-ins (el_helper.bash): that root has
 # no C library, so the binary is run on the host that built it.
@@ -14,12 +15,12 @@ load el_helper
 setup_file() {
 	export PKGDIR=${NF_PKGDIR:-$NF_SRCDIR/build/pkg}
 	V=$(cat "$NF_SRCDIR/VERSION")
-	export V DEB=$PKGDIR/nodeforge_${V}_amd64.deb RPMF=$PKGDIR/nodeforge-$V-1.x86_64.rpm
+	export V DEB=$PKGDIR/trixie/nodeforge_${V}_amd64.deb RPMF=$PKGDIR/nodeforge-$V-1.x86_64.rpm
 	export E2E=${NF_E2E_CACHE:-$BATS_FILE_TMPDIR/cache}
 }
 
 need_pkg() {
-	[ -f "$1" ] || { echo "no package '$1': run 'make deb rpm' (check-e2e does)"; return 1; }
+	[ -f "$1" ] || { echo "no package '$1': run 'make image-pkgs rpm' (check-e2e does)"; return 1; }
 }
 
 # A Debian 13 minbase root in DIR, bootstrapped once into the e2e cache
@@ -60,8 +61,9 @@ rpm_payload() {
 	echo "# deb: Depends: $(dpkg-deb -f "$DEB" Depends)" >&3
 	echo "# deb: on trixie: $(chroot root dpkg-query -W -f '${Package}=${Version} ' \
 		libarchive13t64 libcurl4t64 libefiboot1t64 libefivar1t64 libmicrohttpd12t64 libssl3t64)" >&3
-	# the Debian 12 names resolve to trixie's t64 libraries, which provide them
-	[[ "$(chroot root dpkg-query -W -f '${Provides}' libcurl4t64)" == *"libcurl4 "* ]]
+	# built on trixie: it names trixie's t64 libraries and glibc 2.38+
+	dpkg-deb -f "$DEB" Depends | grep -q 'libcurl4t64'
+	dpkg-deb -f "$DEB" Depends | grep -Eq 'libc6 \(>= 2\.(3[89]|[4-9][0-9])\)'
 	[ "$(chroot root dpkg -S /usr/bin/nodeforge)" = "nodeforge: /usr/bin/nodeforge" ]
 	run chroot root sh -c 'ldd /usr/bin/nodeforge'
 	status_is 0
