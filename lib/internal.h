@@ -387,6 +387,14 @@ int nf_secret_read(struct nf_ctx *ctx, const char *path, size_t max,
 const char *nf_munge_key_path(const json_t *sec);
 const char *nf_munge_key_owner(const json_t *sec);
 unsigned nf_munge_key_mode(const json_t *sec);
+/* The directory that the users of an enroot path setting share
+ * (lib/facets/containers.c): the components before the first one enroot
+ * expands per user ($(id -u), ${HOME}, ...), into out.  Returns 1 when it
+ * is the parent of per-user directories, 2 when it is the path itself
+ * (nothing expanded), 0 when there is none (the path starts with an
+ * expansion), -ENAMETOOLONG */
+#define NF_ENROOT_DIR_MAX 256
+int nf_enroot_shared_dir(const char *v, char *out, size_t sz);
 
 /* HTTP POST of a JSON body (libcurl); `bind`: local address or NULL.
  * The response body is capped at `max` bytes */
@@ -519,6 +527,13 @@ const char *nf_v_path(struct nf_vcheck *c, int where, const char *path,
  * cap).  Returns 0 (exit status in *status), NF_E_TIMEOUT, or -errno */
 int nf_v_exec(struct nf_vcheck *c, const char *const *argv, const char *in,
 	      char **out, int *status);
+/* nf_v_exec() as an unprivileged user (nobody, uid and gid 65534, no
+ * supplementary groups, its own environment, through util-linux setpriv)
+ * when the verifier is root, so a probe cannot leave root-owned files
+ * behind; fixtures answer for argv itself and log the setpriv line */
+#define NF_V_NOBODY 65534
+int nf_v_exec_unprivileged(struct nf_vcheck *c, const char *const *argv,
+			   char **out, int *status);
 /* Shared answers between checks of one run (borrowed on get; put steals) */
 const json_t *nf_v_cache_get(struct nf_vcheck *c, const char *key);
 void nf_v_cache_put(struct nf_vcheck *c, const char *key, json_t *val);

@@ -200,16 +200,18 @@ static int fixture_passthrough(const json_t *fx, const char *prog)
 	return 0;
 }
 
-int nf_v_exec(struct nf_vcheck *c, const char *const *argv, const char *in,
-	      char **out, int *status)
+/* argv runs as given; the fixture answers for argv + skip (argv less a
+ * wrapper such as setpriv) */
+static int exec_wrapped(struct nf_vcheck *c, const char *const *argv,
+			size_t skip, const char *in, char **out, int *status)
 {
 	const json_t *fx = c->run->fixture;
 
-	if (fx && !fixture_passthrough(fx, argv[0])) {
+	if (fx && !fixture_passthrough(fx, argv[skip])) {
 		const json_t *a;
 
 		fixture_log(fx, argv);
-		a = fixture_command(fx, argv);
+		a = fixture_command(fx, argv + skip);
 		if (!a)
 			return -ENOENT;
 		if (json_is_true(json_object_get(a, "hang"))) {
@@ -230,6 +232,56 @@ int nf_v_exec(struct nf_vcheck *c, const char *const *argv, const char *in,
 		return 0;
 	}
 	return nf_spawn_capture(argv, in, &c->deadline, out, status);
+}
+
+int nf_v_exec(struct nf_vcheck *c, const char *const *argv, const char *in,
+	      char **out, int *status)
+{
+	return exec_wrapped(c, argv, 0, in, out, status);
+}
+
+/* The program's full path from the verifier's PATH: setpriv --reset-env
+ * gives the user a PATH of its own */
+static const char *which(const char *prog, char *buf, size_t sz)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(prog, '/') || !path)
+		return prog;
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, ":");
+
+		if (n && (size_t)snprintf(buf, sz, "%.*s/%s", (int)n, p, prog) < sz &&
+		    access(buf, X_OK) == 0)
+			return buf;
+		p += n + (p[n] == ':');
+	}
+	return prog;
+}
+
+int nf_v_exec_unprivileged(struct nf_vcheck *c, const char *const *argv,
+			   char **out, int *status)
+{
+	/* NF_V_NOBODY */
+	static const char *const wrap[] = {
+		"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+		"--reset-env", "--",
+	};
+	const char *v[NF_ARRAY_SIZE(wrap) + 16];
+	char prog[4096];
+	size_t n = NF_ARRAY_SIZE(wrap), i;
+
+	if (geteuid() != 0)
+		return nf_v_exec(c, argv, NULL, out, status);
+	memcpy(v, wrap, sizeof(wrap));
+	for (i = 0; argv[i] && n + i < NF_ARRAY_SIZE(v) - 1; i++)
+		v[n + i] = argv[i];
+	if (argv[i])
+		return -E2BIG;
+	v[n + i] = NULL;
+	if (!c->run->fixture || fixture_passthrough(c->run->fixture, argv[0]))
+		v[n] = which(argv[0], prog, sizeof(prog));
+	return exec_wrapped(c, v, n, NULL, out, status);
 }
 
 int nf_v_service_active(struct nf_vcheck *c, const char *unit, char *state,

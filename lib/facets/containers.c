@@ -2,6 +2,8 @@
 /* containers: enroot (runtime, cache layout) and the pyxis SPANK plugin. */
 #include "internal.h"
 
+#include <unistd.h>
+
 static const struct nf_field enroot_fields[] = {
 	{ "version", NF_T_STR },
 	{ "cache_path", NF_T_PATH },
@@ -26,16 +28,114 @@ static const struct nf_field fields[] = {
 	{ 0 }
 };
 
+/* enroot.conf's settings.  enroot itself creates cache, data and runtime
+ * (`mkdir -p` under umask 077) at every run, even `enroot version`
+ * (enroot.in, END CONFIG), so whoever runs it first owns them 0700: each
+ * user needs their own.  In temp it only makes directories (mktemp -d),
+ * so one sticky directory serves everyone. */
+enum { NOT_A_PATH, PER_USER, SHARED };
+
+static const struct {
+	const char *key, *conf;
+	int kind;
+} keys[] = {
+	{ "cache_path", "ENROOT_CACHE_PATH", PER_USER },
+	{ "data_path", "ENROOT_DATA_PATH", PER_USER },
+	{ "temp_path", "ENROOT_TEMP_PATH", SHARED },
+	{ "runtime_path", "ENROOT_RUNTIME_PATH", PER_USER },
+	{ "squash_options", "ENROOT_SQUASH_OPTIONS", NOT_A_PATH },
+};
+
+#define TMPFILES "/etc/tmpfiles.d/nodeforge-enroot.conf"
+
+int nf_enroot_shared_dir(const char *v, char *out, size_t sz)
+{
+	/* enroot expands each value with `eval echo` (config::load) */
+	const char *x = strpbrk(v, "$`~\\*?[{");
+	size_t n = x ? (size_t)(x - v) : strlen(v);
+
+	if (x) {
+		while (n && v[n - 1] != '/')
+			n--;
+		if (n)
+			n--;
+	}
+	while (n > 1 && v[n - 1] == '/')
+		n--;
+	if (n <= 1)
+		return 0;
+	if (n >= sz)
+		return -ENAMETOOLONG;
+	memcpy(out, v, n);
+	out[n] = '\0';
+	return x ? 1 : 2;
+}
+
+/* The directories every user of enroot needs, 1777 root, sorted, without
+ * duplicates and without /tmp and /var/tmp (the OS makes those).  Returns
+ * how many, or NF_E_INVALID with the offending key in *bad. */
+#define MAX_DIRS NF_ARRAY_SIZE(keys)
+static int shared_dirs(const json_t *sec, char dirs[][NF_ENROOT_DIR_MAX],
+		       const char **bad)
+{
+	const json_t *en = json_object_get(sec, "enroot");
+	size_t n = 0;
+
+	for (size_t i = 0; i < NF_ARRAY_SIZE(keys); i++) {
+		const char *v = json_string_value(json_object_get(en, keys[i].key));
+		char d[NF_ENROOT_DIR_MAX];
+		size_t k;
+
+		if (!v || keys[i].kind == NOT_A_PATH ||
+		    nf_enroot_shared_dir(v, d, sizeof(d)) <= 0)
+			continue;
+		if (strpbrk(d, " \t\n\\")) {
+			*bad = keys[i].key;
+			return NF_E_INVALID;
+		}
+		if (!strcmp(d, "/tmp") || !strcmp(d, "/var/tmp"))
+			continue;
+		for (k = 0; k < n && strcmp(dirs[k], d) < 0; k++)
+			;
+		if (k < n && !strcmp(dirs[k], d))
+			continue;
+		memmove(dirs[k + 1], dirs[k], (n - k) * sizeof(dirs[0]));
+		memcpy(dirs[k], d, sizeof(d));
+		n++;
+	}
+	return (int)n;
+}
+
 static int lint(struct nf_facet_lint *l, const json_t *sec)
 {
 	const json_t *en = json_object_get(sec, "enroot");
 	const char *cache = json_string_value(json_object_get(en, "cache_path"));
 	const char *data = json_string_value(json_object_get(en, "data_path"));
+	char dirs[MAX_DIRS][NF_ENROOT_DIR_MAX], p[64];
+	const char *bad = NULL;
 
 	if (cache && data && !strcmp(cache, data))
 		nf_lint_at(l, "containers.enroot.data_path", NF_SEV_ERROR,
 			   "enroot data_path and cache_path are both '%s': "
 			   "per-job overlays would fill the image cache", data);
+	for (size_t i = 0; i < NF_ARRAY_SIZE(keys); i++) {
+		const char *v = json_string_value(json_object_get(en, keys[i].key));
+		char d[NF_ENROOT_DIR_MAX];
+
+		snprintf(p, sizeof(p), "containers.enroot.%s", keys[i].key);
+		if (v && keys[i].kind == PER_USER &&
+		    nf_enroot_shared_dir(v, d, sizeof(d)) == 2)
+			nf_lint_at(l, p, NF_SEV_ERROR,
+				   "enroot %s '%s' is one directory for every user: "
+				   "enroot creates it 0700 for the first user who runs it; "
+				   "make it per user, e.g. '%s/user-$(id -u)'",
+				   keys[i].key, v, d);
+	}
+	if (shared_dirs(sec, dirs, &bad) < 0) {
+		snprintf(p, sizeof(p), "containers.enroot.%s", bad);
+		nf_lint_at(l, p, NF_SEV_ERROR,
+			   "enroot %s has a space or a backslash before its per-user part", bad);
+	}
 	if (json_object_get(sec, "pyxis") && !en)
 		nf_lint_at(l, "containers.pyxis", NF_SEV_ERROR,
 			   "pyxis needs enroot on the node");
@@ -44,20 +144,35 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* ---- apply: what the image build writes (nodeforge build) ---- */
 
-/* enroot.conf (enroot's own "KEY value" syntax, sourced by its shell code,
- * so $(id -u) in a path is expanded per user) and the pyxis plugstack
- * line */
+/* The shared parents of enroot's paths, made 1777 root at every boot
+ * (after local-fs.target: on the cache disk when it is mounted, else on
+ * the root file system, RAM on a network boot) */
+static int apply_tmpfiles(struct nf_apply *a, const json_t *sec)
+{
+	char dirs[MAX_DIRS][NF_ENROOT_DIR_MAX];
+	const char *bad = NULL;
+	struct nf_buf b = { 0 };
+	int n = shared_dirs(sec, dirs, &bad);
+
+	if (n < 0)
+		return nf_fail(a->ctx, NF_E_INVALID, "containers.enroot.%s has a space "
+			       "or a backslash before its per-user part", bad);
+	if (!n)
+		return 0;
+	nf_apply_header(&b, "#", "containers");
+	nf_buf_printf(&b, "# Where each user's enroot makes its own directories "
+		      "(user-$(id -u) in enroot.conf)\n");
+	for (int i = 0; i < n; i++)
+		nf_buf_printf(&b, "d %s 1777 root root -\n", dirs[i]);
+	return nf_apply_write_buf(a, TMPFILES, &b, 0644, 0, 0);
+}
+
+/* enroot.conf (enroot's own "KEY value" syntax, each value expanded with
+ * `eval echo` as the user who runs enroot, so $(id -u) in a path is per
+ * user), the tmpfiles.d file for the shared parents and the pyxis
+ * plugstack line */
 static int apply(struct nf_apply *a, const json_t *sec)
 {
-	static const struct {
-		const char *key, *conf;
-	} keys[] = {
-		{ "cache_path", "ENROOT_CACHE_PATH" },
-		{ "data_path", "ENROOT_DATA_PATH" },
-		{ "temp_path", "ENROOT_TEMP_PATH" },
-		{ "runtime_path", "ENROOT_RUNTIME_PATH" },
-		{ "squash_options", "ENROOT_SQUASH_OPTIONS" },
-	};
 	const json_t *en = json_object_get(sec, "enroot");
 	const json_t *px = json_object_get(sec, "pyxis");
 	struct nf_buf b = { 0 };
@@ -84,7 +199,8 @@ static int apply(struct nf_apply *a, const json_t *sec)
 			nf_buf_printf(&b, "%-24s %s\n", "ENROOT_MOUNT_HOME",
 				      json_is_true(mh) ? "yes" : "no");
 		if ((r = nf_apply_write_buf(a, "/etc/enroot/enroot.conf", &b,
-					    0644, 0, 0)))
+					    0644, 0, 0)) ||
+		    (r = apply_tmpfiles(a, sec)))
 			return r;
 	}
 	if (px) {
@@ -118,6 +234,94 @@ static int apply(struct nf_apply *a, const json_t *sec)
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
+static int conf_lists(const char *buf, const char *word)
+{
+	for (const char *l = buf; l && *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		const char *p = l + strspn(l, " \t");
+
+		if (*p != '#' && memmem(p, len - (size_t)(p - l), word, strlen(word)))
+			return 1;
+		l = e ? e + 1 : NULL;
+	}
+	return 0;
+}
+
+/* The directories enroot's users share: 1777 and owned by root, or by the
+ * owner of the root the verifier reads (root on a node; whoever made a
+ * fixture tree in tests), so no user can delete another's directories.
+ * On an unbooted image root (/run is empty there) the tmpfiles.d file
+ * that makes them at boot. */
+static int check_dirs(struct nf_vcheck *c, const json_t *sec)
+{
+	char dirs[MAX_DIRS][NF_ENROOT_DIR_MAX], *tf = NULL;
+	struct nf_buf want = { 0 }, seen = { 0 };
+	const char *bad = NULL;
+	struct stat st, top;
+	int n, v;
+
+	if (!json_object_get(sec, "enroot"))
+		return nf_v_skip(c, "the profile has no enroot");
+	if ((n = shared_dirs(sec, dirs, &bad)) < 0) {
+		nf_v_seen(c, "containers.enroot.%s cannot be a tmpfiles.d path", bad);
+		nf_v_remedy(c, "nodeforge lint   # fix containers.enroot.%s", bad);
+		return NF_V_FAIL;
+	}
+	if (!n)
+		return nf_v_skip(c, "no enroot path is shared between users");
+	if (nf_v_stat(c, NF_VROOT, "/", &top))
+		top.st_uid = 0;
+	if (nf_v_static(c) && nf_v_read(c, NF_VROOT, TMPFILES, 64 * 1024, &tf, NULL))
+		nf_buf_printf(&seen, "%s missing", TMPFILES);
+	for (int i = 0; i < n && !(nf_v_static(c) && !tf); i++) {
+		char line[NF_ENROOT_DIR_MAX + 32];
+		const char *why = NULL;
+
+		if (nf_v_static(c)) {
+			snprintf(line, sizeof(line), "d %s 1777 root root", dirs[i]);
+			if (!conf_lists(tf, line))
+				why = "not in " TMPFILES;
+		} else if (nf_v_stat(c, NF_VROOT, dirs[i], &st)) {
+			why = "missing";
+		} else if (!S_ISDIR(st.st_mode)) {
+			why = "not a directory";
+		} else if ((st.st_mode & 07777) != 01777 ||
+			   (st.st_uid != 0 && st.st_uid != top.st_uid)) {
+			nf_buf_printf(&seen, "%s%s mode %04o owner %u", seen.len ? ", " : "",
+				      dirs[i], (unsigned)st.st_mode & 07777,
+				      (unsigned)st.st_uid);
+		}
+		if (why)
+			nf_buf_printf(&seen, "%s%s %s", seen.len ? ", " : "", dirs[i], why);
+	}
+	free(tf);
+	for (int i = 0; i < n; i++)
+		nf_buf_printf(&want, "%s ", dirs[i]);
+	nf_v_expect(c, "%smode 1777, owner root", want.s);
+	if (want.err || seen.err) {
+		nf_v_seen(c, "out of memory");
+		v = NF_V_FAIL;
+	} else if (!seen.len) {
+		nf_v_seen(c, "%d director%s 1777 root", n, n == 1 ? "y" : "ies");
+		v = NF_V_PASS;
+	} else {
+		nf_v_seen(c, "%s", seen.s);
+		if (nf_v_static(c))
+			nf_v_remedy(c, "nodeforge build %s   # the containers facet writes %s",
+				    nf_v_role(c), TMPFILES);
+		else
+			nf_v_remedy(c, "systemd-tmpfiles --create %s", TMPFILES);
+		v = NF_V_FAIL;
+	}
+	nf_buf_free(&want);
+	nf_buf_free(&seen);
+	return v;
+}
+
+/* Run as nobody: as root, enroot's own `mkdir -p` of its paths would
+ * make root-owned 0700 directories where users need theirs, and only a
+ * user's run proves that users can run it */
 static int check_enroot(struct nf_vcheck *c, const json_t *sec)
 {
 	const char *want = json_string_value(json_object_get(json_object_get(sec, "enroot"),
@@ -128,8 +332,9 @@ static int check_enroot(struct nf_vcheck *c, const json_t *sec)
 
 	if (!json_object_get(sec, "enroot"))
 		return nf_v_skip(c, "the profile has no enroot");
-	nf_v_expect(c, "enroot version %s", want ? want : "(any)");
-	r = nf_v_exec(c, argv, NULL, &out, &st);
+	nf_v_expect(c, "enroot version %s as uid %d", want ? want : "(any)",
+		    geteuid() ? (int)geteuid() : NF_V_NOBODY);
+	r = nf_v_exec_unprivileged(c, argv, &out, &st);
 	if (r == NF_E_TIMEOUT)
 		return NF_V_HUNG;
 	if (r) {
@@ -140,11 +345,13 @@ static int check_enroot(struct nf_vcheck *c, const json_t *sec)
 	out[strcspn(out, "\n")] = '\0';
 	nf_v_seen(c, "exit %d: %.100s", st, out);
 	r = !st && (!want || !strncmp(out, want, strlen(want)));
+	if (!r && strstr(out, "ermission denied"))
+		nf_v_remedy(c, "systemd-tmpfiles --create %s; ls -ld /run/enroot   # enroot's "
+			    "directories must be per user under 1777 parents", TMPFILES);
+	else if (!r)
+		nf_v_remedy(c, "enroot version; reinstall enroot %s", want ? want : "");
 	free(out);
-	if (r)
-		return NF_V_PASS;
-	nf_v_remedy(c, "enroot version; reinstall enroot %s", want ? want : "");
-	return NF_V_FAIL;
+	return r ? NF_V_PASS : NF_V_FAIL;
 }
 
 static const char *pyxis_path(const json_t *sec)
@@ -167,20 +374,6 @@ static int check_pyxis(struct nf_vcheck *c, const json_t *sec)
 	nf_v_seen(c, "missing");
 	nf_v_remedy(c, "rebuild the image: pyxis is compiled against the image's Slurm");
 	return NF_V_FAIL;
-}
-
-static int conf_lists(const char *buf, const char *word)
-{
-	for (const char *l = buf; l && *l;) {
-		const char *e = strchr(l, '\n');
-		size_t len = e ? (size_t)(e - l) : strlen(l);
-		const char *p = l + strspn(l, " \t");
-
-		if (*p != '#' && memmem(p, len - (size_t)(p - l), word, strlen(word)))
-			return 1;
-		l = e ? e + 1 : NULL;
-	}
-	return 0;
 }
 
 static int check_plugstack(struct nf_vcheck *c, const json_t *sec)
@@ -236,8 +429,10 @@ static int check_userns(struct nf_vcheck *c, const json_t *sec)
 }
 
 static const struct nf_check_def defs[] = {
-	{ "containers.enroot.runs", "enroot runs at the profile's version", NULL,
-	  NF_CHECK_PROBE, 3000, check_enroot },
+	{ "containers.enroot.dirs", "enroot's shared directories are 1777 root", NULL,
+	  NF_CHECK_STATIC, 0, check_dirs },
+	{ "containers.enroot.runs", "an unprivileged user runs enroot at the profile's version",
+	  NULL, NF_CHECK_PROBE, 3000, check_enroot, .explained_by = "containers.enroot.dirs" },
 	{ "containers.pyxis.present", "the pyxis plugin is installed", NULL, NF_CHECK_STATIC, 0,
 	  check_pyxis },
 	{ "containers.pyxis.plugstack", "pyxis is listed in plugstack.conf",

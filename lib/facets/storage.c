@@ -73,9 +73,11 @@ static int apply(struct nf_apply *a, const json_t *sec)
 #define INSTALLED_MANIFEST "/etc/nodeforge/installed.manifest.json"
 
 /* The enroot cache section, the mount the profile puts it on and the path
- * enroot uses (containers.enroot.cache_path, or the mount itself) */
+ * enroot uses (containers.enroot.cache_path up to its per-user part, or
+ * the mount itself) */
 struct cache_want {
 	const char *mount, *path, *fs, *rule;
+	char shared[NF_ENROOT_DIR_MAX];
 };
 
 static int cache_want(struct nf_vcheck *c, const json_t *sec,
@@ -89,7 +91,9 @@ static int cache_want(struct nf_vcheck *c, const json_t *sec,
 	w->path = json_string_value(json_object_get(json_object_get(
 		json_object_get(nf_v_profile(c), "containers"), "enroot"),
 		"cache_path"));
-	if (!w->path)
+	if (w->path && nf_enroot_shared_dir(w->path, w->shared, sizeof(w->shared)) > 0)
+		w->path = w->shared;
+	else
 		w->path = w->mount;
 	return w->mount != NULL;
 }

@@ -24,6 +24,12 @@ vfx() {
 		fi
 	fi
 	chmod 0400 "$SYS/etc/munge/munge.key"
+	# what the image's tmpfiles.d makes at boot (git keeps no empty
+	# directories and no modes): the parents of enroot's per-user paths
+	local d
+	for d in run/enroot run/enroot/data run/enroot/tmp mnt/nvme/enroot/cache; do
+		mkdir -p "$SYS/$d" && chmod 1777 "$SYS/$d"
+	done
 	echo "munge:x:$(id -u):$(id -g)::/nonexistent:/usr/sbin/nologin" >> "$SYS/etc/passwd"
 }
 

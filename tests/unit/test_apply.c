@@ -537,6 +537,62 @@ static void test_apply_accounting(void **state)
 	nf_ctx_free(ctx);
 }
 
+/* enroot's shared directories: the part of each path before what enroot
+ * expands per user; a path in a home directory has none */
+static void test_apply_enroot_dirs(void **state)
+{
+	static const struct {
+		const char *in, *dir;
+		int r;
+	} t[] = {
+		{ "/run/enroot/user-$(id -u)", "/run/enroot", 1 },
+		{ "/mnt/nvme/enroot/cache/user-$(id -u)", "/mnt/nvme/enroot/cache", 1 },
+		{ "/raid/enroot/group-$(id -g)/x", "/raid/enroot", 1 },
+		{ "/run/enroot/tmp/", "/run/enroot/tmp", 2 },
+		{ "/srv/`id -u`", "/srv", 1 },
+		{ "${HOME}/.cache/enroot", "", 0 },
+		{ "~/enroot", "", 0 },
+		{ "/$(id -u)", "", 0 },
+	};
+	struct nf_ctx *ctx;
+	char d[NF_ENROOT_DIR_MAX], root[64], *buf;
+
+	(void)state;
+	for (size_t i = 0; i < NF_ARRAY_SIZE(t); i++) {
+		d[0] = '\0';
+		assert_int_equal(nf_enroot_shared_dir(t[i].in, d, sizeof(d)), t[i].r);
+		if (t[i].r)
+			assert_string_equal(d, t[i].dir);
+	}
+	assert_int_equal(nf_enroot_shared_dir("/a/b/c/d$(id -u)", d, 4), -ENAMETOOLONG);
+	/* shared parents sorted, once each, /tmp left to the OS; a home
+	 * path adds none */
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	assert_int_equal(apply_json(ctx, "{\"role\":\"r\",\"boot_args\":[],"
+		"\"containers\":{\"enroot\":{"
+		"\"cache_path\":\"/var/cache/enroot/u-$(id -u)\","
+		"\"data_path\":\"${HOME}/.local/share/enroot\","
+		"\"temp_path\":\"/tmp\","
+		"\"runtime_path\":\"/run/enroot/user-$(id -u)/rt\"}}}",
+		root, sizeof(root)), 0);
+	buf = slurp(root, "/etc/tmpfiles.d/nodeforge-enroot.conf");
+	assert_non_null(buf);
+	assert_non_null(strstr(buf, "\nd /run/enroot 1777 root root -\n"
+				     "d /var/cache/enroot 1777 root root -\n"));
+	assert_null(strstr(buf, "/tmp"));
+	assert_null(strstr(buf, "HOME"));
+	free(buf);
+	rm_rf(root);
+	/* a space would split the tmpfiles.d line */
+	assert_int_equal(apply_json(ctx, "{\"role\":\"r\",\"boot_args\":[],"
+		"\"containers\":{\"enroot\":{"
+		"\"cache_path\":\"/var/cache/my enroot/u-$(id -u)\"}}}",
+		root, sizeof(root)), NF_E_INVALID);
+	assert_non_null(strstr(nf_errmsg(ctx), "containers.enroot.cache_path"));
+	rm_rf(root);
+	nf_ctx_free(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -550,6 +606,7 @@ int main(void)
 		cmocka_unit_test(test_apply_gate_daemons),
 		cmocka_unit_test(test_apply_munge_key_moved),
 		cmocka_unit_test(test_apply_accounting),
+		cmocka_unit_test(test_apply_enroot_dirs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
