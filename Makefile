@@ -110,9 +110,12 @@ check-bats: $(BUILD)/nodeforge man
 		bats --timing --print-output-on-failure tests/bats
 
 # the image-building tests share one bootstrap cache; the package install
-# tests take the packages from $(PKG)
+# tests take the packages from $(PKG); the pinned sources (enroot, pyxis)
+# come from the workspace's artifact mirror beside the checkout
+ARTIFACT_MIRROR ?= $(abspath $(wildcard $(CURDIR)/../shared/artifacts))
 check-e2e: $(BUILD)/nodeforge image-pkgs rpm
-	NODEFORGE_SELF_PACKAGE=$(CURDIR)/$(PKG) NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) NF_PKGDIR=$(CURDIR)/$(PKG) \
+	NODEFORGE_SELF_PACKAGE=$(CURDIR)/$(PKG) NODEFORGE_ARTIFACT_MIRROR=$(ARTIFACT_MIRROR) \
+	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) NF_PKGDIR=$(CURDIR)/$(PKG) \
 		NF_E2E_CACHE=$${NF_E2E_CACHE:-$(CURDIR)/$(BUILD)/e2e-cache} \
 		bats --timing --print-output-on-failure tests/e2e
 
@@ -120,7 +123,7 @@ check-e2e: $(BUILD)/nodeforge image-pkgs rpm
 # role's image, booted together in QEMU VMs inside a network namespace,
 # must form a working Slurm cluster.  Root; slow (NF_E2E_KVM=1 uses KVM)
 check-cluster: $(BUILD)/nodeforge image-pkgs
-	NODEFORGE_SELF_PACKAGE=$(CURDIR)/$(PKG) NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
+	NODEFORGE_SELF_PACKAGE=$(CURDIR)/$(PKG) NODEFORGE_ARTIFACT_MIRROR=$(ARTIFACT_MIRROR) NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
 		NF_E2E_CACHE=$${NF_E2E_CACHE:-$(CURDIR)/$(BUILD)/e2e-cache} \
 		bats --timing --print-output-on-failure tests/cluster
 

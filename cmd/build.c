@@ -36,6 +36,7 @@ const struct nf_cmd nf_cmd_build = {
 		"      --artifact-mirror SRC  pinned artifacts (system.artifacts)\n"
 		"                      by file name from SRC, a URL prefix or a\n"
 		"                      directory, instead of their origin\n"
+		"                      (default: $NODEFORGE_ARTIFACT_MIRROR)\n"
 		"      --offline       use cached results only, no network\n"
 		"      --overlays DIR  overlay trees (default: next to profiles/)\n"
 		"  -k, --key FILE      Ed25519 signing key (default: one generated\n"
@@ -169,6 +170,9 @@ int nf_cmd_build_check(const char *cmd, const char *role,
 {
 	if (!bo->self_package)
 		bo->self_package = default_self_package();
+	if (!bo->artifact_mirror && getenv("NODEFORGE_ARTIFACT_MIRROR") &&
+	    *getenv("NODEFORGE_ARTIFACT_MIRROR"))
+		bo->artifact_mirror = getenv("NODEFORGE_ARTIFACT_MIRROR");
 	if (!role)
 		return nf_usage_error(cmd, "which role? (nodeforge profile "
 				      "list shows them)");

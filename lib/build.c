@@ -667,7 +667,8 @@ static int build_image(struct build *b, const struct nf_site *site,
 	stage_end(b, 0);
 
 	stage_begin(b, "artifacts");
-	if ((r = nf_bld_stage_artifacts(b, rootfd)))
+	if ((r = nf_bld_stage_artifacts(b, rootfd)) ||
+	    (r = nf_bld_stage_purge(b)))
 		goto out;
 	stage_end(b, 0);
 

@@ -40,18 +40,25 @@ static const char *const self_libs_trixie[] = {
 	"libmicrohttpd12t64", "libzstd1",
 };
 
-/* The package list: the profile's, plus the kernel, sorted and unique */
+/* The package list: the profile's (system.packages.install, and .build,
+ * which the image holds only while its artifacts are built), plus the
+ * kernel, sorted and unique */
 int nf_bld_package_list(struct build *b, char ***out, size_t *n)
 {
-	const json_t *inst = json_object_get(json_object_get(
-		json_object_get(b->prof, "system"), "packages"), "install");
-	size_t cap = json_array_size(inst) + 2 + NF_ARRAY_SIZE(self_libs), k = 0, i;
+	const json_t *pk = json_object_get(json_object_get(b->prof, "system"),
+					   "packages");
+	const json_t *lists[] = { json_object_get(pk, "install"),
+				  json_object_get(pk, "build") };
+	static const char *const lname[] = { "install", "build" };
+	size_t cap = json_array_size(lists[0]) + json_array_size(lists[1]) + 2 +
+		     NF_ARRAY_SIZE(self_libs), k = 0, i;
 	char **v = calloc(cap, sizeof(*v));
 	json_t *p;
 
 	if (!v)
 		return -ENOMEM;
-	json_array_foreach(inst, i, p) {
+	for (size_t l = 0; l < 2; l++)
+	json_array_foreach(lists[l], i, p) {
 		const char *s = json_string_value(p);
 
 		for (const char *c = s; c && *c; c++)
@@ -66,15 +73,35 @@ int nf_bld_package_list(struct build *b, char ***out, size_t *n)
 		if (!s || !*s) {
 			nf_strv_free(v, k);
 			return nf_fail(b->ctx, NF_E_INVALID,
-				       "package name '%s' in system.packages.install "
+				       "package name '%s' in system.packages.%s "
 				       "is not a package name",
-				       json_string_value(p) ? json_string_value(p) : "");
+				       json_string_value(p) ? json_string_value(p) : "",
+				       lname[l]);
 		}
 		v[k++] = nf_strdup(s);
 	}
+	/* what the image keeps cannot also be purged after the artifacts */
+	for (const char *const *l = (const char *const[]){ "build", "remove", NULL };
+	     *l; l++) {
+		json_t *q;
+		size_t j;
+
+		json_array_foreach(json_object_get(pk, *l), i, p)
+			json_array_foreach(lists[0], j, q)
+				if (json_equal(p, q)) {
+					nf_strv_free(v, k);
+					return nf_fail(b->ctx, NF_E_CONFLICT,
+						       "system.packages.%s: package "
+						       "'%s' is also in system.packages."
+						       "install: the image cannot keep "
+						       "it and purge it", *l,
+						       json_string_value(p));
+				}
+	}
 	v[k++] = nf_strdup(b->el ? "kernel" : "linux-image-amd64");
 	/* the image carries nodeforge itself (the first-boot verifier that
-	 * gates slurmd), built on this host: its shared libraries */
+	 * gates slurmd), the package built for its release: its shared
+	 * libraries, so that dpkg -i needs no network */
 	if (!strcmp(b->suite, "bookworm"))
 		for (size_t j = 0; j < NF_ARRAY_SIZE(self_libs); j++)
 			v[k++] = nf_strdup(self_libs[j]);

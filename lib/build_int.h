@@ -79,6 +79,7 @@ int nf_bld_self_sha256(struct build *b, char out[NF_SHA256_HEX]);
 int nf_bld_install_self(struct build *b, int rootfd);
 int nf_bld_stage_identity(struct build *b, int rootfd);
 int nf_bld_stage_artifacts(struct build *b, int rootfd);
+int nf_bld_stage_purge(struct build *b);
 
 /* kernel, archives and their publication (lib/build_publish.c) */
 int nf_bld_find_kernel(struct build *b, char *out, size_t outsz);

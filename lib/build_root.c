@@ -359,6 +359,63 @@ static int in_root(struct build *b, const char *name, const char *cmd)
 	return r;
 }
 
+/* ------------------------------------------------------ build packages */
+
+/* system.packages.build and .remove leave the image once the artifacts
+ * are built: purged by the image's apt, with what only they pulled in (a
+ * package the profile also installs is refused before the bootstrap, by
+ * nf_bld_package_list) */
+int nf_bld_stage_purge(struct build *b)
+{
+	const json_t *pk = json_object_get(json_object_get(b->prof, "system"),
+					   "packages");
+	const json_t *lists[] = { json_object_get(pk, "build"),
+				  json_object_get(pk, "remove") };
+	static const char *const lname[] = { "build", "remove" };
+	struct nf_buf cmd = { 0 };
+	size_t i, n = 0;
+	json_t *p;
+	int r;
+
+	nf_buf_printf(&cmd, "apt-get purge -y -q --autoremove");
+	for (size_t l = 0; l < 2; l++)
+	json_array_foreach(lists[l], i, p) {
+		const char *s = json_string_value(p);
+
+		/* the names were checked by the package list (no quoting
+		 * needed); .remove's are checked here */
+		for (const char *c = s; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+			      *c == '+' || *c == '-' || *c == '.' || *c == ':' ||
+			      *c == '_' || (*c >= 'A' && *c <= 'Z'))) {
+				nf_buf_free(&cmd);
+				return nf_fail(b->ctx, NF_E_INVALID, "package "
+					       "name '%s' in system.packages.%s "
+					       "is not a package name", s,
+					       lname[l]);
+			}
+		nf_buf_printf(&cmd, " %s", s);
+		n++;
+	}
+	if (!n) {
+		nf_buf_free(&cmd);
+		return 0;
+	}
+	if (b->el) {
+		nf_buf_free(&cmd);
+		return nf_fail(b->ctx, NF_E_UNSUPPORTED, "system.packages.build "
+			       "and .remove are purged with apt: Debian images "
+			       "only");
+	}
+	if (cmd.err || !cmd.s) {
+		nf_buf_free(&cmd);
+		return -ENOMEM;
+	}
+	r = in_root(b, "purge", cmd.s);
+	nf_buf_free(&cmd);
+	return r;
+}
+
 /* ------------------------------------------------------ nodeforge itself */
 
 /* Which nodeforge the image carries (--self-package): the package built

@@ -11,7 +11,8 @@
  * and by slurmd itself at boot.
  *
  *   slurm.conf      scontrol show config  (every role with Slurm)
- *   plugstack.conf  srun --help           (SPANK plugins load)
+ *   plugstack.conf  srun --help           (SPANK plugins load; pyxis:
+ *                                         its --container-image)
  *   slurmdbd.conf   slurmdbd -D, 3 s      (roles that run slurmdbd)
  *   chrony.conf     chronyd -p
  *   mariadb         mariadbd --help --verbose
@@ -84,7 +85,7 @@ static int add(json_t *cases, const char *id, int verdict, const char *msg)
  * controller answers: their lines decide) */
 static int run_in(json_t *cases, const char *root, const char *host,
 		  const char *id, const char *const *cmd, long grace_ms,
-		  int rc_counts)
+		  int rc_counts, const char *want)
 {
 	const char *argv[24];
 	char proc[PATH_MAX + 16], *out = NULL, *bad, msg[600];
@@ -127,6 +128,10 @@ static int run_in(json_t *cases, const char *root, const char *host,
 		r = add(cases, id, NF_V_FAIL, msg);
 	} else if (st && grace_ms <= 0 && rc_counts) {
 		snprintf(msg, sizeof(msg), "%s exited %d: %.400s", cmd[0], st, out);
+		r = add(cases, id, NF_V_FAIL, msg);
+	} else if (want && !strstr(out ? out : "", want)) {
+		snprintf(msg, sizeof(msg), "%s ran but never says '%s': a plugin "
+			 "the image lists did not load", cmd[0], want);
 		r = add(cases, id, NF_V_FAIL, msg);
 	} else {
 		r = add(cases, id, NF_V_PASS, NULL);
@@ -227,28 +232,31 @@ int nf_ci_daemons(struct nf_ctx *ctx, const char *root, const char *inventory,
 			goto fail;
 		if ((r = run_in(cases, root, host, "slurm.conf",
 				(const char *const[]){ "scontrol", "show", "config",
-						       NULL }, 0, 0)))
+						       NULL }, 0, 0, NULL)))
 			goto fail;
+		/* with pyxis listed, srun --help must show its options */
 		if (exists(root, "etc/slurm/plugstack.conf") &&
 		    exists(root, "usr/bin/srun") &&
 		    (r = run_in(cases, root, host, "plugstack.conf",
-				(const char *const[]){ "srun", "--help", NULL }, 0, 1)))
+				(const char *const[]){ "srun", "--help", NULL }, 0, 1,
+				json_object_get(json_object_get(prof, "containers"),
+						"pyxis") ? "--container-image" : NULL)))
 			goto fail;
 	}
 	if (slurmdbd && exists(root, "usr/sbin/slurmdbd") &&
 	    exists(root, "etc/slurm/slurmdbd.conf") &&
 	    (r = run_in(cases, root, "localhost", "slurmdbd.conf",
-			(const char *const[]){ "slurmdbd", "-D", NULL }, 3000, 1)))
+			(const char *const[]){ "slurmdbd", "-D", NULL }, 3000, 1, NULL)))
 		goto fail;
 	if (exists(root, "usr/sbin/chronyd") && exists(root, "etc/chrony/chrony.conf") &&
 	    (r = run_in(cases, root, "localhost", "chrony.conf",
 			(const char *const[]){ "chronyd", "-p", "-f",
-					       "/etc/chrony/chrony.conf", NULL }, 0, 1)))
+					       "/etc/chrony/chrony.conf", NULL }, 0, 1, NULL)))
 		goto fail;
 	if (exists(root, "usr/sbin/mariadbd") &&
 	    (r = run_in(cases, root, "localhost", "mariadb",
 			(const char *const[]){ "mariadbd", "--help", "--verbose",
-					       "--user=mysql", NULL }, 0, 1)))
+					       "--user=mysql", NULL }, 0, 1, NULL)))
 		goto fail;
 	goto done;
 nomem:

@@ -136,9 +136,12 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 		nf_lint_at(l, p, NF_SEV_ERROR,
 			   "enroot %s has a space or a backslash before its per-user part", bad);
 	}
-	if (json_object_get(sec, "pyxis") && !en)
+	/* a submit host's srun needs only the plugin; slurmstepd runs the
+	 * containers with enroot where slurmd runs */
+	if (json_object_get(sec, "pyxis") && !en &&
+	    nf_profile_runs(nf_profile_json(l->profile), "slurmd"))
 		nf_lint_at(l, "containers.pyxis", NF_SEV_ERROR,
-			   "pyxis needs enroot on the node");
+			   "pyxis needs enroot on a node that runs slurmd");
 	return 0;
 }
 

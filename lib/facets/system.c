@@ -5,6 +5,10 @@
 
 static const struct nf_field packages[] = {
 	{ "install", NF_T_STRLIST },
+	/* there while the artifacts build (compilers, headers), then purged */
+	{ "build", NF_T_STRLIST },
+	/* purged after the artifacts stage (what the bootstrap brings and the
+	 * image does not need) */
 	{ "remove", NF_T_STRLIST },
 	{ 0 }
 };
@@ -56,8 +60,26 @@ static const struct nf_field fields[] = {
 
 static int lint(struct nf_facet_lint *l, const json_t *sec)
 {
-	size_t i;
-	json_t *a;
+	const json_t *pk = json_object_get(sec, "packages");
+	static const char *const purged[] = { "build", "remove" };
+	size_t i, j;
+	json_t *a, *b;
+
+	/* what the image keeps cannot also be purged after the artifacts */
+	for (size_t k = 0; k < NF_ARRAY_SIZE(purged); k++)
+		json_array_foreach(json_object_get(pk, purged[k]), i, a)
+			json_array_foreach(json_object_get(pk, "install"), j, b) {
+				char path[96];
+
+				if (!json_equal(a, b))
+					continue;
+				snprintf(path, sizeof(path), "system.packages.%s[%zu]",
+					 purged[k], i);
+				nf_lint_at(l, path, NF_SEV_ERROR, "package '%s' is "
+					   "also in system.packages.install: the "
+					   "image cannot keep it and purge it",
+					   json_string_value(a));
+			}
 
 	json_array_foreach(json_object_get(sec, "artifacts"), i, a) {
 		const char *sha = json_string_value(json_object_get(a, "sha256"));

@@ -45,3 +45,28 @@ nf_serve_bg() {
 	[ -n "$U" ] || { cat serve.log; return 1; }
 	PORT=${U##*:}
 }
+
+# stub_profiles DIR: the shipped profiles for the stand-in bootstrap,
+# whose tiny roots cannot compile: without the pinned sources built in the
+# image (enroot, pyxis: system.artifacts) and their build packages.  The
+# e2e tests build them for real.
+stub_profiles() {
+	mkdir -p "$1"
+	cp "$NF_SRCDIR"/profiles/*.yaml "$1"/
+	python3 - "$1" <<'PY'
+import glob, sys, yaml
+for f in glob.glob(sys.argv[1] + "/*.yaml"):
+    d = yaml.safe_load(open(f))
+    s = (d or {}).get("system") or {}
+    if "artifacts" not in s and "build" not in (s.get("packages") or {}):
+        continue
+    s.pop("artifacts", None)
+    (s.get("packages") or {}).pop("build", None)
+    if s.get("packages") == {}:
+        s.pop("packages")
+    if not s:
+        d.pop("system")
+    yaml.safe_dump(d, open(f, "w"), sort_keys=False)
+PY
+	! grep -q 'kind: source' "$1"/*.yaml
+}

@@ -226,3 +226,23 @@ rootfs_file() {
 	status_is 0
 	echo "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["rootfs"].startswith("controller-") and len(d["rootfs_sha256"])==64'
 }
+
+@test "build: a package both installed and purged after the artifacts (system.packages.build) is refused, file:line:col" {
+	stub_profiles prof
+	cat > prof/tools.yaml <<'YAML'
+description: a role that keeps make and purges it
+inherits: [base]
+system:
+  packages:
+    install: [make]
+    build: [gcc, make]
+YAML
+	run nf -C prof lint tools
+	status_is 3
+	[[ "$output" == *"prof/tools.yaml:6:18: error: package 'make' is also in system.packages.install: the image cannot keep it and purge it"* ]]
+	run nf -C prof build tools --cache "$SCRATCH/cache"
+	status_is 1
+	[[ "$output" == *"package 'make' is also in system.packages.install"* ]]
+	[ ! -e out/tools/tools.current ]
+	! grep -q '^bootstrap' stub.log 2>/dev/null
+}

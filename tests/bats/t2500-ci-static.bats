@@ -7,9 +7,10 @@ setup() {
 	nf_setup
 	export NODEFORGE_MMDEBSTRAP=$FIXTURES/bin/mmdebstrap
 	mkdir -p ov
+	stub_profiles prof
 }
 
-ci() { nf ci compute --cache "$SCRATCH/cache" --overlays "$SCRATCH/ov" "$@"; }
+ci() { nf -C prof ci compute --cache "$SCRATCH/cache" --overlays "$SCRATCH/ov" "$@"; }
 
 # verdict of one test case in the JUnit file: pass, failure, error, skipped
 junit_case() {

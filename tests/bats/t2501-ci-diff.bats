@@ -5,8 +5,8 @@ load helper
 setup() {
 	nf_setup
 	export NODEFORGE_MMDEBSTRAP=$FIXTURES/bin/mmdebstrap
-	mkdir -p ov prof
-	cp "$NF_SRCDIR"/profiles/*.yaml prof/
+	mkdir -p ov
+	stub_profiles prof
 }
 
 ci() { nf -C prof ci compute --cache "$SCRATCH/cache" --overlays "$SCRATCH/ov" "$@"; }

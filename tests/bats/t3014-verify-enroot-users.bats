@@ -139,9 +139,9 @@ d /run/enroot/tmp 1777 root root -" ]
 
 @test "lint: an enroot cache, data or runtime path shared by every user is refused" {
 	cp -a "$NF_SRCDIR/profiles" p
-	sed -i 's#^    cache_path: .*#    cache_path: /mnt/nvme/enroot/cache#' p/compute.yaml
-	grep -q '^    cache_path: /mnt/nvme/enroot/cache$' p/compute.yaml
+	sed -i 's#^    cache_path: .*#    cache_path: /mnt/nvme/enroot/cache#' p/enroot.yaml
+	grep -q '^    cache_path: /mnt/nvme/enroot/cache$' p/enroot.yaml
 	run nf -C p lint
 	status_is 3
-	[[ "$output" == *"p/compute.yaml:"*": error: enroot cache_path '/mnt/nvme/enroot/cache' is one directory for every user: enroot creates it 0700 for the first user who runs it; make it per user, e.g. '/mnt/nvme/enroot/cache/user-\$(id -u)'"* ]]
+	[[ "$output" == *"p/enroot.yaml:"*": error: enroot cache_path '/mnt/nvme/enroot/cache' is one directory for every user: enroot creates it 0700 for the first user who runs it; make it per user, e.g. '/mnt/nvme/enroot/cache/user-\$(id -u)'"* ]]
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # A source artifact (the SPANK plugin in tests/fixtures/spank) served from
 # a loopback server, fetched, pinned and compiled inside the image root
-# against the image's own Slurm headers (libslurm-dev), as pyxis would be.
+# against the image's own Slurm headers (libslurm-dev), as pyxis is; the
+# build packages (system.packages.build) are purged afterwards.
 load ../bats/helper
 
 setup_file() {
@@ -25,7 +26,7 @@ description: mini plus a SPANK plugin built from source in the image
 inherits: [mini]
 system:
   packages:
-    install: [gcc, libc6-dev, libslurm-dev]
+    build: [gcc, libc6-dev, libslurm-dev]
   artifacts:
     - name: nf-test-spank
       kind: source
@@ -55,4 +56,12 @@ teardown() {
 	nm -D root/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_nftest.so | grep -q ' plugin_name$'
 	# sources gone
 	[ ! -e root/usr/src/nodeforge ]
+	# the compiler and headers were there for the build only: purged, with
+	# what only they pulled in; Slurm itself stays
+	[ -x root/usr/sbin/slurmd ]
+	for p in gcc libc6-dev libslurm-dev cpp; do
+		! chroot root dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed'
+	done
+	[ ! -e root/usr/bin/gcc ]
+	[ ! -e root/usr/include/slurm/spank.h ]
 }
