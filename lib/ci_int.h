@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Image CI's private parts, shared by its files: lib/ci.c (the run, the
- * static stage, the diff against a baseline, reports) and lib/ci_boot.c
- * (the boot stage in a VM).
+ * static stage, reports), lib/ci_boot.c (the boot stage in a VM) and
+ * lib/ci_diff.c (the diff against a baseline).
  */
 #ifndef NF_CI_INT_H
 #define NF_CI_INT_H
@@ -44,5 +44,12 @@ int nf_ci_stage_error(struct nf_ctx *ctx, struct nf_ci *ci, const char *name,
 int nf_ci_boot_stage(struct nf_ctx *ctx, struct nf_ci *ci, const char *role,
 		     const struct nf_site *site, const struct nf_ci_opts *o,
 		     const char *tmpdir);
+
+/* lib/ci_diff.c: stage 4, the image (its manifest, the unpacked root)
+ * against the baseline archive and its manifest; ci->diff gets the
+ * summary */
+int nf_ci_diff_stage(struct nf_ctx *ctx, struct nf_ci *ci,
+		     const char *baseline, const char *manifest,
+		     const char *root);
 
 #endif

@@ -12,7 +12,8 @@
  * reason, is logged at error level and recorded in the state.
  *
  * The node's side is lib/enroll_client.c, munge key rotation
- * lib/enroll_rotate.c; lib/enroll_int.h holds what they share.
+ * lib/enroll_rotate.c, the state directory (lock, windows, claims,
+ * refusals) lib/enroll_state.c; lib/enroll_int.h holds what they share.
  */
 #include "enroll_int.h"
 
@@ -22,14 +23,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#define STATE_FILE "enroll.json"
-#define LOCK_FILE "enroll.lock"
 
 void nf_enroll_set_now(struct nf_enroll *e, long long now)
 {
@@ -215,172 +212,6 @@ const struct enode *nf_en_find_node(const struct nf_enroll *e,
 		if (!strcmp(e->nodes[i].name, name))
 			return &e->nodes[i];
 	return NULL;
-}
-
-/* ------------------------------------------------------------- state */
-
-int nf_en_lock(struct nf_enroll *e)
-{
-	char *p = nf_asprintf("%s/%s", e->dir, LOCK_FILE);
-	int fd;
-
-	if (!p)
-		return -ENOMEM;
-	fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	free(p);
-	if (fd < 0)
-		return nf_fail(e->ctx, -errno, "cannot lock '%s': %s", e->dir,
-			       strerror(errno));
-	while (flock(fd, LOCK_EX) < 0) {
-		if (errno != EINTR) {
-			int r = -errno;
-
-			close(fd);
-			return nf_fail(e->ctx, r, "cannot lock '%s': %s",
-				       e->dir, strerror(-r));
-		}
-	}
-	return fd;
-}
-
-void nf_en_unlock(int fd)
-{
-	if (fd >= 0)
-		close(fd);
-}
-
-int nf_en_state_load(struct nf_enroll *e, json_t **out)
-{
-	char *p = nf_asprintf("%s/%s", e->dir, STATE_FILE), *buf;
-	json_error_t err;
-	json_t *j;
-	size_t len;
-	int r;
-
-	if (!p)
-		return -ENOMEM;
-	r = nf_read_file(e->ctx, p, STATE_MAX, &buf, &len);
-	if (r == -ENOENT) {
-		free(p);
-		j = json_pack("{s:i,s:{},s:{},s:[]}", "version", 1, "windows",
-			      "claims", "refusals");
-		if (!j)
-			return -ENOMEM;
-		*out = j;
-		return 0;
-	}
-	if (r) {
-		free(p);
-		return r;
-	}
-	j = json_loadb(buf, len, 0, &err);
-	free(buf);
-	if (!j || !json_is_object(json_object_get(j, "windows")) ||
-	    !json_is_object(json_object_get(j, "claims")) ||
-	    !json_is_array(json_object_get(j, "refusals"))) {
-		json_decref(j);
-		r = nf_fail(e->ctx, NF_E_PARSE, "'%s' is not an enrollment state",
-			    p);
-		free(p);
-		return r;
-	}
-	free(p);
-	*out = j;
-	return 0;
-}
-
-/* A JSON document of the state directory, written atomically, 0600 */
-int nf_en_json_save(struct nf_enroll *e, const char *name, json_t *j)
-{
-	char *p = nf_asprintf("%s/%s", e->dir, name);
-	char *s = json_dumps(j, JSON_INDENT(1) | JSON_SORT_KEYS);
-	int r;
-
-	if (!p || !s) {
-		free(p);
-		free(s);
-		return -ENOMEM;
-	}
-	r = nf_write_atomic(e->ctx, p, s, strlen(s), 0600);
-	free(p);
-	free(s);
-	return r;
-}
-
-int nf_en_state_save(struct nf_enroll *e, json_t *j)
-{
-	return nf_en_json_save(e, STATE_FILE, j);
-}
-
-int nf_enroll_state(struct nf_enroll *e, json_t **out)
-{
-	int fd = nf_en_lock(e), r;
-
-	if (fd < 0)
-		return fd;
-	r = nf_en_state_load(e, out);
-	nf_en_unlock(fd);
-	return r;
-}
-
-int nf_enroll_open(struct nf_enroll *e, char *const *names, size_t n,
-		   long long seconds, int reenroll)
-{
-	json_t *st, *win, *claims;
-	long long now = now_of(e);
-	int fd, r;
-
-	if (seconds <= 0 || seconds > 30LL * 86400)
-		return nf_fail(e->ctx, NF_E_INVALID,
-			       "window of %lld s: it must be 1 s to 30 days",
-			       seconds);
-	for (size_t i = 0; i < n; i++)
-		if (!nf_en_name_ok(names[i]))
-			return nf_fail(e->ctx, NF_E_INVALID,
-				       "'%s' is not a node name", names[i]);
-	if ((fd = nf_en_lock(e)) < 0)
-		return fd;
-	if ((r = nf_en_state_load(e, &st))) {
-		nf_en_unlock(fd);
-		return r;
-	}
-	win = json_object_get(st, "windows");
-	claims = json_object_get(st, "claims");
-	for (size_t i = 0; i < n; i++) {
-		if (json_object_get(claims, names[i]) && !reenroll) {
-			r = nf_fail(e->ctx, -EEXIST,
-				    "node '%s' is already enrolled: give "
-				    "--reenroll to let it claim again",
-				    names[i]);
-			goto out;
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		json_t *c = json_object_get(claims, names[i]);
-
-		if (c) {
-			nf_log(e->ctx, NF_LOG_WARN,
-			       "enroll: dropping the claim of '%s' for a new "
-			       "enrollment", names[i]);
-			json_array_append_new(
-				json_object_get(st, "refusals"),
-				json_pack("{s:I,s:s,s:s,s:s,s:s}", "at",
-					  (json_int_t)now, "node", names[i],
-					  "peer", "", "reason", "reenroll",
-					  "message", "claim dropped by "
-					  "'enroll open --reenroll'"));
-			json_object_del(claims, names[i]);
-		}
-		json_object_set_new(win, names[i],
-				    json_pack("{s:I,s:I}", "opened",
-					      (json_int_t)now, "until",
-					      (json_int_t)(now + seconds)));
-	}
-	r = nf_en_state_save(e, st);
-out:
-	json_decref(st);
-	nf_en_unlock(fd);
-	return r;
 }
 
 /* ------------------------------------------------------------- claims */

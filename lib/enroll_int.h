@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Enrollment's private parts, shared by its files: lib/enroll.c (the
- * server: nodes, windows, claims, verdict proofs), lib/enroll_client.c
- * (the node's claim and the secrets it writes) and lib/enroll_rotate.c
- * (munge key rotation, both sides).
+ * server: nodes, claims, verdict proofs), lib/enroll_state.c (the state
+ * directory and its windows), lib/enroll_client.c (the node's claim and
+ * the secrets it writes) and lib/enroll_rotate.c (munge key rotation,
+ * both sides).
  */
 #ifndef NF_ENROLL_INT_H
 #define NF_ENROLL_INT_H
@@ -49,7 +50,8 @@ const struct enode *nf_en_find_node(const struct nf_enroll *e,
 /* The roles that get the slurmdbd password; rotation switches them first */
 int nf_en_role_gets_password(const char *role);
 
-/* The state directory (lib/enroll.c): the lock's fd or a negative code */
+/* The state directory (lib/enroll_state.c): the lock's fd or a negative
+ * code */
 int nf_en_lock(struct nf_enroll *e);
 void nf_en_unlock(int fd);
 int nf_en_state_load(struct nf_enroll *e, json_t **out);
