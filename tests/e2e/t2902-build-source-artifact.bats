@@ -12,6 +12,8 @@ setup_file() {
 setup() {
 	nf_setup
 	unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+	# the artifact comes from this test's server, not the site's mirror
+	unset NODEFORGE_ARTIFACT_MIRROR
 	mkdir -p srv src/nf-test-spank prof
 	cp "$FIXTURES/spank/nf_test_spank.c" src/nf-test-spank/
 	tar --owner=0 --group=0 --mtime=@0 -C src -czf srv/nf-test-spank-1.0.tar.gz nf-test-spank
