@@ -165,9 +165,29 @@ static const char *default_self_package(void)
 	return dir;
 }
 
+/* $XDG_CACHE_HOME/nodeforge when absolute, else ~/.cache/nodeforge, else
+ * NULL (nf_build says to set HOME or pass --cache) */
+static const char *default_cache(void)
+{
+	static char dir[PATH_MAX];
+	const char *x = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+
+	if (x && *x == '/')
+		snprintf(dir, sizeof(dir), "%s/nodeforge", x);
+	else if (home && *home)
+		snprintf(dir, sizeof(dir), "%s/.cache/nodeforge", home);
+	else
+		return NULL;
+	return dir;
+}
+
 int nf_cmd_build_check(const char *cmd, const char *role,
 		       struct nf_build_opts *bo)
 {
+	const char *e;
+	char *end;
+
 	if (!bo->self_package)
 		bo->self_package = default_self_package();
 	if (!bo->artifact_mirror && getenv("NODEFORGE_ARTIFACT_MIRROR") &&
@@ -179,6 +199,21 @@ int nf_cmd_build_check(const char *cmd, const char *role,
 	if (bo->offline && bo->no_cache)
 		return nf_usage_error(cmd, "--offline needs the cache: it "
 				      "cannot be combined with --no-cache");
+	if (!bo->cache || !*bo->cache)
+		bo->cache = default_cache();
+	if (bo->epoch < 0 && (e = getenv("SOURCE_DATE_EPOCH")) && *e) {
+		long long v = strtoll(e, &end, 10);
+
+		if (*end || v < 0) {
+			fprintf(stderr, "nodeforge %s: SOURCE_DATE_EPOCH '%s' "
+				"is not a number of seconds\n", cmd, e);
+			return NF_EXIT_FAILURE;
+		}
+		bo->epoch = v;
+	}
+	/* stand-ins for the bootstrap tools (tests) */
+	bo->mmdebstrap = getenv("NODEFORGE_MMDEBSTRAP");
+	bo->dnf = getenv("NODEFORGE_DNF");
 	return 0;
 }
 

@@ -173,6 +173,8 @@ static int cmd_ci(struct nf_global *g, int argc, char **argv)
 	}
 	if ((r = nf_cmd_build_check("ci", role, &co.build)))
 		return r;
+	co.tmpdir = getenv("TMPDIR");
+	co.qemu = getenv("NODEFORGE_QEMU");
 
 	r = nf_ci_run(g->ctx, role, g->site, &co, &ci);
 	if (!ci)
