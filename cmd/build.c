@@ -232,20 +232,11 @@ static int cmd_build(struct nf_global *g, int argc, char **argv)
 	int o, r;
 
 	const char *role = NULL;
+	struct nf_args args = { &role, 1 };
 
 	/* options may come before or after ROLE */
-	for (;;) {
-		o = nf_getopt(&nf_cmd_build, argc, argv, NF_BUILD_SHORTOPTS, opts);
-		if (o == -1) {
-			if (optind >= argc)
-				break;
-			if (role)
-				return nf_usage_error("build", "unexpected "
-						      "argument '%s'",
-						      argv[optind]);
-			role = argv[optind++];
-			continue;
-		}
+	while ((o = nf_getopt_args(&nf_cmd_build, argc, argv,
+				   NF_BUILD_SHORTOPTS, opts, &args)) != -1) {
 		if (o == -2)
 			return 0;
 		if (o == -3)
