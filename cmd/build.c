@@ -165,9 +165,7 @@ static const char *default_self_package(void)
 	return dir;
 }
 
-/* $XDG_CACHE_HOME/nodeforge when absolute, else ~/.cache/nodeforge, else
- * NULL (nf_build says to set HOME or pass --cache) */
-static const char *default_cache(void)
+const char *nf_cmd_default_cache(void)
 {
 	static char dir[PATH_MAX];
 	const char *x = getenv("XDG_CACHE_HOME");
@@ -200,7 +198,7 @@ int nf_cmd_build_check(const char *cmd, const char *role,
 		return nf_usage_error(cmd, "--offline needs the cache: it "
 				      "cannot be combined with --no-cache");
 	if (!bo->cache || !*bo->cache)
-		bo->cache = default_cache();
+		bo->cache = nf_cmd_default_cache();
 	if (bo->epoch < 0 && (e = getenv("SOURCE_DATE_EPOCH")) && *e) {
 		long long v = strtoll(e, &end, 10);
 

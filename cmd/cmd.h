@@ -127,6 +127,9 @@ struct nf_build_opts;
  * exit status after a usage error */
 int nf_cmd_build_opt(const char *cmd, int o, const char *arg,
 		     struct nf_build_opts *bo);
+/* The build cache when --cache names none: $XDG_CACHE_HOME/nodeforge when
+ * absolute, else ~/.cache/nodeforge, else NULL (no HOME) */
+const char *nf_cmd_default_cache(void);
 /* After parsing: the role is named and the options fit, the defaults
  * that come from the environment are filled in; 0 or exit status */
 int nf_cmd_build_check(const char *cmd, const char *role,

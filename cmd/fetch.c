@@ -59,7 +59,6 @@ static int cmd_fetch(struct nf_global *g, int argc, char **argv)
 	struct nf_fetch_opts fo = { 0 };
 	const char *pos[3];
 	struct nf_args args = { pos, 3 };
-	char cache[4096];
 	char *path = NULL;
 	struct nf_emit *e;
 	int o, bad = 0, r;
@@ -92,16 +91,9 @@ static int cmd_fetch(struct nf_global *g, int argc, char **argv)
 	}
 	if (args.n != 3)
 		return nf_usage_error("fetch", "expected NAME URL SHA256");
-	if (!fo.cache) {
-		const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-
-		if (x && *x == '/')
-			snprintf(cache, sizeof(cache), "%s/nodeforge", x);
-		else
-			snprintf(cache, sizeof(cache), "%s/.cache/nodeforge",
-				 home ? home : ".");
-		fo.cache = cache;
-	}
+	/* the cache 'build' uses; without HOME, one in the current directory */
+	if (!fo.cache && !(fo.cache = nf_cmd_default_cache()))
+		fo.cache = "./.cache/nodeforge";
 	r = nf_fetch(g->ctx, pos[0], pos[1], pos[2], &fo, &path);
 	if (r)
 		return nf_cmd_fail(g, "fetch", r);
