@@ -165,9 +165,27 @@ static const char *default_self_package(void)
 	return dir;
 }
 
+const char *nf_cmd_default_cache(void)
+{
+	static char dir[PATH_MAX];
+	const char *x = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+
+	if (x && *x == '/')
+		snprintf(dir, sizeof(dir), "%s/nodeforge", x);
+	else if (home && *home)
+		snprintf(dir, sizeof(dir), "%s/.cache/nodeforge", home);
+	else
+		return NULL;
+	return dir;
+}
+
 int nf_cmd_build_check(const char *cmd, const char *role,
 		       struct nf_build_opts *bo)
 {
+	const char *e;
+	char *end;
+
 	if (!bo->self_package)
 		bo->self_package = default_self_package();
 	if (!bo->artifact_mirror && getenv("NODEFORGE_ARTIFACT_MIRROR") &&
@@ -179,6 +197,21 @@ int nf_cmd_build_check(const char *cmd, const char *role,
 	if (bo->offline && bo->no_cache)
 		return nf_usage_error(cmd, "--offline needs the cache: it "
 				      "cannot be combined with --no-cache");
+	if (!bo->cache || !*bo->cache)
+		bo->cache = nf_cmd_default_cache();
+	if (bo->epoch < 0 && (e = getenv("SOURCE_DATE_EPOCH")) && *e) {
+		long long v = strtoll(e, &end, 10);
+
+		if (*end || v < 0) {
+			fprintf(stderr, "nodeforge %s: SOURCE_DATE_EPOCH '%s' "
+				"is not a number of seconds\n", cmd, e);
+			return NF_EXIT_FAILURE;
+		}
+		bo->epoch = v;
+	}
+	/* stand-ins for the bootstrap tools (tests) */
+	bo->mmdebstrap = getenv("NODEFORGE_MMDEBSTRAP");
+	bo->dnf = getenv("NODEFORGE_DNF");
 	return 0;
 }
 
@@ -197,20 +230,11 @@ static int cmd_build(struct nf_global *g, int argc, char **argv)
 	int o, r;
 
 	const char *role = NULL;
+	struct nf_args args = { &role, 1 };
 
 	/* options may come before or after ROLE */
-	for (;;) {
-		o = nf_getopt(&nf_cmd_build, argc, argv, NF_BUILD_SHORTOPTS, opts);
-		if (o == -1) {
-			if (optind >= argc)
-				break;
-			if (role)
-				return nf_usage_error("build", "unexpected "
-						      "argument '%s'",
-						      argv[optind]);
-			role = argv[optind++];
-			continue;
-		}
+	while ((o = nf_getopt_args(&nf_cmd_build, argc, argv,
+				   NF_BUILD_SHORTOPTS, opts, &args)) != -1) {
 		if (o == -2)
 			return 0;
 		if (o == -3)

@@ -121,22 +121,14 @@ static int cmd_ci(struct nf_global *g, int argc, char **argv)
 	};
 	struct nf_ci_opts co = { .build = { .epoch = -1 } };
 	const char *role = NULL, *junit = NULL;
+	struct nf_args args = { &role, 1 };
 	struct nf_ci *ci = NULL;
 	struct nf_emit *e;
 	char errbuf[1024];
 	int o, r, status;
 
-	for (;;) {
-		o = nf_getopt(&nf_cmd_ci, argc, argv, "b:j:" NF_BUILD_SHORTOPTS, opts);
-		if (o == -1) {
-			if (optind >= argc)
-				break;
-			if (role)
-				return nf_usage_error("ci", "unexpected argument '%s'",
-						      argv[optind]);
-			role = argv[optind++];
-			continue;
-		}
+	while ((o = nf_getopt_args(&nf_cmd_ci, argc, argv,
+				   "b:j:" NF_BUILD_SHORTOPTS, opts, &args)) != -1) {
 		switch (o) {
 		case -2: return 0;
 		case -3: return NF_EXIT_USAGE;
@@ -173,6 +165,8 @@ static int cmd_ci(struct nf_global *g, int argc, char **argv)
 	}
 	if ((r = nf_cmd_build_check("ci", role, &co.build)))
 		return r;
+	co.tmpdir = getenv("TMPDIR");
+	co.qemu = getenv("NODEFORGE_QEMU");
 
 	r = nf_ci_run(g->ctx, role, g->site, &co, &ci);
 	if (!ci)

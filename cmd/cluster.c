@@ -109,34 +109,29 @@ static int cmd_cluster(struct nf_global *g, int argc, char **argv)
 		{ 0 }
 	};
 	const char *inv = NULL, *server = NULL, *root = NULL, *sub = NULL;
+	struct nf_args args = { &sub, 1 };
 	long wait = 0;
 	int c, hosts = 0;
 
-	for (;;) {
-		while ((c = nf_getopt(&nf_cmd_cluster, argc, argv, "i:", longopts)) != -1) {
-			char *end;
+	/* options may come before or after the subcommand */
+	while ((c = nf_getopt_args(&nf_cmd_cluster, argc, argv, "i:", longopts,
+				   &args)) != -1) {
+		char *end;
 
-			switch (c) {
-			case -2: return 0;
-			case -3: return NF_EXIT_USAGE;
-			case 'i': inv = optarg; break;
-			case O_HOSTS: hosts = 1; break;
-			case O_SERVER: server = optarg; break;
-			case O_ROOT: root = optarg; break;
-			case O_WAIT:
-				wait = strtol(optarg, &end, 10);
-				if (*end || end == optarg || wait < 0 || wait > 86400)
-					return nf_usage_error("cluster", "bad --wait '%s': "
-							      "seconds, 0-86400", optarg);
-				break;
-			}
-		}
-		if (optind >= argc)
+		switch (c) {
+		case -2: return 0;
+		case -3: return NF_EXIT_USAGE;
+		case 'i': inv = optarg; break;
+		case O_HOSTS: hosts = 1; break;
+		case O_SERVER: server = optarg; break;
+		case O_ROOT: root = optarg; break;
+		case O_WAIT:
+			wait = strtol(optarg, &end, 10);
+			if (*end || end == optarg || wait < 0 || wait > 86400)
+				return nf_usage_error("cluster", "bad --wait '%s':"
+						      " seconds, 0-86400", optarg);
 			break;
-		if (sub)
-			return nf_usage_error("cluster", "unexpected argument '%s'",
-					      argv[optind]);
-		sub = argv[optind++];
+		}
 	}
 	if (!sub)
 		return nf_usage_error("cluster", "missing subcommand (show, fetch)");

@@ -50,6 +50,21 @@ void nf_cmd_help(const struct nf_cmd *c, FILE *fp);
  * error (caller returns 2) */
 int nf_getopt(const struct nf_cmd *c, int argc, char **argv,
 	      const char *shortopts, const struct option *longopts);
+/* The positional arguments of a command: up to max of them, into v */
+struct nf_args {
+	const char **v;
+	size_t max;
+	size_t n;           /* how many came */
+	const char *hint;   /* appended to "unexpected argument 'X'", or NULL */
+};
+/* nf_getopt for a command with positional arguments: each argument that is
+ * not an option goes to a->v[a->n++] and parsing goes on, so options may
+ * come before, between or after them; one past a->max (any, when a is
+ * NULL) is a usage error "unexpected argument 'X'" (-3).  Returns as
+ * nf_getopt; -1 once every argument is taken */
+int nf_getopt_args(const struct nf_cmd *c, int argc, char **argv,
+		   const char *shortopts, const struct option *longopts,
+		   struct nf_args *a);
 /* Print diagnostics as file:line:col: severity: message */
 void nf_print_diags(struct nf_global *g, const struct nf_diags *d);
 /* Render diagnostics through an emitter (text or JSON) */
@@ -112,6 +127,9 @@ struct nf_build_opts;
  * exit status after a usage error */
 int nf_cmd_build_opt(const char *cmd, int o, const char *arg,
 		     struct nf_build_opts *bo);
+/* The build cache when --cache names none: $XDG_CACHE_HOME/nodeforge when
+ * absolute, else ~/.cache/nodeforge, else NULL (no HOME) */
+const char *nf_cmd_default_cache(void);
 /* After parsing: the role is named and the options fit, the defaults
  * that come from the environment are filled in; 0 or exit status */
 int nf_cmd_build_check(const char *cmd, const char *role,

@@ -421,21 +421,12 @@ static int cmd_enroll(struct nf_global *g, int argc, char **argv)
 	};
 	struct enroll_opts o = { .timeout = 30, .wait = 600, .poll_ms = 5000 };
 	const char *args[3] = { 0 };
+	struct nf_args pos = { args, 2 };
 	const char *forval = NULL;
-	int nargs = 0, o_;
+	int o_;
 
-	for (;;) {
-		o_ = nf_getopt(&nf_cmd_enroll, argc, argv, "i:", opts);
-		if (o_ == -1) {
-			if (optind >= argc)
-				break;
-			if (nargs == 2)
-				return nf_usage_error("enroll",
-						      "unexpected argument '%s'",
-						      argv[optind]);
-			args[nargs++] = argv[optind++];
-			continue;
-		}
+	while ((o_ = nf_getopt_args(&nf_cmd_enroll, argc, argv, "i:", opts,
+				   &pos)) != -1) {
 		switch (o_) {
 		case -2: return 0;
 		case 'S': o.server = optarg; break;
@@ -482,10 +473,10 @@ static int cmd_enroll(struct nf_global *g, int argc, char **argv)
 		default: return NF_EXIT_USAGE;
 		}
 	}
-	if (!nargs)
+	if (!pos.n)
 		return enroll_node(g, &o);
 	if (!strcmp(args[0], "open")) {
-		if (nargs != 2)
+		if (pos.n != 2)
 			return nf_usage_error("enroll", "open needs a HOSTLIST");
 		if (!forval)
 			return nf_usage_error("enroll", "open needs --for DURATION");
@@ -495,7 +486,7 @@ static int cmd_enroll(struct nf_global *g, int argc, char **argv)
 					      forval);
 		return enroll_open(g, &o, args[1]);
 	}
-	if (nargs != 1)
+	if (pos.n != 1)
 		return nf_usage_error("enroll", "unexpected argument '%s'",
 				      args[1]);
 	if (!strcmp(args[0], "list"))

@@ -58,22 +58,13 @@ static int cmd_fetch(struct nf_global *g, int argc, char **argv)
 	};
 	struct nf_fetch_opts fo = { 0 };
 	const char *pos[3];
-	char cache[4096];
+	struct nf_args args = { pos, 3 };
 	char *path = NULL;
 	struct nf_emit *e;
-	int npos = 0, o, bad = 0, r;
+	int o, bad = 0, r;
 
-	for (;;) {
-		o = nf_getopt(&nf_cmd_fetch, argc, argv, "m:", opts);
-		if (o == -1) {
-			if (optind >= argc)
-				break;
-			if (npos == 3)
-				return nf_usage_error("fetch", "unexpected argument "
-						      "'%s'", argv[optind]);
-			pos[npos++] = argv[optind++];
-			continue;
-		}
+	while ((o = nf_getopt_args(&nf_cmd_fetch, argc, argv, "m:", opts,
+				   &args)) != -1) {
 		switch (o) {
 		case -2: return 0;
 		case -3: return NF_EXIT_USAGE;
@@ -98,18 +89,11 @@ static int cmd_fetch(struct nf_global *g, int argc, char **argv)
 			return nf_usage_error("fetch", "unknown option");
 		}
 	}
-	if (npos != 3)
+	if (args.n != 3)
 		return nf_usage_error("fetch", "expected NAME URL SHA256");
-	if (!fo.cache) {
-		const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-
-		if (x && *x == '/')
-			snprintf(cache, sizeof(cache), "%s/nodeforge", x);
-		else
-			snprintf(cache, sizeof(cache), "%s/.cache/nodeforge",
-				 home ? home : ".");
-		fo.cache = cache;
-	}
+	/* the cache 'build' uses; without HOME, one in the current directory */
+	if (!fo.cache && !(fo.cache = nf_cmd_default_cache()))
+		fo.cache = "./.cache/nodeforge";
 	r = nf_fetch(g->ctx, pos[0], pos[1], pos[2], &fo, &path);
 	if (r)
 		return nf_cmd_fail(g, "fetch", r);

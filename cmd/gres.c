@@ -94,26 +94,20 @@ static int cmd_gres(struct nf_global *g, int argc, char **argv)
 	};
 	struct nf_gres_opts o = { 0 };
 	const char *sysroot = NULL, *sub = NULL;
+	struct nf_args args = { &sub, 1 };
 	int c;
 
 	/* options may come before or after the subcommand */
-	for (;;) {
-		while ((c = nf_getopt(&nf_cmd_gres, argc, argv, "", longopts)) != -1) {
-			switch (c) {
-			case -2: return 0;
-			case -3: return NF_EXIT_USAGE;
-			case O_ROOT: o.root = optarg; break;
-			case O_SYSROOT: sysroot = optarg; break;
-			case O_FIXTURE: o.fixture = optarg; break;
-			case O_DRY_RUN: o.dry_run = 1; break;
-			}
+	while ((c = nf_getopt_args(&nf_cmd_gres, argc, argv, "", longopts,
+				   &args)) != -1) {
+		switch (c) {
+		case -2: return 0;
+		case -3: return NF_EXIT_USAGE;
+		case O_ROOT: o.root = optarg; break;
+		case O_SYSROOT: sysroot = optarg; break;
+		case O_FIXTURE: o.fixture = optarg; break;
+		case O_DRY_RUN: o.dry_run = 1; break;
 		}
-		if (optind >= argc)
-			break;
-		if (sub)
-			return nf_usage_error("gres", "unexpected argument '%s'",
-					      argv[optind]);
-		sub = argv[optind++];
 	}
 	if (!sub)
 		return nf_usage_error("gres", "missing subcommand (render)");

@@ -74,7 +74,8 @@ static int cmd_init(struct nf_global *g, int argc, char **argv)
 	struct nf_diags d;
 	int c, r;
 
-	while ((c = nf_getopt(&nf_cmd_init, argc, argv, "o:", opts)) != -1) {
+	while ((c = nf_getopt_args(&nf_cmd_init, argc, argv, "o:", opts,
+				   NULL)) != -1) {
 		switch (c) {
 		case -2: return 0;
 		case -3: return NF_EXIT_USAGE;
@@ -100,8 +101,6 @@ static int cmd_init(struct nf_global *g, int argc, char **argv)
 			break;
 		}
 	}
-	if (optind < argc)
-		return nf_usage_error("init", "unexpected argument '%s'", argv[optind]);
 	if (!o.network || !o.server)
 		return nf_usage_error("init", "missing '%s'", !o.network
 				      ? "--network CIDR" : "--server URL");

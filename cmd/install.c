@@ -112,7 +112,8 @@ static int cmd_install(struct nf_global *g, int argc, char **argv)
 	struct nf_emit *e;
 	int c, r;
 
-	while ((c = nf_getopt(&nf_cmd_install, argc, argv, "", longopts)) != -1) {
+	while ((c = nf_getopt_args(&nf_cmd_install, argc, argv, "", longopts,
+				   NULL)) != -1) {
 		switch (c) {
 		case -2: return 0;
 		case -3: return NF_EXIT_USAGE;
@@ -131,8 +132,6 @@ static int cmd_install(struct nf_global *g, int argc, char **argv)
 		case O_NOEFI: o.no_efi = 1; break;
 		}
 	}
-	if (optind < argc)
-		return nf_usage_error("install", "unexpected argument '%s'", argv[optind]);
 	if (!o.image || !disk || !o.pubkey)
 		return nf_usage_error("install", "--image, --pubkey and --disk are required");
 	if (!strcmp(disk, "auto")) {

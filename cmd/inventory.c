@@ -101,7 +101,8 @@ static int cmd_inventory(struct nf_global *g, int argc, char **argv)
 	/* options may also follow the subcommand */
 	if (optind < argc)
 		optind++;
-	while ((o = nf_getopt(&nf_cmd_inventory, argc, argv, "i:", opts)) != -1) {
+	while ((o = nf_getopt_args(&nf_cmd_inventory, argc, argv, "i:", opts,
+				    NULL)) != -1) {
 		if (o == -2)
 			return 0;
 		if (o == -3)
@@ -109,9 +110,6 @@ static int cmd_inventory(struct nf_global *g, int argc, char **argv)
 		if (o == 'i')
 			path = optarg;
 	}
-	if (optind < argc)
-		return nf_usage_error("inventory", "unexpected argument '%s'",
-				      argv[optind]);
 	if ((r = nf_cmd_site_optional(g, "inventory")))
 		return r;
 	if ((r = nf_cmd_inventory_load(g, "inventory", path, &inv)))

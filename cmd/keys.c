@@ -110,6 +110,7 @@ static int cmd_keys(struct nf_global *g, int argc, char **argv)
 	};
 	struct keys_opts ko = { 0 };
 	const char *kind = NULL;
+	struct nf_args args = { &kind, 1 };
 	int o;
 
 	/* `keys rotate ...` has options of its own */
@@ -118,18 +119,8 @@ static int cmd_keys(struct nf_global *g, int argc, char **argv)
 		ko.argv = argv + 1;
 		return keys_rotate(g, &ko);
 	}
-	for (;;) {
-		o = nf_getopt(&nf_cmd_keys, argc, argv, "o:", opts);
-		if (o == -1) {
-			if (optind >= argc)
-				break;
-			if (kind)
-				return nf_usage_error("keys",
-						      "unexpected argument '%s'",
-						      argv[optind]);
-			kind = argv[optind++];
-			continue;
-		}
+	while ((o = nf_getopt_args(&nf_cmd_keys, argc, argv, "o:", opts,
+				   &args)) != -1) {
 		if (o == -2)
 			return 0;
 		if (o == 'o')

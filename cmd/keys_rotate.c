@@ -105,6 +105,7 @@ int nf_keys_rotate(struct nf_global *g, int argc, char **argv)
 		{ 0 }
 	};
 	const char *state = NULL, *invpath = "racks.yaml", *what = NULL;
+	struct nf_args args = { &what, 1 };
 	long stage_to = 300, group_to = 120;
 	struct nf_inventory *inv = NULL;
 	struct nf_enroll *e = NULL;
@@ -114,17 +115,8 @@ int nf_keys_rotate(struct nf_global *g, int argc, char **argv)
 	size_t ngroups;
 
 	optind = 1;
-	for (;;) {
-		o = nf_getopt(&nf_cmd_keys, argc, argv, "i:", opts);
-		if (o == -1) {
-			if (optind >= argc)
-				break;
-			if (what)
-				return nf_usage_error("keys", "unexpected argument '%s'",
-						      argv[optind]);
-			what = argv[optind++];
-			continue;
-		}
+	while ((o = nf_getopt_args(&nf_cmd_keys, argc, argv, "i:", opts,
+				   &args)) != -1) {
 		switch (o) {
 		case -2: return 0;
 		case 'd': state = optarg; break;

@@ -118,6 +118,25 @@ int nf_getopt(const struct nf_cmd *c, int argc, char **argv,
 	return o;
 }
 
+int nf_getopt_args(const struct nf_cmd *c, int argc, char **argv,
+		   const char *shortopts, const struct option *longopts,
+		   struct nf_args *a)
+{
+	int o;
+
+	while ((o = nf_getopt(c, argc, argv, shortopts, longopts)) == -1 &&
+	       optind < argc) {
+		if (!a || a->n >= a->max) {
+			nf_usage_error(c->name, "unexpected argument '%s'%s",
+				       argv[optind],
+				       a && a->hint ? a->hint : "");
+			return -3;
+		}
+		a->v[a->n++] = argv[optind++];
+	}
+	return o;
+}
+
 void nf_emit_diags(struct nf_emit *e, const struct nf_diags *d)
 {
 	nf_emit_arr_open(e, "diagnostics");

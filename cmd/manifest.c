@@ -92,20 +92,11 @@ static int cmd_manifest(struct nf_global *g, int argc, char **argv)
 		{ 0 }
 	};
 	const char *pos[2] = { 0 }, *pub = NULL, *root = NULL;
-	int o, npos = 0;
+	struct nf_args args = { pos, 2 };
+	int o;
 
-	for (;;) {
-		o = nf_getopt(&nf_cmd_manifest, argc, argv, "p:r:", opts);
-		if (o == -1) {
-			if (optind >= argc)
-				break;
-			if (npos == 2)
-				return nf_usage_error("manifest",
-						      "unexpected argument '%s'",
-						      argv[optind]);
-			pos[npos++] = argv[optind++];
-			continue;
-		}
+	while ((o = nf_getopt_args(&nf_cmd_manifest, argc, argv, "p:r:", opts,
+				   &args)) != -1) {
 		switch (o) {
 		case -2: return 0;
 		case 'p': pub = optarg; break;
@@ -113,9 +104,9 @@ static int cmd_manifest(struct nf_global *g, int argc, char **argv)
 		default: return NF_EXIT_USAGE;
 		}
 	}
-	if (npos < 1)
+	if (args.n < 1)
 		return nf_usage_error("manifest", "missing 'verify' or 'check'");
-	if (npos < 2)
+	if (args.n < 2)
 		return nf_usage_error("manifest", "missing MANIFEST");
 	if (!strcmp(pos[0], "verify"))
 		return verify(g, pos[1], pub);

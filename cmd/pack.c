@@ -74,21 +74,12 @@ static int cmd_pack(struct nf_global *g, int argc, char **argv)
 	};
 	struct nf_pack_opts po = { .level = -1 };
 	const char *out = NULL, *fmt = NULL, *root = NULL, *env;
+	struct nf_args args = { &root, 1 };
 	long long v;
 	int o, r, have_epoch = 0;
 
-	for (;;) {
-		o = nf_getopt(&nf_cmd_pack, argc, argv, "o:f:l:t:e:", opts);
-		if (o == -1) {
-			if (optind >= argc)
-				break;
-			if (root)
-				return nf_usage_error("pack",
-						      "unexpected argument '%s'",
-						      argv[optind]);
-			root = argv[optind++];
-			continue;
-		}
+	while ((o = nf_getopt_args(&nf_cmd_pack, argc, argv, "o:f:l:t:e:", opts,
+				   &args)) != -1) {
 		switch (o) {
 		case -2: return 0;
 		case -3: return NF_EXIT_USAGE;

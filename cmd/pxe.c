@@ -132,7 +132,8 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 
 	if (!args)
 		return NF_EXIT_FAILURE;
-	while ((o = nf_getopt(&nf_cmd_pxe, argc, argv, "i:o:u:", opts)) != -1) {
+	while ((o = nf_getopt_args(&nf_cmd_pxe, argc, argv, "i:o:u:", opts,
+				   NULL)) != -1) {
 		switch (o) {
 		case -2:
 			json_decref(args);
@@ -162,11 +163,6 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 			break;
 		}
 		}
-	}
-	if (optind < argc) {
-		json_decref(args);
-		return nf_usage_error("pxe", "unexpected argument '%s'",
-				      argv[optind]);
 	}
 	if (!po.out_dir) {
 		json_decref(args);

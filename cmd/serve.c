@@ -85,7 +85,8 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv)
 	sigset_t set;
 	int o, r, sig;
 
-	while ((o = nf_getopt(&nf_cmd_serve, argc, argv, "t:l:i:", opts)) != -1) {
+	while ((o = nf_getopt_args(&nf_cmd_serve, argc, argv, "t:l:i:", opts,
+				   NULL)) != -1) {
 		switch (o) {
 		case -2: return 0;
 		case -3: return NF_EXIT_USAGE;
@@ -123,9 +124,6 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv)
 		}
 		}
 	}
-	if (optind < argc)
-		return nf_usage_error("serve", "unexpected argument '%s'",
-				      argv[optind]);
 	if (!so.tree)
 		return nf_usage_error("serve", "missing '--tree DIR'");
 	if (!g->quiet) {

@@ -27,21 +27,12 @@ static int cmd_sign(struct nf_global *g, int argc, char **argv)
 		{ 0 }
 	};
 	const char *key = NULL, *path = NULL;
+	struct nf_args args = { &path, 1 };
 	struct nf_emit *e;
 	int o, r;
 
-	for (;;) {
-		o = nf_getopt(&nf_cmd_sign, argc, argv, "k:", opts);
-		if (o == -1) {
-			if (optind >= argc)
-				break;
-			if (path)
-				return nf_usage_error("sign",
-						      "unexpected argument '%s'",
-						      argv[optind]);
-			path = argv[optind++];
-			continue;
-		}
+	while ((o = nf_getopt_args(&nf_cmd_sign, argc, argv, "k:", opts,
+				   &args)) != -1) {
 		if (o == -2)
 			return 0;
 		if (o != 'k')

@@ -250,6 +250,8 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 					      "failed" };
 	int only_unknown = 0;
 	const char *server = NULL, *state = NULL, *rack = NULL, *which = NULL;
+	struct nf_args args = { &which, 1, 0, " (name several nodes as one "
+				 "hostlist: gpu-[01-04],cpu-01)" };
 	long timeout = 10;
 	char **names = NULL, err[1024];
 	size_t nnames = 0, i, listed_n = 0;
@@ -258,19 +260,8 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 	size_t counts[4] = { 0 };
 	int o, r;
 
-	for (;;) {
-		o = nf_getopt(&nf_cmd_status, argc, argv, "S:", opts);
-		if (o == -1) {
-			if (optind >= argc)
-				break;
-			if (which)
-				return nf_usage_error("status", "unexpected argument "
-						      "'%s' (name several nodes as one "
-						      "hostlist: gpu-[01-04],cpu-01)",
-						      argv[optind]);
-			which = argv[optind++];
-			continue;
-		}
+	while ((o = nf_getopt_args(&nf_cmd_status, argc, argv, "S:", opts,
+				   &args)) != -1) {
 		switch (o) {
 		case -2: return 0;
 		case -3: return NF_EXIT_USAGE;

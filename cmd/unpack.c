@@ -59,21 +59,12 @@ static int cmd_unpack(struct nf_global *g, int argc, char **argv)
 	};
 	struct nf_unpack_opts uo = { 0 };
 	const char *pos[2] = { 0 };
+	struct nf_args args = { pos, 2 };
 	struct nf_emit *e;
-	int o, r, npos = 0;
+	int o, r;
 
-	for (;;) {
-		o = nf_getopt(&nf_cmd_unpack, argc, argv, "", opts);
-		if (o == -1) {
-			if (optind >= argc)
-				break;
-			if (npos == 2)
-				return nf_usage_error("unpack",
-						      "unexpected argument '%s'",
-						      argv[optind]);
-			pos[npos++] = argv[optind++];
-			continue;
-		}
+	while ((o = nf_getopt_args(&nf_cmd_unpack, argc, argv, "", opts,
+				   &args)) != -1) {
 		switch (o) {
 		case -2: return 0;
 		case 'd': uo.devices = 1; break;
@@ -92,7 +83,7 @@ static int cmd_unpack(struct nf_global *g, int argc, char **argv)
 		default: return NF_EXIT_USAGE;
 		}
 	}
-	if (npos < 2)
+	if (args.n < 2)
 		return nf_usage_error("unpack", "need ARCHIVE and DIR");
 	if ((r = nf_unpack(g->ctx, pos[0], pos[1], &uo)))
 		return nf_cmd_fail(g, "unpack", r);

@@ -397,7 +397,8 @@ static int cmd_verify(struct nf_global *g, int argc, char **argv)
 	struct nf_verify_cli vc = { 0 };
 	int o, t;
 
-	while ((o = nf_getopt(&nf_cmd_verify, argc, argv, "", opts)) != -1) {
+	while ((o = nf_getopt_args(&nf_cmd_verify, argc, argv, "", opts,
+				   NULL)) != -1) {
 		if (o == -2)
 			return 0;
 		if (o == -3)
@@ -415,7 +416,5 @@ static int cmd_verify(struct nf_global *g, int argc, char **argv)
 		else
 			return NF_EXIT_USAGE;
 	}
-	if (optind < argc)
-		return nf_usage_error("verify", "unexpected argument '%s'", argv[optind]);
 	return nf_verify_cli_run(g, "verify", &vc);
 }

@@ -23,11 +23,9 @@ static int cmd_version(struct nf_global *g, int argc, char **argv)
 	struct nf_emit *e;
 	int o;
 
-	while ((o = nf_getopt(&nf_cmd_version, argc, argv, "", NULL)) != -1)
+	while ((o = nf_getopt_args(&nf_cmd_version, argc, argv, "", NULL,
+				   NULL)) != -1)
 		return o == -2 ? 0 : 2;
-	if (optind < argc)
-		return nf_usage_error("version", "unexpected argument '%s'",
-				      argv[optind]);
 	if (nf_emit_new(&e, stdout, g->json))
 		return 1;
 	nf_emit_str(e, "name", "%s ", "nodeforge");

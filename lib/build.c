@@ -233,21 +233,10 @@ static int setup_paths(struct build *b)
 	    (int)sizeof(b->out))
 		return nf_fail(b->ctx, NF_E_LIMIT, "output path '%s' is too long",
 			       out);
-	if (o->cache && *o->cache) {
-		snprintf(b->cache, sizeof(b->cache), "%s", o->cache);
-	} else {
-		const char *x = getenv("XDG_CACHE_HOME");
-		const char *home = getenv("HOME");
-
-		if (x && *x == '/')
-			snprintf(b->cache, sizeof(b->cache), "%s/nodeforge", x);
-		else if (home && *home)
-			snprintf(b->cache, sizeof(b->cache), "%s/.cache/nodeforge",
-				 home);
-		else
-			return nf_fail(b->ctx, NF_E_INVALID, "no cache directory: "
-				       "set HOME or pass --cache DIR");
-	}
+	if (!o->cache || !*o->cache)
+		return nf_fail(b->ctx, NF_E_INVALID, "no cache directory: "
+			       "set HOME or pass --cache DIR");
+	snprintf(b->cache, sizeof(b->cache), "%s", o->cache);
 	if (o->overlays && *o->overlays)
 		snprintf(b->overlays, sizeof(b->overlays), "%s", o->overlays);
 	else
@@ -311,23 +300,7 @@ static int setup_paths(struct build *b)
 				return r;
 		}
 	}
-	if (o->epoch >= 0) {
-		b->epoch = o->epoch;
-	} else {
-		const char *sde = getenv("SOURCE_DATE_EPOCH");
-		char *end;
-
-		b->epoch = NF_DEFAULT_EPOCH;
-		if (sde && *sde) {
-			long long v = strtoll(sde, &end, 10);
-
-			if (*end || v < 0)
-				return nf_fail(b->ctx, NF_E_INVALID,
-					       "SOURCE_DATE_EPOCH '%s' is not a "
-					       "number of seconds", sde);
-			b->epoch = v;
-		}
-	}
+	b->epoch = o->epoch >= 0 ? o->epoch : NF_DEFAULT_EPOCH;
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
@@ -326,17 +327,19 @@ static int bootstrap_mmdebstrap(struct build *b, char **pkgs, size_t npkgs,
 	return r;
 }
 
-/* One backend per distribution family; `env` names a stand-in tool
- * (tests), `run` writes the root as a plain tarball to its first path */
+/* One backend per distribution family; `opt` is the option that names a
+ * stand-in tool (tests), `run` writes the root as a plain tarball to its
+ * first path */
 static const struct bootstrap_backend {
 	const char *family;
 	const char *tool;
-	const char *env;
+	size_t opt;
 	int (*run)(struct build *b, char **pkgs, size_t npkgs,
 		   const char *tmptar, const char *log);
 } backends[] = {
-	{ "debian", "mmdebstrap", "NODEFORGE_MMDEBSTRAP", bootstrap_mmdebstrap },
-	{ "el", "dnf", "NODEFORGE_DNF", bootstrap_dnf },
+	{ "debian", "mmdebstrap", offsetof(struct nf_build_opts, mmdebstrap),
+	  bootstrap_mmdebstrap },
+	{ "el", "dnf", offsetof(struct nf_build_opts, dnf), bootstrap_dnf },
 };
 
 static const struct bootstrap_backend *backend(const struct build *b)
@@ -346,7 +349,8 @@ static const struct bootstrap_backend *backend(const struct build *b)
 
 const char *nf_bld_bootstrap_tool(const struct build *b)
 {
-	const char *t = getenv(backend(b)->env);
+	const char *t = *(const char *const *)((const char *)b->o +
+					       backend(b)->opt);
 
 	return t && *t ? t : backend(b)->tool;
 }

@@ -453,7 +453,6 @@ int nf_ci_run(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 	struct nf_build_result res;
 	struct nf_ci *ci;
 	char tmpl[PATH_MAX], *root = NULL, *archive = NULL, *manifest = NULL;
-	const char *tmpdir = getenv("TMPDIR");
 	double t0 = now(), ts;
 	size_t mark;
 	int r, err = 0;
@@ -491,7 +490,7 @@ int nf_ci_run(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 	/* 2: static verification of the published rootfs, unpacked */
 	ts = now();
 	snprintf(tmpl, sizeof(tmpl), "%s/nodeforge-ci.XXXXXX",
-		 tmpdir && *tmpdir ? tmpdir : "/tmp");
+		 o->tmpdir && *o->tmpdir ? o->tmpdir : "/tmp");
 	if (!mkdtemp(tmpl)) {
 		r = nf_fail(ctx, -errno, "cannot create '%s': %s", tmpl,
 			    strerror(errno));

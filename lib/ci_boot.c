@@ -144,7 +144,7 @@ static char *console_tail(const char *path, size_t max)
 static pid_t vm_start(struct nf_ctx *ctx, const struct nf_ci_opts *o,
 		      const char *dir, unsigned port)
 {
-	const char *qemu = getenv("NODEFORGE_QEMU");
+	const char *qemu = o->qemu;
 	char netdev[160], device[200], serial[PATH_MAX + 16], mem[16], console[PATH_MAX];
 	const char *accel = o->boot_accel && *o->boot_accel ? o->boot_accel : "tcg";
 	char machine[64];

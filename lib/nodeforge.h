@@ -6,7 +6,13 @@
  * NF_E_* code on failure; nf_strerror() names every one of them.  Objects
  * come back through out-parameters.  The library never prints and never
  * exits: it records a message in the context (nf_errmsg) and logs only
- * through the caller's callback.
+ * through the caller's callback.  Nor does it read the environment: every
+ * default that comes from a variable ($HOME, $XDG_CACHE_HOME,
+ * $SOURCE_DATE_EPOCH, $TMPDIR, $NODEFORGE_*) is resolved by the command and
+ * passed in the options structs.  lib/ calls getenv() once, for the PATH
+ * search of a check's exec (lib/verify_exec.c); the tools it runs inherit
+ * the environment, and libcurl reads its proxy variables where a request
+ * does not turn them off.
  */
 #ifndef NODEFORGE_H
 #define NODEFORGE_H
@@ -675,8 +681,9 @@ enum nf_build_event { NF_BUILD_START = 0, NF_BUILD_DONE, NF_BUILD_BYTES,
 
 struct nf_build_opts {
 	const char *out;        /* output directory (default "out") */
-	const char *cache;      /* default $XDG_CACHE_HOME/nodeforge or
-				 * ~/.cache/nodeforge */
+	const char *cache;      /* cache directory, required (the command
+				 * defaults it to $XDG_CACHE_HOME/nodeforge
+				 * or ~/.cache/nodeforge) */
 	const char *mirror;     /* distro mirror: URL or directory */
 	const char *artifact_mirror; /* artifacts: URL prefix or directory */
 	const char *overlays;   /* overlays directory (default: next to the
@@ -685,7 +692,8 @@ struct nf_build_opts {
 				 * once under the cache) */
 	int no_cache;           /* bootstrap again, ignore cached results */
 	int offline;            /* nothing from the network: caches only */
-	long long epoch;        /* < 0: $SOURCE_DATE_EPOCH or the default */
+	long long epoch;        /* < 0: the default, 2024-01-01 (the command
+				 * passes $SOURCE_DATE_EPOCH) */
 	/* Stage progress: event, stage name, seconds since the stage
 	 * started, bytes so far (packing, downloads); may be NULL */
 	void (*progress)(void *data, int event, const char *stage,
@@ -697,6 +705,9 @@ struct nf_build_opts {
 				 * a .deb/.rpm, a directory with one per
 				 * distribution (DIR/<suite>/), or "host"
 				 * (the running binary, for stand-in roots) */
+	const char *mmdebstrap; /* the bootstrap tools to run (NULL or "":
+				 * mmdebstrap */
+	const char *dnf;        /* and dnf from PATH); stand-ins in tests */
 };
 
 struct nf_build_result {
@@ -988,6 +999,10 @@ struct nf_ci_opts {
 	unsigned boot_timeout;  /* seconds to wait for the node's verdict
 				 * (0: 900) */
 	unsigned boot_memory_mb; /* the VM's memory (0: 2048) */
+	const char *tmpdir;     /* where the static stage unpacks (NULL or "":
+				 * /tmp) */
+	const char *qemu;       /* the emulator (NULL or "":
+				 * qemu-system-x86_64 from PATH) */
 };
 
 /* One test case; verdict is an enum nf_verdict (NF_V_HUNG: the stage

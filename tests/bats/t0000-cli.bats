@@ -52,6 +52,22 @@ load helper
 	[[ "$output" == *"try 'nodeforge version --help'"* ]]
 }
 
+@test "one argument too many is a usage error naming it, before or after the options" {
+	run nf version extra
+	status_is 2
+	[[ "$output" == *"nodeforge version: unexpected argument 'extra'"* ]]
+	run nf sign --key k m1 m2
+	status_is 2
+	[[ "$output" == *"nodeforge sign: unexpected argument 'm2'"* ]]
+	run nf unpack a.tar --max-entries 5 dir third
+	status_is 2
+	[[ "$output" == *"nodeforge unpack: unexpected argument 'third'"* ]]
+	[[ "$output" == *"try 'nodeforge unpack --help'"* ]]
+	run nf status gpu-01 gpu-02
+	status_is 2
+	[[ "$output" == *"unexpected argument 'gpu-02' (name several nodes as one hostlist"* ]]
+}
+
 @test "version --json is valid JSON" {
 	run nf version --json
 	status_is 0

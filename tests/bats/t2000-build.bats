@@ -35,6 +35,17 @@ rootfs_file() {
 	status_is 2
 }
 
+@test "build: a SOURCE_DATE_EPOCH that is no number is refused before anything is written" {
+	SOURCE_DATE_EPOCH=soon run b
+	status_is 1
+	[[ "$output" == *"SOURCE_DATE_EPOCH 'soon' is not a number of seconds"* ]]
+	[ ! -e "$SCRATCH/cache" ]
+	[ ! -e out ]
+	SOURCE_DATE_EPOCH=soon run b --epoch 1000
+	status_is 0
+	[[ "$output" != *SOURCE_DATE_EPOCH* ]]
+}
+
 @test "build: unknown role fails and publishes nothing" {
 	run nf build nosuchrole --cache "$SCRATCH/cache"
 	status_is 1
