@@ -435,7 +435,7 @@ static const struct nf_check_def defs[] = {
 	{ "containers.enroot.dirs", "enroot's shared directories are 1777 root", NULL,
 	  NF_CHECK_STATIC, 0, check_dirs },
 	{ "containers.enroot.runs", "an unprivileged user runs enroot at the profile's version",
-	  NULL, NF_CHECK_PROBE, 3000, check_enroot, .explained_by = "containers.enroot.dirs" },
+	  NULL, NF_CHECK_PROBE, 10000, check_enroot, .explained_by = "containers.enroot.dirs" },
 	{ "containers.pyxis.present", "the pyxis plugin is installed", NULL, NF_CHECK_STATIC, 0,
 	  check_pyxis },
 	{ "containers.pyxis.plugstack", "pyxis is listed in plugstack.conf",

@@ -261,6 +261,9 @@ cl_boot_wave() {
 	run cl_ssh "$CTL" 'sacctmgr -i add account box Description="cluster test" Organization=nodeforge >/dev/null 2>&1;
 		sacctmgr -i add user nfuser Account=box'
 	status_is 0
+	# slurmdbd tells slurmctld of the new association a moment later
+	cl_wait "$(cl_scale 60)" "cl_ssh \"\$CTL\" 'scontrol show assoc_mgr users=nfuser flags=assoc' | grep -q 'UserName=nfuser'" ||
+		{ echo "slurmctld never learned nfuser's association"; return 1; }
 	run cl_ssh "$LOGIN" 'cd /tmp && timeout 240 runuser -u nfuser -- srun -A box -p cpu -N1 \
 		--container-image=/var/tmp/nf-container.sqsh cat /etc/os-release 2>&1'
 	echo "$output" | cl_show
