@@ -92,7 +92,7 @@ d /run/enroot/tmp 1777 root root -" ]
 	jq --arg log "$SCRATCH/exec.log" '.exec_log = $log' "$SYS/fixture.json" > "$SCRATCH/f.json"
 	run "$NF_BIN" verify --sysroot "$SYS" --fixture "$SCRATCH/f.json" --only containers --json
 	status_is 0
-	[[ "$(verdict_of containers.enroot.runs)" == "pass exit 0: 3.5.0" ]]
+	[[ "$(verdict_of containers.enroot.runs)" == "pass exit 0: 4.1.2" ]]
 	if [ "$(id -u)" = 0 ]; then
 		grep -qx 'setpriv --reuid=65534 --regid=65534 --clear-groups --reset-env -- enroot version' exec.log
 	else
@@ -101,7 +101,7 @@ d /run/enroot/tmp 1777 root root -" ]
 }
 
 @test "verify (enroot's own loader as the probe): the verifier as root leaves only nobody's directories" {
-	replay_setup 3.5.0
+	replay_setup 4.1.2
 	vfx pass
 	mkdir -p "$SCRATCH/bin"
 	ln -s "$LOADER" "$SCRATCH/bin/enroot"
@@ -109,7 +109,7 @@ d /run/enroot/tmp 1777 root root -" ]
 	PATH=$SCRATCH/bin:$PATH run "$NF_BIN" verify --sysroot "$SYS" --fixture "$SCRATCH/f.json" \
 		--only containers --json
 	status_is 0
-	[[ "$(verdict_of containers.enroot.runs)" == "pass exit 0: 3.5.0" ]]
+	[[ "$(verdict_of containers.enroot.runs)" == "pass exit 0: 4.1.2" ]]
 	[ "$(find "$ROOT" -name 'user-*' -user 65534 | wc -l)" -eq 3 ]
 	[ -z "$(find "$ROOT" -name 'user-0')" ]
 }
