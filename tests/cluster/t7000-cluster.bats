@@ -254,7 +254,9 @@ cl_boot_wave() {
 	printf 'ID=nodeforge-test\nNAME="nodeforge test container"\n' > c/etc/os-release
 	mksquashfs c c.sqsh -noappend -quiet -all-root >/dev/null
 	local n
-	for n in "$LOGIN" $(cl_nodes | awk '$4 == "cpu" { print $1 }'); do
+	# the user exists wherever Slurm maps its name to its uid: slurmctld's
+	# host too, or its association never matches uid 5000
+	for n in "$CTL" "$LOGIN" $(cl_nodes | awk '$4 == "cpu" { print $1 }'); do
 		cl_ssh "$n" 'id nfuser >/dev/null 2>&1 || useradd -u 5000 -m -s /bin/sh nfuser'
 		cl_ssh "$n" 'cat > /var/tmp/nf-container.sqsh && chmod 0644 /var/tmp/nf-container.sqsh' < c.sqsh
 	done
@@ -262,7 +264,7 @@ cl_boot_wave() {
 		sacctmgr -i add user nfuser Account=box'
 	status_is 0
 	# slurmdbd tells slurmctld of the new association a moment later
-	cl_wait "$(cl_scale 60)" "cl_ssh \"\$CTL\" 'scontrol show assoc_mgr users=nfuser flags=assoc' | grep -q 'UserName=nfuser'" ||
+	cl_wait "$(cl_scale 60)" "cl_ssh \"\$CTL\" 'scontrol show assoc_mgr users=nfuser flags=assoc' | grep -q 'UserName=nfuser(5000)'" ||
 		{ echo "slurmctld never learned nfuser's association"; return 1; }
 	run cl_ssh "$LOGIN" 'cd /tmp && timeout 240 runuser -u nfuser -- srun -A box -p cpu -N1 \
 		--container-image=/var/tmp/nf-container.sqsh cat /etc/os-release 2>&1'
