@@ -623,6 +623,12 @@ static int build_image(struct build *b, const struct nf_site *site,
 	nf_rm_tree_at(AT_FDCWD, b->work);
 	if ((r = nf_bld_mkdir_p(b->ctx, b->work, 0700)))
 		goto out;
+	/* the logs of what ran in the root outlive the work directory, so
+	 * the path a failure names is there to read */
+	snprintf(b->logs, sizeof(b->logs), "%s/logs/%s", b->cache, b->role);
+	nf_rm_tree_at(AT_FDCWD, b->logs);
+	if ((r = nf_bld_mkdir_p(b->ctx, b->logs, 0700)))
+		goto out;
 	{
 		struct nf_unpack_opts uo = { .devices = 1 };
 

@@ -30,6 +30,7 @@ struct build {
 	char out[PATH_MAX];       /* OUT/ROLE */
 	char cache[PATH_MAX];
 	char work[PATH_MAX];      /* work dir (root/ inside) */
+	char logs[PATH_MAX + 16]; /* CACHE/logs/ROLE: kept after a failure */
 	char root[PATH_MAX + 8];
 	char stage[PATH_MAX + 32];/* OUT/ROLE/.tmp-PID */
 	char overlays[PATH_MAX];

@@ -349,7 +349,7 @@ static int in_root(struct build *b, const char *name, const char *cmd)
 			"DEBIAN_FRONTEND=noninteractive", "LC_ALL=C", NULL };
 	int r;
 
-	snprintf(log, sizeof(log), "%s/artifact-%s.log", b->work, name);
+	snprintf(log, sizeof(log), "%s/artifact-%s.log", b->logs, name);
 	r = nf_bld_run_tool(b->ctx, argv, log, env);
 	if (r > 0) {
 		nf_bld_log_reason(log, reason, sizeof(reason));
@@ -511,7 +511,7 @@ int nf_bld_install_self(struct build *b, int rootfd)
 		char *argv[] = { "rpm", "--root", b->root, "-i", "--nodigest",
 				 b->self_pkg, NULL };
 
-		snprintf(log, sizeof(log), "%s/nodeforge-rpm.log", b->work);
+		snprintf(log, sizeof(log), "%s/nodeforge-rpm.log", b->logs);
 		r = nf_bld_run_tool(b->ctx, argv, log, NULL);
 		if (r > 0) {
 			char reason[1024];
@@ -542,7 +542,7 @@ int nf_bld_install_self(struct build *b, int rootfd)
 	if ((r = in_root(b, "nodeforge", cmd)))
 		return r;
 	/* the last line the image's nodeforge printed */
-	snprintf(log, sizeof(log), "%s/artifact-nodeforge.log", b->work);
+	snprintf(log, sizeof(log), "%s/artifact-nodeforge.log", b->logs);
 	if ((r = nf_read_file(b->ctx, log, 1u << 20, &buf, &len)))
 		return r;
 	while (len && buf[len - 1] == '\n')

@@ -67,3 +67,23 @@ teardown() {
 	[ ! -e root/usr/bin/gcc ]
 	[ ! -e root/usr/include/slurm/spank.h ]
 }
+
+@test "source artifact: a build that fails names the compiler's error and a log that is there to read; nothing is published" {
+	# the same packages as above (its bootstrap is cached); the build
+	# line compiles a file the source does not have
+	sed -e 's/^description: .*/description: a SPANK plugin that does not compile/' \
+		-e 's/nf_test_spank\.c$/nf_no_such_file.c/' prof/spank.yaml > prof/spankbad.yaml
+	grep -q nf_no_such_file.c prof/spankbad.yaml
+	run nf -C prof build spankbad --cache "$E2E"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"artifact 'nf-test-spank'"*"failed in the image (exit 1)"* ]]
+	[[ "$output" == *"nf_no_such_file.c: No such file or directory"* ]]
+	log=$(sed -n "s/.*(log: '\([^']*\)').*/\1/p" <<<"$output")
+	[ -n "$log" ]
+	[ "$log" = "$E2E/logs/spankbad/artifact-nf-test-spank.log" ]
+	grep -q 'nf_no_such_file.c: No such file or directory' "$log"
+	# the work directory with the image root is gone, the log stays
+	[ -z "$(ls -A "$E2E/work" 2>/dev/null)" ]
+	[ ! -e out/spankbad/spankbad.current ]
+}

@@ -50,6 +50,9 @@ daemons() {
 	shift
 	"$NF_BIN" "$@" ci "$role" --cache "$E2E" --out "$BATS_FILE_TMPDIR/$(outtag "$@")" \
 		--inventory "$INV" --json > "$BATS_TEST_TMPDIR/ci.json" 2>"$BATS_TEST_TMPDIR/ci.err" || true
+	# what ci said on stderr (a build that failed names its log): shown
+	# with a failing test
+	tail -n 20 "$BATS_TEST_TMPDIR/ci.err" >&2
 	python3 - "$BATS_TEST_TMPDIR/ci.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
