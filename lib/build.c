@@ -151,24 +151,30 @@ static int tool_version(struct nf_ctx *ctx, const char *tool, char *out,
 	return r;
 }
 
-/* The most telling line of a failed tool's log: apt's "E:" lines first */
+/* The most telling line of a failed tool's log: apt's "E:" line, else
+ * the first compiler or linker error ("error:", "undefined reference"),
+ * else the last line (make's "*** ... Error 1" says only that it failed) */
 void nf_bld_log_reason(const char *log, char *out, size_t outsz)
 {
-	char *buf = NULL, *line, *save = NULL, *last = NULL, *err = NULL;
+	char *buf = NULL, *line, *save = NULL, *last = NULL, *apt = NULL;
+	char *cc = NULL;
 
 	snprintf(out, outsz, "see '%s'", log);
 	if (nf_read_file(NULL, log, 8u << 20, &buf, NULL))
 		return;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		if (!err && (!strncmp(line, "E: ", 3) ||
-			     !strncmp(line, "E: ", 3)))
-			err = line;
+		if (!apt && !strncmp(line, "E: ", 3))
+			apt = line;
+		if (!cc && (strstr(line, "error:") ||
+			    strstr(line, "undefined reference to")))
+			cc = line;
 		if (*line)
 			last = line;
 	}
-	if (err || last)
-		snprintf(out, outsz, "%s (log: '%s')", err ? err : last, log);
+	line = apt ? apt : cc ? cc : last;
+	if (line)
+		snprintf(out, outsz, "%s (log: '%s')", line, log);
 	free(buf);
 }
 

@@ -239,14 +239,46 @@ cl_boot_wave() {
 }
 
 # pyxis, compiled in the login image against its Slurm, is loaded by the
-# login node's srun: the container options are there for users.  (A
-# container job itself, srun --container-image on a CPU node, is the next
-# step: tests/e2e/t2950 proves enroot and its helpers run in the image.)
+# login node's srun: the container options are there for users.
 @test "the login node's srun lists pyxis's --container-image" {
 	needs ssh
 	run cl_ssh "$LOGIN" 'srun --help'
 	status_is 0
 	[[ "$output" == *"--container-image"* ]]
+}
+
+# A container job through Slurm: pyxis (compiled in the login and CPU
+# images) takes --container-image on the login node's srun, and enroot
+# (compiled in the CPU image, its helpers linked with the image's glibc)
+# runs the container on the node, as an unprivileged user under the
+# per-user paths the image made for it.  The container is a tiny busybox
+# root squashed here; no registry is needed.
+@test "an unprivileged user's srun --container-image runs a squashfs container on a CPU node" {
+	needs idle
+	mkdir -p c/bin c/etc
+	cp /bin/busybox c/bin/busybox
+	for t in sh cat; do ln -s busybox "c/bin/$t"; done
+	printf 'ID=nodeforge-test\nNAME="nodeforge test container"\n' > c/etc/os-release
+	mksquashfs c c.sqsh -noappend -quiet -all-root >/dev/null
+	local n
+	# the user exists wherever Slurm maps its name to its uid: slurmctld's
+	# host too, or its association never matches uid 5000
+	for n in "$CTL" "$LOGIN" $(cl_nodes | awk '$4 == "cpu" { print $1 }'); do
+		cl_ssh "$n" 'id nfuser >/dev/null 2>&1 || useradd -u 5000 -m -s /bin/sh nfuser'
+		cl_ssh "$n" 'cat > /var/tmp/nf-container.sqsh && chmod 0644 /var/tmp/nf-container.sqsh' < c.sqsh
+	done
+	run cl_ssh "$CTL" 'sacctmgr -i add account box Description="cluster test" Organization=nodeforge >/dev/null 2>&1;
+		sacctmgr -i add user nfuser Account=box'
+	status_is 0
+	# slurmdbd tells slurmctld of the new association a moment later
+	cl_wait "$(cl_scale 60)" "cl_ssh \"\$CTL\" 'scontrol show assoc_mgr users=nfuser flags=assoc' | grep -q 'UserName=nfuser(5000)'" ||
+		{ echo "slurmctld never learned nfuser's association"; return 1; }
+	run cl_ssh "$LOGIN" 'cd /tmp && timeout 240 runuser -u nfuser -- srun -A box -p cpu -N1 \
+		--container-image=/var/tmp/nf-container.sqsh cat /etc/os-release 2>&1'
+	echo "$output" | cl_show
+	status_is 0
+	[[ "$output" == *"ID=nodeforge-test"* ]]
+	[[ "$output" != *"ID=debian"* ]]
 }
 
 @test "the GPU node PXE-boots and fails its checks, a GPU check among the root causes; nodeforge status names the first" {
