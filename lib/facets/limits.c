@@ -6,12 +6,22 @@
  */
 #include "internal.h"
 
+/*
+ * The limits, one line each: profile key, systemd unit key, the name in
+ * /proc/PID/limits.  The schema, what apply writes, the unit checks and
+ * the running slurmd's check all come from this list: adding a ulimit is
+ * one line here (and the profiles that set it).
+ */
+#define NF_LIMITS(X)                                        \
+	X(nofile, "LimitNOFILE", "Max open files")          \
+	X(memlock, "LimitMEMLOCK", "Max locked memory")     \
+	X(stack, "LimitSTACK", "Max stack size")            \
+	X(nproc, "LimitNPROC", "Max processes")             \
+	X(core, "LimitCORE", "Max core file size")
+
+#define LIMIT_FIELD(name, unit, proc) { #name, NF_T_LIMIT },
 static const struct nf_field fields[] = {
-	{ "nofile", NF_T_LIMIT },
-	{ "memlock", NF_T_LIMIT },
-	{ "stack", NF_T_LIMIT },
-	{ "nproc", NF_T_LIMIT },
-	{ "core", NF_T_LIMIT },
+	NF_LIMITS(LIMIT_FIELD)
 	{ 0 }
 };
 
@@ -32,15 +42,11 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 	return 0;
 }
 
-/* Each limit: profile key, systemd unit key, /proc/PID/limits name */
+#define LIMIT_NAMES(name, unit, proc) { #name, unit, proc },
 static const struct {
 	const char *name, *unit_key, *proc_name;
 } limit_names[] = {
-	{ "nofile", "LimitNOFILE", "Max open files" },
-	{ "memlock", "LimitMEMLOCK", "Max locked memory" },
-	{ "stack", "LimitSTACK", "Max stack size" },
-	{ "nproc", "LimitNPROC", "Max processes" },
-	{ "core", "LimitCORE", "Max core file size" },
+	NF_LIMITS(LIMIT_NAMES)
 };
 
 /* ---- apply: what the image build writes (nodeforge build) ---- */
@@ -92,8 +98,12 @@ static int apply(struct nf_apply *a, const json_t *sec)
 		nf_buf_free(&unit);
 		return r;
 	}
+	/* numbered so that a site's own drop-in (60-local.conf) comes after
+	 * it and takes effect, as systemd applies them in name order: the
+	 * verifier then reports the difference from the profile, rather than
+	 * a site file that silently does nothing */
 	return nf_apply_write_buf(a, "/etc/systemd/system/slurmd.service.d/"
-				  "nodeforge-limits.conf", &unit, 0644, 0, 0);
+				  "50-nodeforge-limits.conf", &unit, 0644, 0, 0);
 }
 
 /* ---- end of apply ---- */
@@ -311,15 +321,15 @@ static int check_process(struct nf_vcheck *c, const json_t *sec)
 	return NF_V_FAIL;
 }
 
+/* the running slurmd's limits come from its unit: a wrong unit value is
+ * the root cause, the process check its consequence */
+#define LIMIT_CHECK(name, unit, proc) \
+	{ "limits.unit." #name, "slurmd.service " unit, NULL, NF_CHECK_STATIC, 0, check_unit },
+#define LIMIT_DEP(name, unit, proc) "limits.unit." #name " "
 static const struct nf_check_def defs[] = {
-	{ "limits.unit.nofile", "slurmd.service LimitNOFILE", NULL, NF_CHECK_STATIC, 0, check_unit },
-	{ "limits.unit.memlock", "slurmd.service LimitMEMLOCK", NULL, NF_CHECK_STATIC, 0, check_unit },
-	{ "limits.unit.stack", "slurmd.service LimitSTACK", NULL, NF_CHECK_STATIC, 0, check_unit },
-	{ "limits.unit.nproc", "slurmd.service LimitNPROC", NULL, NF_CHECK_STATIC, 0, check_unit },
-	{ "limits.unit.core", "slurmd.service LimitCORE", NULL, NF_CHECK_STATIC, 0, check_unit },
+	NF_LIMITS(LIMIT_CHECK)
 	{ "limits.process", "the running slurmd has the limits",
-	  "limits.unit.nofile limits.unit.memlock limits.unit.stack limits.unit.nproc",
-	  0, 0, check_process },
+	  NF_LIMITS(LIMIT_DEP), 0, 0, check_process },
 };
 
 static const struct nf_checkset checks = NF_CHECKSET(defs);

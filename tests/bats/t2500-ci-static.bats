@@ -54,7 +54,7 @@ PY
 	[ "$(junit_case good.xml ci.identity.machine_id)" = pass ]
 	[ "$(junit_case good.xml ci.identity.ssh_host_keys)" = pass ]
 	mkdir -p ov/compute/etc/systemd/system/slurmd.service.d
-	# drop-ins apply in name order: this one comes after nodeforge-limits.conf
+	# drop-ins apply in name order: this one comes after 50-nodeforge-limits.conf
 	printf '[Service]\nLimitMEMLOCK=64M\n' > ov/compute/etc/systemd/system/slurmd.service.d/zz-local.conf
 	run ci --junit bad.xml
 	status_is 3

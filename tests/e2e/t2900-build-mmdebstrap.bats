@@ -39,7 +39,7 @@ cur() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv
 	grep -qx 'ConstrainCores=yes' "$ROOT/etc/slurm/cgroup.conf"
 	grep -qx 'cgroup_memory=1 cgroup.memory=nokmem console=tty0 console=ttyS0,115200n8 systemd.unified_cgroup_hierarchy=1' "$ROOT/etc/kernel/cmdline"
 	grep -q 'GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX cgroup_memory=1' "$ROOT/etc/default/grub.d/nodeforge.cfg"
-	grep -qx 'LimitMEMLOCK=infinity' "$ROOT/etc/systemd/system/slurmd.service.d/nodeforge-limits.conf"
+	grep -qx 'LimitMEMLOCK=infinity' "$ROOT/etc/systemd/system/slurmd.service.d/50-nodeforge-limits.conf"
 	grep -qx 'Requires=nodeforge-verify.service' "$ROOT/etc/systemd/system/slurmd.service.d/nodeforge-verify.conf"
 	grep -q -- '--max-ttl=300' "$ROOT/etc/systemd/system/munge.service.d/nodeforge.conf"
 	grep -qx 'server 10.0.0.1 iburst' "$ROOT/etc/chrony/chrony.conf"
