@@ -92,14 +92,6 @@ static int site_is_el(struct nf_global *g)
 	return nf_distro_is_el(d);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -192,7 +184,7 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 		if (stat(ksdef, &sb) == 0 && S_ISDIR(sb.st_mode))
 			po.kickstart_dir = ksdef;
 	}
-	t0 = now();
+	t0 = nf_now_s();
 	if ((r = nf_cmd_inventory_load(g, "pxe", inv_path, &inv)))
 		goto done;
 	if ((r = role_args(g, inv, args))) {
@@ -252,7 +244,7 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 			    (long long)st.unchanged);
 		nf_emit_int(e, "removed", "%lld removed), ", (long long)st.removed);
 		nf_emit_int(e, "images", "%lld image files placed", (long long)st.images);
-		nf_emit_real(e, "seconds", " in %.3f s\n", now() - t0);
+		nf_emit_real(e, "seconds", " in %.3f s\n", nf_now_s() - t0);
 	}
 	r = nf_emit_end(e) ? NF_EXIT_FAILURE : 0;
 	nf_emit_free(e);

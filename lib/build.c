@@ -36,18 +36,10 @@
 
 /* ------------------------------------------------------------ progress */
 
-double nf_bld_now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static void stage_begin(struct build *b, const char *name)
 {
 	b->cur_stage = name;
-	b->stage_t0 = nf_bld_now_s();
+	b->stage_t0 = nf_now_s();
 	nf_log(b->ctx, NF_LOG_DEBUG, "build: stage '%s'", name);
 	if (b->o->progress)
 		b->o->progress(b->o->progress_data, NF_BUILD_START, name, 0, 0);
@@ -57,14 +49,14 @@ static void stage_end(struct build *b, unsigned long long bytes)
 {
 	if (b->o->progress)
 		b->o->progress(b->o->progress_data, NF_BUILD_DONE, b->cur_stage,
-			       nf_bld_now_s() - b->stage_t0, bytes);
+			       nf_now_s() - b->stage_t0, bytes);
 }
 
 void nf_bld_note(struct build *b, const char *msg)
 {
 	if (b->o->progress)
 		b->o->progress(b->o->progress_data, NF_BUILD_NOTE, msg,
-			       nf_bld_now_s() - b->stage_t0, 0);
+			       nf_now_s() - b->stage_t0, 0);
 }
 
 static void pack_progress(void *data, unsigned long long entries,
@@ -76,7 +68,7 @@ static void pack_progress(void *data, unsigned long long entries,
 	(void)total;
 	if (b->o->progress)
 		b->o->progress(b->o->progress_data, NF_BUILD_BYTES, b->cur_stage,
-			       nf_bld_now_s() - b->stage_t0, bytes);
+			       nf_now_s() - b->stage_t0, bytes);
 }
 
 /* --------------------------------------------------------------- tools */

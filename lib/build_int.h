@@ -55,7 +55,6 @@ struct build {
 
 
 /* progress, tools and paths (lib/build.c) */
-double nf_bld_now_s(void);
 void nf_bld_note(struct build *b, const char *msg);
 int nf_bld_run_tool(struct nf_ctx *ctx, char *const argv[], const char *log,
 		    char *const env[]);

@@ -626,7 +626,7 @@ static void fetch_progress(void *data, unsigned long long now,
 	(void)total;
 	if (b->o->progress)
 		b->o->progress(b->o->progress_data, NF_BUILD_BYTES, b->cur_stage,
-			       nf_bld_now_s() - b->stage_t0, now);
+			       nf_now_s() - b->stage_t0, now);
 }
 
 /* Pinned artifacts (system.artifacts): fetched into the content-addressed

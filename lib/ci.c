@@ -267,7 +267,7 @@ static int hygiene(struct nf_ctx *ctx, struct nf_ci *ci, const char *root)
 	static const char *const dirs[] = { "etc", "root", "home", "var/lib",
 					    "opt", "srv", "usr/local" };
 	struct scan s = { json_array(), json_array(), json_array(), json_array() };
-	double t0 = now();
+	double t0 = nf_now_s();
 	int rootfd, r = 0;
 	struct stat st;
 
@@ -294,21 +294,21 @@ static int hygiene(struct nf_ctx *ctx, struct nf_ci *ci, const char *root)
 		r = list_case(ci, "ci.secrets.munge_key", s.munge,
 			      "munge key in the image",
 			      "keys are delivered at enrollment (nodeforge enroll), "
-			      "never built in", now() - t0);
+			      "never built in", nf_now_s() - t0);
 	if (!r)
 		r = list_case(ci, "ci.secrets.storage_pass", s.storagepass,
 			      "StoragePass set in",
 			      "remove StoragePass from the overlay; nodeforge "
-			      "delivers it at enrollment", now() - t0);
+			      "delivers it at enrollment", nf_now_s() - t0);
 	if (!r)
 		r = list_case(ci, "ci.secrets.private_key", s.privkey,
 			      "private key material in",
-			      "remove the key from the overlay or artifact", now() - t0);
+			      "remove the key from the overlay or artifact", nf_now_s() - t0);
 	if (!r)
 		r = list_case(ci, "ci.identity.ssh_host_keys", s.hostkeys,
 			      "ssh host keys in",
 			      "host keys are generated on each node's first boot",
-			      now() - t0);
+			      nf_now_s() - t0);
 	if (!r) {
 		/* empty, or absent: systemd makes one on first boot */
 		if (fstatat(rootfd, "etc/machine-id", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -320,12 +320,12 @@ static int hygiene(struct nf_ctx *ctx, struct nf_ci *ci, const char *root)
 			r = msg ? nf_ci_add_case(ci, "ci.static", "ci.identity.machine_id",
 					   NF_V_FAIL, msg,
 					   "an image ships an empty /etc/machine-id",
-					   now() - t0)
+					   nf_now_s() - t0)
 				: -ENOMEM;
 			free(msg);
 		} else {
 			r = nf_ci_add_case(ci, "ci.static", "ci.identity.machine_id",
-				     NF_V_PASS, NULL, NULL, now() - t0);
+				     NF_V_PASS, NULL, NULL, nf_now_s() - t0);
 		}
 	}
 	close(rootfd);
@@ -420,7 +420,7 @@ int nf_ci_stage_case(struct nf_ci *ci, const char *name, int verdict,
 		     const char *msg, double t0)
 {
 	return nf_ci_add_case(ci, "ci.stage", name, verdict, msg, NULL,
-			      now() - t0);
+			      nf_now_s() - t0);
 }
 
 /* A failed stage: its case carries the library's message */
@@ -453,7 +453,7 @@ int nf_ci_run(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 	struct nf_build_result res;
 	struct nf_ci *ci;
 	char tmpl[PATH_MAX], *root = NULL, *archive = NULL, *manifest = NULL;
-	double t0 = now(), ts;
+	double t0 = nf_now_s(), ts;
 	size_t mark;
 	int r, err = 0;
 
@@ -466,7 +466,7 @@ int nf_ci_run(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 	*out = ci;
 
 	/* 1: build (cache-aware) */
-	ts = now();
+	ts = nf_now_s();
 	r = nf_build(ctx, role, site, &o->build, &res);
 	if (r) {
 		err = nf_ci_stage_error(ctx, ci, "stage.build", r, ts);
@@ -488,7 +488,7 @@ int nf_ci_run(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 	}
 
 	/* 2: static verification of the published rootfs, unpacked */
-	ts = now();
+	ts = nf_now_s();
 	snprintf(tmpl, sizeof(tmpl), "%s/nodeforge-ci.XXXXXX",
 		 o->tmpdir && *o->tmpdir ? o->tmpdir : "/tmp");
 	if (!mkdtemp(tmpl)) {
@@ -528,10 +528,10 @@ int nf_ci_run(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 skip_boot:
 	/* 3: boot in a VM, as a rack node boots */
 	if (!o->boot) {
-		r = nf_ci_stage_case(ci, "stage.boot", NF_V_SKIP, "not requested (--boot)", now());
+		r = nf_ci_stage_case(ci, "stage.boot", NF_V_SKIP, "not requested (--boot)", nf_now_s());
 	} else if (err || !root) {
 		r = nf_ci_stage_case(ci, "stage.boot", NF_V_SKIP,
-			       "the image could not be verified offline", now());
+			       "the image could not be verified offline", nf_now_s());
 	} else {
 		r = nf_ci_boot_stage(ctx, ci, role, site, o, tmpl);
 		if (r && !err)
@@ -544,7 +544,7 @@ skip_boot:
 	}
 
 	/* 4: diff against the last released image */
-	ts = now();
+	ts = nf_now_s();
 	if (!o->baseline) {
 		r = nf_ci_stage_case(ci, "stage.diff", NF_V_SKIP, "no --baseline given", ts);
 	} else if (!root || !manifest) {
@@ -568,9 +568,9 @@ skip_boot:
 	goto done;
 
 skip_rest:
-	if (!nf_ci_stage_case(ci, "stage.static", NF_V_SKIP, "the build failed", now()) &&
-	    !nf_ci_stage_case(ci, "stage.boot", NF_V_SKIP, "the build failed", now()))
-		nf_ci_stage_case(ci, "stage.diff", NF_V_SKIP, "the build failed", now());
+	if (!nf_ci_stage_case(ci, "stage.static", NF_V_SKIP, "the build failed", nf_now_s()) &&
+	    !nf_ci_stage_case(ci, "stage.boot", NF_V_SKIP, "the build failed", nf_now_s()))
+		nf_ci_stage_case(ci, "stage.diff", NF_V_SKIP, "the build failed", nf_now_s());
 done:
 	if (root) {
 		int fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -582,7 +582,7 @@ done:
 		}
 		rmdir(tmpl);
 	}
-	ci->elapsed = now() - t0;
+	ci->elapsed = nf_now_s() - t0;
 	free(root);
 	free(archive);
 	free(manifest);

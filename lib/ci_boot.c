@@ -333,7 +333,7 @@ static int boot_run(struct nf_ctx *ctx, struct nf_ci *ci, const char *role,
 		r = -ENOMEM;
 		goto out;
 	}
-	deadline = now() + (o->boot_timeout ? o->boot_timeout : 900);
+	deadline = nf_now_s() + (o->boot_timeout ? o->boot_timeout : 900);
 	for (;;) {
 		const char *s;
 		int st;
@@ -355,7 +355,7 @@ static int boot_run(struct nf_ctx *ctx, struct nf_ci *ci, const char *role,
 		    (s = json_string_value(json_object_get(j, "state"))) &&
 		    (!strcmp(s, "verified") || !strcmp(s, "failed")))
 			break;
-		if (now() > deadline) {
+		if (nf_now_s() > deadline) {
 			*why = nf_asprintf("no verdict from the node within %u s",
 					   o->boot_timeout ? o->boot_timeout : 900);
 			r = NF_E_TIMEOUT;
@@ -384,7 +384,7 @@ int nf_ci_boot_stage(struct nf_ctx *ctx, struct nf_ci *ci, const char *role,
 		     const char *tmpdir)
 {
 	char dir[PATH_MAX], console[PATH_MAX + 16];
-	double ts = now();
+	double ts = nf_now_s();
 	size_t fails = 0;
 	char *why = NULL, *tail, *detail;
 	int r;
@@ -401,7 +401,7 @@ int nf_ci_boot_stage(struct nf_ctx *ctx, struct nf_ci *ci, const char *role,
 		detail = nf_asprintf("%s\n--- the VM's console (last lines) ---\n%s",
 				     why ? why : nf_strerror(r), tail ? tail : "(none)");
 		r = nf_ci_add_case(ci, "ci.stage", "stage.boot", NF_V_HUNG,
-			     why ? why : nf_strerror(r), detail, now() - ts);
+			     why ? why : nf_strerror(r), detail, nf_now_s() - ts);
 		free(tail);
 		free(detail);
 		if (!r)

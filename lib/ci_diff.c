@@ -178,7 +178,7 @@ int nf_ci_diff_stage(struct nf_ctx *ctx, struct nf_ci *ci,
 	char *dir = NULL, *archive = NULL, *sa = NULL, *sb = NULL, *msg = NULL,
 	     *path = NULL, *jpa = NULL, *jpb = NULL;
 	const char *aname, *slash;
-	double t0 = now();
+	double t0 = nf_now_s();
 	size_t i;
 	json_t *c;
 	int r;
@@ -276,11 +276,11 @@ int nf_ci_diff_stage(struct nf_ctx *ctx, struct nf_ci *ci,
 				  json_object_size(json_object_get(pka, "removed")),
 				  json_object_size(json_object_get(pka, "changed")));
 		r = nf_ci_add_case(ci, "ci.diff", "diff.packages", NF_V_PASS, msg, NULL,
-			     now() - t0);
+			     nf_now_s() - t0);
 	} else {
 		r = nf_ci_add_case(ci, "ci.diff", "diff.packages", NF_V_SKIP,
 			     "no var/lib/dpkg/status in both images", NULL,
-			     now() - t0);
+			     nf_now_s() - t0);
 	}
 	free(msg);
 	msg = NULL;
@@ -288,7 +288,7 @@ int nf_ci_diff_stage(struct nf_ctx *ctx, struct nf_ci *ci,
 		msg = nf_asprintf("%zu config files changed",
 				  json_array_size(config));
 		r = nf_ci_add_case(ci, "ci.diff", "diff.config", NF_V_PASS, msg, NULL,
-			     now() - t0);
+			     nf_now_s() - t0);
 		free(msg);
 		msg = NULL;
 	}
@@ -297,11 +297,11 @@ int nf_ci_diff_stage(struct nf_ctx *ctx, struct nf_ci *ci,
 				  json_array_size(json_object_get(pkb, "added")),
 				  json_array_size(json_object_get(pkb, "removed")));
 		r = nf_ci_add_case(ci, "ci.diff", "diff.kernel_args", NF_V_PASS, msg,
-			     NULL, now() - t0);
+			     NULL, nf_now_s() - t0);
 	} else if (!r) {
 		r = nf_ci_add_case(ci, "ci.diff", "diff.kernel_args", NF_V_SKIP,
 			     "no /etc/nodeforge/profile.json in both images",
-			     NULL, now() - t0);
+			     NULL, nf_now_s() - t0);
 	}
 out:
 	json_decref(ma);

@@ -20,14 +20,6 @@ struct nf_ci {
 	double elapsed;
 };
 
-static inline double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* lib/ci.c: one test case; a stage's case, timed from t0; a failed
  * stage's case, carrying the library's message (returns err) */
 int nf_ci_add_case(struct nf_ci *ci, const char *cls, const char *name,

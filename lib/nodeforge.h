@@ -78,6 +78,10 @@ const char *nf_suggest(const char *word, const char *const *cands, size_t n);
 char *nf_text_escape(const char *s);
 void nf_text_defang(char *buf, size_t sz);
 
+/* Seconds on the monotonic clock: for durations (stage times, timeouts),
+ * never for dates */
+double nf_now_s(void);
+
 /* Exit statuses shared by every command (docs/exit-codes.md). */
 enum nf_exit {
 	NF_EXIT_OK = 0,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 char *nf_strdup(const char *s)
@@ -302,6 +303,14 @@ char *nf_text_escape(const char *s)
 	if (out)
 		escape_into((const unsigned char *)s, 1, out, n + 1);
 	return out;
+}
+
+double nf_now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 void nf_text_defang(char *buf, size_t sz)
