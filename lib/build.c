@@ -144,8 +144,8 @@ static int tool_version(struct nf_ctx *ctx, const char *tool, char *out,
 }
 
 /* The most telling line of a failed tool's log: apt's "E:" line, else
- * the first compiler or linker error ("error:", "undefined reference"),
- * else the last line (make's "*** ... Error 1" says only that it failed) */
+ * the first compiler, linker or patch error ("error:", "undefined
+ * reference", "Hunk #1 FAILED at"), else the last line (make's "*** ... Error 1" says only that it failed) */
 void nf_bld_log_reason(const char *log, char *out, size_t outsz)
 {
 	char *buf = NULL, *line, *save = NULL, *last = NULL, *apt = NULL;
@@ -159,7 +159,11 @@ void nf_bld_log_reason(const char *log, char *out, size_t outsz)
 		if (!apt && !strncmp(line, "E: ", 3))
 			apt = line;
 		if (!cc && (strstr(line, "error:") ||
-			    strstr(line, "undefined reference to")))
+			    strstr(line, "undefined reference to") ||
+			    /* patch(1) */
+			    strstr(line, " FAILED at ") ||
+			    strstr(line, "can't find file to patch") ||
+			    strstr(line, "Reversed (or previously applied)")))
 			cc = line;
 		if (*line)
 			last = line;

@@ -560,6 +560,104 @@ int nf_bld_install_self(struct build *b, int rootfd)
 	return r;
 }
 
+static void fetch_progress(void *data, unsigned long long now,
+			   unsigned long long total);
+
+static void fetch_opts(struct build *b, struct nf_fetch_opts *fo)
+{
+	*fo = (struct nf_fetch_opts){
+		.cache = b->cache,
+		.mirror = b->o->artifact_mirror,
+		.offline = b->o->offline,
+		.progress = fetch_progress,
+		.progress_data = b,
+	};
+}
+
+/* A patch's file: a url with a scheme or an absolute path is fetched as
+ * an artifact is (the artifact mirror first); a relative one is a file
+ * beside the profiles (profiles/patches/NAME.patch, shipped with them).
+ * Either way the sha256 pins its bytes. */
+static int fetch_patch(struct build *b, const char *art, const json_t *p,
+		       char **file)
+{
+	const char *pname = json_string_value(json_object_get(p, "name"));
+	const char *url = json_string_value(json_object_get(p, "url"));
+	const char *sha = json_string_value(json_object_get(p, "sha256"));
+	struct nf_fetch_opts fo;
+	char id[256], dir[PATH_MAX];
+	const char *slash;
+	struct stat st;
+
+	fetch_opts(b, &fo);
+	snprintf(id, sizeof(id), "%s: patch %s", art, pname ? pname : "?");
+	if (url && !strstr(url, "://") && url[0] != '/') {
+		const char *pd = nf_ctx_profiles_dir(b->ctx);
+		char abs[PATH_MAX];
+
+		if (!realpath(pd ? pd : ".", abs))
+			return nf_fail(b->ctx, -errno, "cannot resolve the profiles "
+				       "directory '%s': %s", pd ? pd : ".",
+				       strerror(errno));
+		pd = abs;
+		if (strstr(url, ".."))
+			return nf_fail(b->ctx, NF_E_INVALID, "artifact '%s': patch "
+				       "url '%s' leaves the profiles directory",
+				       art, url);
+		slash = strrchr(url, '/');
+		snprintf(dir, sizeof(dir), "%s%s%.*s", pd, slash ? "/" : "",
+			 slash ? (int)(slash - url) : 0, url);
+		snprintf(id, sizeof(id), "%s/%s", dir, slash ? slash + 1 : url);
+		if (stat(id, &st) < 0)
+			return nf_fail(b->ctx, NF_E_NOTFOUND, "artifact '%s': "
+				       "patch '%s' not found: no file '%s'",
+				       art, pname, id);
+		snprintf(id, sizeof(id), "%s: patch %s", art, pname);
+		fo.mirror = dir;
+	}
+	return nf_fetch(b->ctx, id, url, sha, &fo, file);
+}
+
+/* Each of a source artifact's patches, in order, with the host's patch(1)
+ * on the unpacked tree: one that does not apply cleanly stops the build,
+ * naming it and its first failed hunk */
+static int apply_patches(struct build *b, const json_t *art, const char *tree)
+{
+	const char *name = json_string_value(json_object_get(art, "name"));
+	char log[PATH_MAX + 128], reason[1024];
+	size_t i;
+	json_t *p;
+	int r;
+
+	json_array_foreach(json_object_get(art, "patches"), i, p) {
+		const char *pname = json_string_value(json_object_get(p, "name"));
+		char *file = NULL;
+
+		if ((r = fetch_patch(b, name, p, &file)))
+			return r;
+		{
+			char *argv[] = { "patch", "-d", (char *)tree, "-p1",
+					 "--batch", "--forward", "--fuzz=0", "--no-backup-if-mismatch",
+					 "--reject-file=-", "-i", file, NULL };
+
+			snprintf(log, sizeof(log), "%s/patch-%s-%s.log", b->logs,
+				 name, pname);
+			r = nf_bld_run_tool(b->ctx, argv, log, NULL);
+		}
+		free(file);
+		if (r > 0) {
+			nf_bld_log_reason(log, reason, sizeof(reason));
+			return nf_fail(b->ctx, NF_E_EXTERNAL, "artifact '%s': patch "
+				       "'%s' does not apply (exit %d): %s", name,
+				       pname, r, reason);
+		}
+		if (r)
+			return r;
+		nf_bld_note(b, "patched");
+	}
+	return 0;
+}
+
 static int install_artifact(struct build *b, int rootfd, const json_t *art,
 			    const char *file)
 {
@@ -602,11 +700,14 @@ static int install_artifact(struct build *b, int rootfd, const json_t *art,
 	}
 	if (!strcmp(kind, "tarball"))
 		return copy_tree_in(b, rootfd, tree, dest ? dest : "/", name);
-	/* source: built inside the image, against its own headers (pyxis
-	 * against the image's Slurm), then the sources are removed */
+	/* source: patched (in the profile's order), built inside the image
+	 * against its own headers (pyxis against the image's Slurm), then
+	 * the sources are removed */
 	if (!bld)
 		return nf_fail(b->ctx, NF_E_INVALID, "artifact '%s' of kind "
 			       "'source' has no 'build' command", name);
+	if ((r = apply_patches(b, art, tree)))
+		return r;
 	snprintf(src, sizeof(src), "/usr/src/nodeforge/%s", name);
 	if ((r = copy_tree_in(b, rootfd, tree, src, name)))
 		return r;
@@ -629,6 +730,40 @@ static void fetch_progress(void *data, unsigned long long now,
 			       nf_now_s() - b->stage_t0, now);
 }
 
+/* An artifact one of the image's packages brings (from: a path in the
+ * root, every symlink resolved inside it), checked against its sha256
+ * like a download, then installed by kind */
+static int from_image(struct build *b, int rootfd, const json_t *a)
+{
+	const char *name = json_string_value(json_object_get(a, "name"));
+	const char *from = json_string_value(json_object_get(a, "from"));
+	const char *sha = json_string_value(json_object_get(a, "sha256"));
+	char hex[NF_SHA256_HEX], path[64];
+	unsigned long long sz = 0;
+	int fd, r;
+
+	fd = nf_openat_root(rootfd, from, O_RDONLY);
+	if (fd < 0)
+		return nf_fail(b->ctx, NF_E_NOTFOUND, "artifact '%s': '%s' is not "
+			       "in the image: %s (which of system.packages "
+			       "brings it?)", name, from, strerror(-fd));
+	if ((r = nf_sha256_fd(b->ctx, fd, from, hex, &sz))) {
+		close(fd);
+		return r;
+	}
+	if (!sha || strcmp(hex, sha)) {
+		close(fd);
+		return nf_fail(b->ctx, NF_E_CHECKSUM, "artifact '%s': the image's "
+			       "'%s' has sha256 %s, not the pinned %s (another "
+			       "version of the package that brings it?)", name,
+			       from, hex, sha ? sha : "(none)");
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	r = install_artifact(b, rootfd, a, path);
+	close(fd);
+	return r;
+}
+
 /* Pinned artifacts (system.artifacts): fetched into the content-addressed
  * cache (lib/fetch.c) and installed by kind.  One that cannot be fetched
  * stops the build unless the profile marks it optional. */
@@ -638,16 +773,12 @@ int nf_bld_stage_artifacts(struct build *b, int rootfd)
 					     "artifacts");
 	const char *distro = json_string_value(json_object_get(
 		json_object_get(b->prof, "site"), "distro"));
-	struct nf_fetch_opts fo = {
-		.cache = b->cache,
-		.mirror = b->o->artifact_mirror,
-		.offline = b->o->offline,
-		.progress = fetch_progress,
-		.progress_data = b,
-	};
+	struct nf_fetch_opts fo;
 	size_t i;
 	json_t *a;
 	int r;
+
+	fetch_opts(b, &fo);
 
 	json_array_foreach(arts, i, a) {
 		const char *name = json_string_value(json_object_get(a, "name"));
@@ -656,6 +787,11 @@ int nf_bld_stage_artifacts(struct build *b, int rootfd)
 
 		if (only && distro && strncmp(distro, only, strlen(only)))
 			continue;
+		if (json_object_get(a, "from")) {
+			if ((r = from_image(b, rootfd, a)))
+				return r;
+			continue;
+		}
 		r = nf_fetch(b->ctx, name,
 			     json_string_value(json_object_get(a, "url")),
 			     json_string_value(json_object_get(a, "sha256")),

@@ -223,6 +223,10 @@ int nf_apply_user(struct nf_apply *a, const char *name, uid_t *uid, gid_t *gid);
 int nf_apply_enable(struct nf_apply *a, const char *unit);
 /* Is `daemon` in the profile's slurm.daemons? */
 int nf_apply_has_daemon(const struct nf_apply *a, const char *daemon);
+/* Open REL inside the image root ROOTFD for reading (flags as open(2)):
+ * every symlink, absolute or with "..", resolves inside the root
+ * (openat2 RESOLVE_IN_ROOT); the fd, or -errno */
+int nf_openat_root(int rootfd, const char *rel, int flags);
 /* Open `path` (relative to cwd) as a root for apply */
 int nf_apply_open_root(struct nf_ctx *ctx, const char *path, int *rootfd);
 /* Run every facet's apply, then write the resolved profile and the

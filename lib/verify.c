@@ -20,12 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef __has_include
-#if __has_include(<linux/openat2.h>)
-#include <linux/openat2.h>
-#define NF_HAVE_OPENAT2 1
-#endif
-#endif
 
 
 
@@ -167,25 +161,7 @@ static int open_in_root(struct nf_vcheck *c, const char *path, int flags)
 
 		return fd < 0 ? -errno : fd;
 	}
-#ifdef NF_HAVE_OPENAT2
-	{
-		struct open_how how = { .flags = (unsigned)(flags | O_CLOEXEC),
-					.resolve = RESOLVE_IN_ROOT |
-						   RESOLVE_NO_MAGICLINKS };
-		long fd = syscall(SYS_openat2, c->run->rootfd, rel, &how,
-				  sizeof(how));
-
-		if (fd >= 0)
-			return (int)fd;
-		if (errno != ENOSYS)
-			return -errno;
-	}
-#endif
-	{
-		int fd = openat(c->run->rootfd, rel, flags | O_CLOEXEC | O_NOFOLLOW);
-
-		return fd < 0 ? -errno : fd;
-	}
+	return nf_openat_root(c->run->rootfd, rel, flags);
 }
 
 static int open_where(struct nf_vcheck *c, int where, const char *path, int flags)

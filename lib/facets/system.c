@@ -23,12 +23,26 @@ static const struct nf_field repo_fields[] = {
 	{ 0 }
 };
 
+/* a patch to a source artifact's tree, pinned like the artifact; a
+ * relative url is a file beside the profiles (profiles/patches/...) */
+static const struct nf_field patch_fields[] = {
+	{ "name", NF_T_STR, .required = true },
+	{ "url", NF_T_STR, .required = true },
+	{ "sha256", NF_T_STR, .required = true },
+	{ 0 }
+};
+
 static const struct nf_field artifact_fields[] = {
 	{ "name", NF_T_STR, .required = true },
 	{ "kind", NF_T_STR, .required = true,
 	  .choices = (const char *const[]){ "deb", "rpm", "tarball", "source", NULL } },
-	{ "url", NF_T_STR, .required = true },
+	/* where it comes from: downloaded (url), or a file one of the
+	 * image's packages brings (from: a source tarball such as
+	 * /usr/src/nvidia-open-kernel.tar.xz); either way pinned by sha256 */
+	{ "url", NF_T_STR },
+	{ "from", NF_T_PATH },
 	{ "sha256", NF_T_STR, .required = true },
+	{ "patches", NF_T_OBJLIST, patch_fields },
 	{ "version", NF_T_STR },
 	{ "dest", NF_T_PATH },
 	{ "build", NF_T_STR },
@@ -58,6 +72,18 @@ static const struct nf_field fields[] = {
 	{ 0 }
 };
 
+static void lint_sha(struct nf_facet_lint *l, const char *path, const char *sha)
+{
+	size_t n = 0;
+
+	while (sha && ((sha[n] >= '0' && sha[n] <= '9') ||
+		       (sha[n] >= 'a' && sha[n] <= 'f')))
+		n++;
+	if (sha && (n != 64 || sha[n]))
+		nf_lint_at(l, path, NF_SEV_ERROR,
+			   "sha256 '%s' is not 64 lowercase hex digits", sha);
+}
+
 static int lint(struct nf_facet_lint *l, const json_t *sec)
 {
 	const json_t *pk = json_object_get(sec, "packages");
@@ -82,17 +108,31 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 			}
 
 	json_array_foreach(json_object_get(sec, "artifacts"), i, a) {
-		const char *sha = json_string_value(json_object_get(a, "sha256"));
+		const char *kind = json_string_value(json_object_get(a, "kind"));
+		int url = json_object_get(a, "url") != NULL;
+		int from = json_object_get(a, "from") != NULL;
 		char path[96];
-		size_t n = 0;
 
 		snprintf(path, sizeof(path), "system.artifacts[%zu].sha256", i);
-		while (sha && ((sha[n] >= '0' && sha[n] <= '9') ||
-			       (sha[n] >= 'a' && sha[n] <= 'f')))
-			n++;
-		if (sha && (n != 64 || sha[n]))
-			nf_lint_at(l, path, NF_SEV_ERROR,
-				   "sha256 '%s' is not 64 lowercase hex digits", sha);
+		lint_sha(l, path, json_string_value(json_object_get(a, "sha256")));
+		snprintf(path, sizeof(path), "system.artifacts[%zu]", i);
+		if (url == from)
+			nf_lint_at(l, path, NF_SEV_ERROR, "artifact '%s' needs "
+				   "either 'url' (downloaded) or 'from' (a file "
+				   "the image's packages bring), %s",
+				   json_string_value(json_object_get(a, "name")),
+				   url ? "not both" : "and has neither");
+		if (from && kind && strcmp(kind, "source") && strcmp(kind, "tarball"))
+			nf_lint_at(l, path, NF_SEV_ERROR, "'from' is for source "
+				   "and tarball artifacts, not kind '%s'", kind);
+		if (json_object_get(a, "patches") && kind && strcmp(kind, "source"))
+			nf_lint_at(l, path, NF_SEV_ERROR, "'patches' are applied "
+				   "to a source artifact's tree, not kind '%s'", kind);
+		json_array_foreach(json_object_get(a, "patches"), j, b) {
+			snprintf(path, sizeof(path), "system.artifacts[%zu]."
+				 "patches[%zu].sha256", i, j);
+			lint_sha(l, path, json_string_value(json_object_get(b, "sha256")));
+		}
 	}
 	return 0;
 }

@@ -1,0 +1,158 @@
+#!/usr/bin/env bats
+# Source artifacts that are patched before they are built, and source
+# tarballs that one of the image's packages brings (from:), each pinned by
+# sha256.  The bootstrap is the stand-in tool with a busybox shell
+# (tests/fixtures/bin/mmdebstrap, NF_STUB_SHELL), so the build line really
+# runs in the root; patch(1) is the host's.
+load helper
+
+setup() {
+	nf_setup
+	[ "$(id -u)" = 0 ] || skip "needs root (the build line runs in a chroot)"
+	[ -x /bin/busybox ] || skip "needs busybox-static"
+	command -v patch >/dev/null || skip "needs patch"
+	export NODEFORGE_MMDEBSTRAP=$FIXTURES/bin/mmdebstrap NF_STUB_SHELL=1
+	unset NODEFORGE_ARTIFACT_MIRROR
+	mkdir -p src/hello mirror prof/patches
+	printf 'greeting = hello\nline two\nline three\n' > src/hello/hello.conf
+	tar --owner=0 --group=0 --mtime=@0 -C src -czf mirror/hello-1.0.tar.gz hello
+	SHA=$(sha256sum mirror/hello-1.0.tar.gz | cut -d' ' -f1)
+	cp -r src/hello src/hello.new
+	sed -i 's/^greeting = hello$/greeting = hello, patched/' src/hello.new/hello.conf
+	(cd src && diff -u hello/hello.conf hello.new/hello.conf |
+		sed -e 's#^--- hello/#--- a/hello/#' -e 's#^+++ hello.new/#+++ b/hello/#') > prof/patches/greeting.patch || true
+	grep -q '^+greeting = hello, patched$' prof/patches/greeting.patch
+	PSHA=$(sha256sum prof/patches/greeting.patch | cut -d' ' -f1)
+	cp "$NF_SRCDIR"/profiles/base.yaml "$NF_SRCDIR"/profiles/site.yaml prof/
+}
+
+teardown() { nf_teardown; }
+
+# role ARTIFACT-YAML: a role with that one artifact
+role() {
+	cat > prof/art.yaml <<EOR
+description: source artifact test role
+inherits: [base]
+system:
+  artifacts:
+$1
+EOR
+}
+
+b() { nf -C prof build art --cache "$SCRATCH/cache" --artifact-mirror "$SCRATCH/mirror" --self-package host "$@"; }
+
+# the file the build line copied out of the built tree
+built() {
+	local rootfs
+	rootfs=$(jq -r .rootfs out/art/art.current)
+	zstd -dc "out/art/$rootfs" | tar -xO opt/hello.conf
+}
+
+BUILD_LINE='      build: |
+        mkdir -p /opt
+        cp hello/hello.conf /opt/hello.conf'
+
+@test "build: a source artifact's patch (a file beside the profiles, pinned) is applied before its build line runs" {
+	role "    - name: hello
+      kind: source
+      url: https://example.invalid/hello-1.0.tar.gz
+      sha256: $SHA
+      patches:
+        - { name: greeting, url: patches/greeting.patch, sha256: $PSHA }
+$BUILD_LINE"
+	run b
+	status_is 0
+	[[ "$output" == *"patched"* ]]
+	[ "$(built | head -n 1)" = "greeting = hello, patched" ]
+	# the sources are gone from the image, the patch log stays
+	! zstd -dc out/art/$(jq -r .rootfs out/art/art.current) | tar -t | grep -q usr/src/nodeforge
+	[ -f cache/logs/art/patch-hello-greeting.log ]
+}
+
+@test "build: a patch that does not apply stops the build, naming the patch and its failed hunk; nothing published" {
+	sed -i 's/^ line two$/ line 2/' prof/patches/greeting.patch
+	PSHA=$(sha256sum prof/patches/greeting.patch | cut -d' ' -f1)
+	role "    - name: hello
+      kind: source
+      url: https://example.invalid/hello-1.0.tar.gz
+      sha256: $SHA
+      patches:
+        - { name: greeting, url: patches/greeting.patch, sha256: $PSHA }
+$BUILD_LINE"
+	run b
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"artifact 'hello': patch 'greeting' does not apply (exit 1): Hunk #1 FAILED at 1."* ]]
+	[[ "$output" == *"(log: '$SCRATCH/cache/logs/art/patch-hello-greeting.log')"* ]]
+	[ ! -e out/art/art.current ]
+}
+
+@test "build: a patch whose bytes are not its pin is refused; one not beside the profiles is named" {
+	role "    - name: hello
+      kind: source
+      url: https://example.invalid/hello-1.0.tar.gz
+      sha256: $SHA
+      patches:
+        - { name: greeting, url: patches/greeting.patch, sha256: $(printf '%064d' 7) }
+$BUILD_LINE"
+	run b
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"patch greeting"*"$PSHA"* ]]
+	[ ! -e out/art/art.current ]
+	role "    - name: hello
+      kind: source
+      url: https://example.invalid/hello-1.0.tar.gz
+      sha256: $SHA
+      patches:
+        - { name: greeting, url: patches/nosuch.patch, sha256: $PSHA }
+$BUILD_LINE"
+	run b
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"artifact 'hello': patch 'greeting' not found: no file '$SCRATCH/prof/patches/nosuch.patch'"* ]]
+}
+
+@test "build: from: a source tarball the image's packages bring is checked against its pin, patched and built" {
+	mkdir -p extra/usr/src
+	cp mirror/hello-1.0.tar.gz extra/usr/src/hello.tar.gz
+	export NF_STUB_EXTRA=$SCRATCH/extra
+	role "    - name: hello
+      kind: source
+      from: /usr/src/hello.tar.gz
+      sha256: $SHA
+      patches:
+        - { name: greeting, url: patches/greeting.patch, sha256: $PSHA }
+$BUILD_LINE"
+	run b
+	status_is 0
+	[ "$(built | head -n 1)" = "greeting = hello, patched" ]
+}
+
+@test "build: from: another file than the pinned one, or none, is refused naming the image's path" {
+	mkdir -p extra/usr/src
+	printf 'not the source\n' | gzip > extra/usr/src/hello.tar.gz
+	# a symlink to the host's copy resolves inside the image root
+	ln -s "$SCRATCH/mirror/hello-1.0.tar.gz" extra/usr/src/link.tar.gz
+	export NF_STUB_EXTRA=$SCRATCH/extra
+	role "    - { name: hello, kind: source, from: /usr/src/hello.tar.gz, sha256: $SHA, build: 'true' }"
+	run b
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"artifact 'hello': the image's '/usr/src/hello.tar.gz' has sha256 "*", not the pinned $SHA"* ]]
+	role "    - { name: hello, kind: source, from: /usr/src/link.tar.gz, sha256: $SHA, build: 'true' }"
+	run b
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"artifact 'hello': '/usr/src/link.tar.gz' is not in the image"* ]]
+	[ ! -e out/art/art.current ]
+}
+
+@test "lint: an artifact with both url and from, or neither, patches on a tarball, from on a deb are refused at file:line:col" {
+	role "    - { name: a, kind: source, url: 'https://x.invalid/a.tgz', from: /usr/src/a.tgz, sha256: $SHA, build: 'true' }
+    - { name: b, kind: source, sha256: $SHA, build: 'true' }
+    - { name: c, kind: tarball, url: 'https://x.invalid/c.tgz', sha256: $SHA, patches: [{ name: p, url: p.patch, sha256: $PSHA }] }
+    - { name: d, kind: deb, from: /usr/src/d.deb, sha256: $SHA }"
+	run nf -C prof lint art
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"art.yaml:5:7: error: artifact 'a' needs either 'url' (downloaded) or 'from' (a file the image's packages bring), not both"* ]]
+	[[ "$output" == *"art.yaml:6:7: error: artifact 'b' needs either 'url'"*"and has neither"* ]]
+	[[ "$output" == *"art.yaml:7:7: error: 'patches' are applied to a source artifact's tree, not kind 'tarball'"* ]]
+	[[ "$output" == *"art.yaml:8:7: error: 'from' is for source and tarball artifacts, not kind 'deb'"* ]]
+}
