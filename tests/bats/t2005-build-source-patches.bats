@@ -52,14 +52,20 @@ BUILD_LINE='      build: |
         mkdir -p /opt
         cp hello/hello.conf /opt/hello.conf'
 
-@test "build: a source artifact's patch (a file beside the profiles, pinned) is applied before its build line runs" {
+# hello_role PATCH-URL PATCH-SHA: the hello source with one patch, built
+# by copying its file into /opt
+hello_role() {
 	role "    - name: hello
       kind: source
       url: https://example.invalid/hello-1.0.tar.gz
       sha256: $SHA
       patches:
-        - { name: greeting, url: patches/greeting.patch, sha256: $PSHA }
+        - { name: greeting, url: $1, sha256: $2 }
 $BUILD_LINE"
+}
+
+@test "build: a source artifact's patch (a file beside the profiles, pinned) is applied before its build line runs" {
+	hello_role patches/greeting.patch "$PSHA"
 	run b
 	status_is 0
 	[[ "$output" == *"patched"* ]]
@@ -72,13 +78,7 @@ $BUILD_LINE"
 @test "build: a patch that does not apply stops the build, naming the patch and its failed hunk; nothing published" {
 	sed -i 's/^ line two$/ line 2/' prof/patches/greeting.patch
 	PSHA=$(sha256sum prof/patches/greeting.patch | cut -d' ' -f1)
-	role "    - name: hello
-      kind: source
-      url: https://example.invalid/hello-1.0.tar.gz
-      sha256: $SHA
-      patches:
-        - { name: greeting, url: patches/greeting.patch, sha256: $PSHA }
-$BUILD_LINE"
+	hello_role patches/greeting.patch "$PSHA"
 	run b
 	echo "$output"
 	[ "$status" -ne 0 ]
@@ -88,24 +88,12 @@ $BUILD_LINE"
 }
 
 @test "build: a patch whose bytes are not its pin is refused; one not beside the profiles is named" {
-	role "    - name: hello
-      kind: source
-      url: https://example.invalid/hello-1.0.tar.gz
-      sha256: $SHA
-      patches:
-        - { name: greeting, url: patches/greeting.patch, sha256: $(printf '%064d' 7) }
-$BUILD_LINE"
+	hello_role patches/greeting.patch "$(printf '%064d' 7)"
 	run b
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"patch greeting"*"$PSHA"* ]]
 	[ ! -e out/art/art.current ]
-	role "    - name: hello
-      kind: source
-      url: https://example.invalid/hello-1.0.tar.gz
-      sha256: $SHA
-      patches:
-        - { name: greeting, url: patches/nosuch.patch, sha256: $PSHA }
-$BUILD_LINE"
+	hello_role patches/nosuch.patch "$PSHA"
 	run b
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"artifact 'hello': patch 'greeting' not found: no file '$SCRATCH/prof/patches/nosuch.patch'"* ]]
