@@ -2,7 +2,9 @@
 /*
  * libcurl adapter: bounded HTTP transfers to memory.  Only http and https,
  * a hard cap on the body, a total timeout; CURLcode never leaves this file.
- * Used by `nodeforge status`, for artifact downloads and by enrollment.
+ * Used by `nodeforge status`, by the verifier's report to the boot server
+ * and by enrollment; artifact downloads (resume, stall detection) are
+ * lib/fetch.c's.
  */
 #include "internal.h"
 
@@ -96,11 +98,14 @@ int nf_http_request(struct nf_ctx *ctx, const struct nf_http_req *rq,
 			 rq->content_type ? rq->content_type
 					  : "application/octet-stream");
 		hdr = curl_slist_append(hdr, h);
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, rq->body);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
 				 (curl_off_t)rq->body_len);
 	}
+	for (size_t i = 0; rq->headers && rq->headers[i]; i++)
+		hdr = curl_slist_append(hdr, rq->headers[i]);
+	if (hdr)
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 	cc = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (status)

@@ -461,6 +461,7 @@ struct nf_http_req {
 	const char *content_type;  /* of body */
 	size_t max_bytes;          /* response cap (NF_E_LIMIT); 0: 1 MiB */
 	long timeout_ms;           /* whole transfer; 0: 30 s */
+	const char *const *headers;/* extra "Name: value" lines, NULL-ended */
 };
 
 /* *body is NUL-terminated, caller frees; HTTP status >= 400 fails with

@@ -1,17 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Verdict reporting to the boot server over HTTP (libcurl). */
+/* Verdict reporting to the boot server: a JSON POST through the HTTP
+ * adapter (lib/curl.c), signed with the node's munge key when it has one. */
 #include "internal.h"
 
-#include <curl/curl.h>
 #include <stdlib.h>
 #include <time.h>
-
-static size_t discard(char *p, size_t sz, size_t n, void *ud)
-{
-	(void)p;
-	(void)ud;
-	return sz * n;
-}
 
 #define VERDICT_AAD "nodeforge-verdict-v1"
 
@@ -39,51 +32,36 @@ int nf_http_post_json(struct nf_ctx *ctx, const char *url, const json_t *doc,
 		      unsigned timeout_ms, const char *name,
 		      const uint8_t *key, size_t klen)
 {
-	struct curl_slist *hdr = NULL;
 	char *body = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
-	long code = 0;
-	CURLcode cr;
-	CURL *h;
-	int r = 0;
+	char tline[64], pline[96], *resp = NULL;
+	const char *hdr[3] = { NULL };
+	struct nf_http_req rq = {
+		.url = url, .content_type = "application/json",
+		.max_bytes = 64u << 10, .timeout_ms = (long)timeout_ms,
+		.headers = hdr,
+	};
+	int r;
 
 	if (!body)
 		return -ENOMEM;
-	if (!(h = curl_easy_init())) {
-		free(body);
-		return -ENOMEM;
-	}
-	hdr = curl_slist_append(hdr, "Content-Type: application/json");
+	rq.body = body;
+	rq.body_len = strlen(body);
 	if (key && name) {
-		char t[32], line[128], *b64;
+		char t[32], *b64;
 		uint8_t mac[32];
 
 		snprintf(t, sizeof(t), "%lld", (long long)time(NULL));
 		if (nf_verdict_proof(key, klen, name, t, body, strlen(body),
 				     mac) == 0 && (b64 = nf_b64_encode(mac, 32))) {
-			snprintf(line, sizeof(line), "X-Nodeforge-Time: %s", t);
-			hdr = curl_slist_append(hdr, line);
-			snprintf(line, sizeof(line), "X-Nodeforge-Proof: %s", b64);
-			hdr = curl_slist_append(hdr, line);
+			snprintf(tline, sizeof(tline), "X-Nodeforge-Time: %s", t);
+			snprintf(pline, sizeof(pline), "X-Nodeforge-Proof: %s", b64);
+			hdr[0] = tline;
+			hdr[1] = pline;
 			free(b64);
 		}
 	}
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_ms);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
-	cr = curl_easy_perform(h);
-	if (cr != CURLE_OK)
-		r = nf_fail(ctx, NF_E_NETWORK, "cannot post to '%s': %s", url,
-			    curl_easy_strerror(cr));
-	else if (curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK &&
-		 (code < 200 || code > 299))
-		r = nf_fail(ctx, NF_E_NETWORK, "'%s' answered HTTP %ld", url, code);
-	curl_slist_free_all(hdr);
-	curl_easy_cleanup(h);
+	r = nf_http_request(ctx, &rq, &resp, NULL, NULL);
+	free(resp);
 	free(body);
 	return r;
 }
