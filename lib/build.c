@@ -74,24 +74,40 @@ static void pack_progress(void *data, unsigned long long entries,
 /* --------------------------------------------------------------- tools */
 
 /* Run argv with stdout+stderr into `log` (NULL: /dev/null); env entries
- * are added.  Returns the exit status, or a negative errno. */
+ * are added.  Returns the exit status, or a negative errno.  A tool that
+ * cannot be started at all is told apart from one that exits 127 (a
+ * build line inside chroot whose command is missing): the child sends
+ * execvp's errno through a close-on-exec pipe. */
 int nf_bld_run_tool(struct nf_ctx *ctx, char *const argv[], const char *log,
 		    char *const env[])
 {
+	int ep[2], e = 0;
+	ssize_t n;
 	pid_t pid;
 	int st;
 
-	pid = fork();
-	if (pid < 0)
+	if (pipe2(ep, O_CLOEXEC) < 0)
 		return nf_fail(ctx, -errno, "cannot run '%s': %s", argv[0],
 			       strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		e = errno;
+		close(ep[0]);
+		close(ep[1]);
+		return nf_fail(ctx, -e, "cannot run '%s': %s", argv[0],
+			       strerror(e));
+	}
 	if (pid == 0) {
 		int fd = open(log ? log : "/dev/null",
 			      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
-		if (fd < 0 || nul < 0)
+		close(ep[0]);
+		if (fd < 0 || nul < 0) {
+			e = errno;
+			(void)!write(ep[1], &e, sizeof(e));
 			_exit(127);
+		}
 		/* a killed build takes its tool with it */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(nul, 0);
@@ -100,19 +116,29 @@ int nf_bld_run_tool(struct nf_ctx *ctx, char *const argv[], const char *log,
 		for (size_t i = 0; env && env[i]; i++)
 			putenv(env[i]);
 		execvp(argv[0], argv);
+		e = errno;
+		(void)!write(ep[1], &e, sizeof(e));
 		_exit(127);
 	}
+	close(ep[1]);
+	while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(ep[0]);
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return nf_fail(ctx, -errno, "cannot wait for '%s': %s",
 				       argv[0], strerror(errno));
-	if (WIFEXITED(st)) {
-		if (WEXITSTATUS(st) == 127)
-			return nf_fail(ctx, NF_E_EXTERNAL, "cannot run '%s': not "
-				       "installed? (Debian package '%s')",
-				       argv[0], argv[0]);
-		return WEXITSTATUS(st);
+	if (n == (ssize_t)sizeof(e)) {
+		const char *bn = strrchr(argv[0], '/');
+
+		return nf_fail(ctx, NF_E_EXTERNAL, "cannot run '%s': %s%s%s%s",
+			       argv[0], strerror(e),
+			       e == ENOENT ? " (is the Debian package '" : "",
+			       e == ENOENT ? (bn ? bn + 1 : argv[0]) : "",
+			       e == ENOENT ? "' installed?)" : "");
 	}
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
 	return nf_fail(ctx, NF_E_EXTERNAL, "'%s' was killed by signal %d",
 		       argv[0], WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }

@@ -144,3 +144,21 @@ $BUILD_LINE"
 	[[ "$output" == *"art.yaml:7:7: error: 'patches' are applied to a source artifact's tree, not kind 'tarball'"* ]]
 	[[ "$output" == *"art.yaml:8:7: error: 'from' is for source and tarball artifacts, not kind 'deb'"* ]]
 }
+
+@test "build: a build line whose command is missing in the image fails with its exit 127 and the shell's words, not as a missing host tool" {
+	role "    - { name: hello, kind: source, url: 'https://example.invalid/hello-1.0.tar.gz', sha256: $SHA, build: 'nf-no-such-command --version' }"
+	run b
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"artifact 'hello': 'cd '/usr/src/nodeforge/hello' && { nf-no-such-command --version"*"failed in the image (exit 127): "*"nf-no-such-command: not found"* ]]
+	[[ "$output" != *"Debian package 'chroot'"* ]]
+}
+
+@test "build: a bootstrap tool that is not installed is named as such" {
+	export NODEFORGE_MMDEBSTRAP=$SCRATCH/no-such-mmdebstrap
+	role "    - { name: hello, kind: source, url: 'https://example.invalid/hello-1.0.tar.gz', sha256: $SHA, build: 'true' }"
+	run b
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"cannot run '$SCRATCH/no-such-mmdebstrap': No such file or directory (is the Debian package 'no-such-mmdebstrap' installed?)"* ]]
+}
