@@ -132,10 +132,30 @@ static const char *const dpkg_opts[] = {
 	"path-include=/usr/share/locale/locale.alias",
 };
 
+/* The archive components of the image's sources (system.components;
+ * lint checks the names): "main" unless the profile asks for more, such
+ * as contrib and non-free for NVIDIA's driver packages */
+static void components(const struct build *b, char *out, size_t sz)
+{
+	const json_t *l = json_object_get(json_object_get(b->prof, "system"),
+					  "components");
+	size_t i, n = 0;
+	json_t *c;
+
+	*out = '\0';
+	json_array_foreach(l, i, c)
+		if (json_is_string(c) && n < sz)
+			n += (size_t)snprintf(out + n, sz - n, "%s%s", n ? " " : "",
+					      json_string_value(c));
+	if (!*out)
+		snprintf(out, sz, "main");
+}
+
 int nf_bld_bootstrap_key(struct build *b, char **pkgs, size_t npkgs,
 			 const char *tool, char out[NF_SHA256_HEX])
 {
 	struct nf_buf k = { 0 };
+	char comp[256];
 
 	nf_buf_printf(&k, "%s\nfamily=%s\nsuite=%s\nmirror=%s\nsecurity=%s\n"
 		      "variant=minbase\narch=amd64\ntool=%s\nepoch=%lld\n",
@@ -143,6 +163,10 @@ int nf_bld_bootstrap_key(struct build *b, char **pkgs, size_t npkgs,
 		      b->mirror, b->security, tool, b->epoch);
 	if (b->el)
 		nf_buf_printf(&k, "rpmdb=/var/lib/rpm\n");
+	else {
+		components(b, comp, sizeof(comp));
+		nf_buf_printf(&k, "components=%s\n", comp);
+	}
 	for (size_t i = 0; i < NF_ARRAY_SIZE(dpkg_opts); i++)
 		nf_buf_printf(&k, "dpkgopt=%s\n", dpkg_opts[i]);
 	for (size_t i = 0; i < npkgs; i++)
@@ -268,7 +292,7 @@ static int bootstrap_dnf(struct build *b, char **pkgs, size_t npkgs,
 static int bootstrap_mmdebstrap(struct build *b, char **pkgs, size_t npkgs,
 				const char *tmptar, const char *log)
 {
-	char reason[1024], sde[64], include[8192];
+	char reason[1024], sde[64], include[8192], comp[256];
 	struct nf_buf inc = { 0 };
 	char *argv[64];
 	char src1[PATH_MAX + 64], src2[PATH_MAX + 64], src3[PATH_MAX + 64];
@@ -286,10 +310,12 @@ static int bootstrap_mmdebstrap(struct build *b, char **pkgs, size_t npkgs,
 	snprintf(include, sizeof(include), "--include=%s", inc.s);
 	nf_buf_free(&inc);
 	snprintf(sde, sizeof(sde), "SOURCE_DATE_EPOCH=%lld", b->epoch);
-	snprintf(src1, sizeof(src1), "deb %s %s main", b->mirror, b->suite);
-	snprintf(src2, sizeof(src2), "deb %s %s-updates main", b->mirror, b->suite);
-	snprintf(src3, sizeof(src3), "deb %s %s-security main", b->security,
-		 b->suite);
+	components(b, comp, sizeof(comp));
+	snprintf(src1, sizeof(src1), "deb %s %s %s", b->mirror, b->suite, comp);
+	snprintf(src2, sizeof(src2), "deb %s %s-updates %s", b->mirror, b->suite,
+		 comp);
+	snprintf(src3, sizeof(src3), "deb %s %s-security %s", b->security,
+		 b->suite, comp);
 	argv[a++] = (char *)nf_bld_bootstrap_tool(b);
 	argv[a++] = "--mode=root";
 	argv[a++] = "--variant=minbase";

@@ -67,6 +67,8 @@ static const struct nf_field fields[] = {
 	{ "network", NF_T_OBJ, network },
 	{ "repos", NF_T_OBJLIST, repo_fields },
 	{ "artifacts", NF_T_OBJLIST, artifact_fields },
+	/* Debian archive components of the image's sources; default [main] */
+	{ "components", NF_T_STRLIST },
 	{ "services", NF_T_OBJ, services },
 	{ "overlays", NF_T_STRLIST },
 	{ 0 }
@@ -106,6 +108,17 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 					   "image cannot keep it and purge it",
 					   json_string_value(a));
 			}
+
+	json_array_foreach(json_object_get(sec, "components"), i, a) {
+		const char *c = json_string_value(a);
+		char path[96];
+
+		snprintf(path, sizeof(path), "system.components[%zu]", i);
+		if (c && (!*c || strspn(c, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(c)))
+			nf_lint_at(l, path, NF_SEV_ERROR, "component '%s' is not an "
+				   "archive component name (main, contrib, "
+				   "non-free, non-free-firmware)", c);
+	}
 
 	json_array_foreach(json_object_get(sec, "artifacts"), i, a) {
 		const char *kind = json_string_value(json_object_get(a, "kind"));

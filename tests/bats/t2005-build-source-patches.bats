@@ -162,3 +162,21 @@ $BUILD_LINE"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"cannot run '$SCRATCH/no-such-mmdebstrap': No such file or directory (is the Debian package 'no-such-mmdebstrap' installed?)"* ]]
 }
+
+@test "build: system.components reach every source line of the bootstrap and its cache key; a bad name is refused by lint" {
+	export NF_STUB_LOG=$SCRATCH/stub.log
+	printf 'description: components\ninherits: [base]\n' > prof/art.yaml
+	run b
+	status_is 0
+	[ "$(grep -c '^source deb .* main$' stub.log)" -eq 3 ]
+	printf 'description: components\ninherits: [base]\nsystem:\n  components: [main, contrib, non-free, non-free-firmware]\n' > prof/art.yaml
+	run b
+	status_is 0
+	# a second bootstrap (another key), its three lines with all four
+	[ "$(grep -c '^bootstrap ' stub.log)" -eq 2 ]
+	[ "$(grep -c '^source deb .* main contrib non-free non-free-firmware$' stub.log)" -eq 3 ]
+	printf 'description: components\ninherits: [base]\nsystem:\n  components: [main, "non free"]\n' > prof/art.yaml
+	run nf -C prof lint art
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"art.yaml:4:22: error: component 'non free' is not an archive component name"* ]]
+}
