@@ -143,6 +143,23 @@ int nf_bld_run_tool(struct nf_ctx *ctx, char *const argv[], const char *log,
 		       argv[0], WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
+size_t nf_bld_package_name(const char *s, int el)
+{
+	size_t n = 0;
+
+	for (const char *c = s; c && *c; c++) {
+		if (*c == '=' && !n)
+			n = (size_t)(c - s);
+		else if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+			   *c == '+' || *c == '-' || *c == '.' || *c == ':' ||
+			   *c == '_' || (*c >= 'A' && *c <= 'Z' && !el)))
+			return 0;
+	}
+	if (!s || !*s || (n == 0 && strchr(s, '=')))
+		return 0;
+	return n ? n : strlen(s);
+}
+
 /* First line of a tool's output (its --version) */
 static int tool_version(struct nf_ctx *ctx, const char *tool, char *out,
 			size_t outsz)

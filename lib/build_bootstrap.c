@@ -62,16 +62,7 @@ int nf_bld_package_list(struct build *b, char ***out, size_t *n)
 	json_array_foreach(lists[l], i, p) {
 		const char *s = json_string_value(p);
 
-		for (const char *c = s; c && *c; c++)
-			if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
-			      *c == '+' || *c == '-' || *c == '.' || *c == ':' ||
-			      *c == '=' || *c == '_' || (*c >= 'A' && *c <= 'Z')))
-				s = NULL;
-		if (s && b->el)
-			for (const char *c = s; *c; c++)
-				if (*c >= 'A' && *c <= 'Z')
-					s = NULL;
-		if (!s || !*s) {
+		if (!nf_bld_package_name(s, b->el)) {
 			nf_strv_free(v, k);
 			return nf_fail(b->ctx, NF_E_INVALID,
 				       "package name '%s' in system.packages.%s "

@@ -56,6 +56,10 @@ struct build {
 
 /* progress, tools and paths (lib/build.c) */
 void nf_bld_note(struct build *b, const char *msg);
+/* A package name for the bootstrap or apt (letters, digits, + - . : _,
+ * upper case on Debian only), optionally pinned as NAME=VERSION: the
+ * length of NAME, or 0 when it is none */
+size_t nf_bld_package_name(const char *s, int el);
 int nf_bld_run_tool(struct nf_ctx *ctx, char *const argv[], const char *log,
 		    char *const env[]);
 void nf_bld_log_reason(const char *log, char *out, size_t outsz);

@@ -381,20 +381,18 @@ int nf_bld_stage_purge(struct build *b)
 	for (size_t l = 0; l < 2; l++)
 	json_array_foreach(lists[l], i, p) {
 		const char *s = json_string_value(p);
+		size_t len = nf_bld_package_name(s, b->el);
 
-		/* the names were checked by the package list (no quoting
-		 * needed); .remove's are checked here */
-		for (const char *c = s; *c; c++)
-			if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
-			      *c == '+' || *c == '-' || *c == '.' || *c == ':' ||
-			      *c == '_' || (*c >= 'A' && *c <= 'Z'))) {
-				nf_buf_free(&cmd);
-				return nf_fail(b->ctx, NF_E_INVALID, "package "
-					       "name '%s' in system.packages.%s "
-					       "is not a package name", s,
-					       lname[l]);
-			}
-		nf_buf_printf(&cmd, " %s", s);
+		/* the build list was checked by the package list (no
+		 * quoting needed); .remove's are checked here.  A pinned
+		 * version (pkg=1.2) is purged by its name. */
+		if (!len) {
+			nf_buf_free(&cmd);
+			return nf_fail(b->ctx, NF_E_INVALID, "package name '%s' "
+				       "in system.packages.%s is not a package "
+				       "name", s ? s : "", lname[l]);
+		}
+		nf_buf_printf(&cmd, " %.*s", (int)len, s);
 		n++;
 	}
 	if (!n) {

@@ -180,3 +180,23 @@ $BUILD_LINE"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"art.yaml:4:22: error: component 'non free' is not an archive component name"* ]]
 }
+
+@test "build: package names are checked once for the bootstrap and the purge; a pinned build package is purged by its name" {
+	export NF_STUB_LOG=$SCRATCH/stub.log
+	local bad
+	for bad in 'gcc;reboot' '=1.0' 'gcc=1=2' 'gcc 12'; do
+		printf 'description: names\ninherits: [base]\nsystem:\n  packages:\n    build: ["%s"]\n' "$bad" > prof/art.yaml
+		run b
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"package name '$bad' in system.packages.build is not a package name"* ]] ||
+			{ echo "$bad: $output"; false; }
+	done
+	[ ! -e stub.log ]
+	# the stand-in root has no apt: the purge's command line is what it
+	# runs, named in the failure
+	printf 'description: names\ninherits: [base]\nsystem:\n  packages:\n    build: [gcc=4:14.2.0-1]\n' > prof/art.yaml
+	run b
+	[ "$status" -ne 0 ]
+	grep -q '^bootstrap .*gcc=4:14.2.0-1' stub.log
+	[[ "$output" == *"artifact 'purge': 'apt-get purge -y -q --autoremove gcc' failed in the image"* ]]
+}
