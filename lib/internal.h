@@ -223,6 +223,11 @@ int nf_apply_user(struct nf_apply *a, const char *name, uid_t *uid, gid_t *gid);
 int nf_apply_enable(struct nf_apply *a, const char *unit);
 /* Is `daemon` in the profile's slurm.daemons? */
 int nf_apply_has_daemon(const struct nf_apply *a, const char *daemon);
+/* lib/elf.c: the program interpreter (PT_INTERP) of an ELF64 LE file in
+ * buf: 1 with the path in out, 0 when it has none (static), -ENOEXEC
+ * when it is not such an ELF file, -EINVAL when it is malformed */
+int nf_elf_interp(const void *buf, size_t len, char *out, size_t outsz);
+
 /* Open REL inside the image root ROOTFD for reading (flags as open(2)):
  * every symlink, absolute or with "..", resolves inside the root
  * (openat2 RESOLVE_IN_ROOT); the fd, or -errno */

@@ -357,6 +357,80 @@ static int check_enroot(struct nf_vcheck *c, const json_t *sec)
 	return r ? NF_V_PASS : NF_V_FAIL;
 }
 
+/* enroot's compiled helpers, beside the enroot script: one whose ELF
+ * interpreter the image lacks cannot be executed ("enroot-nsenter: cannot
+ * execute: required file not found" at every container start), which
+ * `enroot version`, a shell script, never shows.  Read, not run, so it
+ * holds for an image root (ci) as for a node. */
+static int check_helpers(struct nf_vcheck *c, const json_t *sec)
+{
+	static const char *const helpers[] = {
+		"aufs2ovlfs", "mksquashovlfs", "mount", "nsenter", "switchroot",
+	};
+	static const char *const dirs[] = { "/usr/bin", "/usr/local/bin" };
+	const char *dir = NULL;
+	struct nf_buf bad = { 0 };
+	char path[128], interp[256], loader[256] = "";
+	struct stat st;
+	int v;
+
+	if (!json_object_get(sec, "enroot"))
+		return nf_v_skip(c, "the profile has no enroot");
+	for (size_t i = 0; i < NF_ARRAY_SIZE(dirs) && !dir; i++) {
+		snprintf(path, sizeof(path), "%s/enroot", dirs[i]);
+		if (!nf_v_stat(c, NF_VROOT, path, &st))
+			dir = dirs[i];
+	}
+	nf_v_expect(c, "enroot-{%s,...} start with a loader the image has",
+		    helpers[0]);
+	if (!dir) {
+		nf_v_seen(c, "no enroot in /usr/bin or /usr/local/bin");
+		nf_v_remedy(c, "nodeforge build %s   # with profiles/enroot.yaml",
+			    nf_v_role(c));
+		return NF_V_FAIL;
+	}
+	for (size_t i = 0; i < NF_ARRAY_SIZE(helpers); i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		int r;
+
+		snprintf(path, sizeof(path), "%s/enroot-%s", dir, helpers[i]);
+		r = nf_v_read(c, NF_VROOT, path, 64u << 20, &buf, &len);
+		if (!r)
+			r = nf_elf_interp(buf, len, interp, sizeof(interp));
+		free(buf);
+		if (r == 1 && nf_v_stat(c, NF_VROOT, interp, &st))
+			nf_buf_printf(&bad, "%s%s needs %s, which the image lacks",
+				      bad.len ? "; " : "", path, interp);
+		else if (r == 1)
+			snprintf(loader, sizeof(loader), "%s", interp);
+		else if (r < 0)
+			nf_buf_printf(&bad, "%s%s: %s", bad.len ? "; " : "", path,
+				      r == -ENOEXEC ? "not an ELF executable"
+				      : r == -EINVAL ? "a malformed ELF file"
+				      : r == -ENOENT ? "missing"
+				      : r > 0 ? nf_strerror(r) : strerror(-r));
+	}
+	if (bad.err) {
+		nf_buf_free(&bad);
+		nf_v_seen(c, "out of memory");
+		return NF_V_FAIL;
+	}
+	if (!bad.len) {
+		nf_v_seen(c, "%zu helpers, %s%s", NF_ARRAY_SIZE(helpers),
+			  *loader ? "loader " : "static", loader);
+		v = NF_V_PASS;
+	} else {
+		nf_v_seen(c, "%s", bad.s);
+		nf_v_remedy(c, "nodeforge build %s   # enroot built with FORCE_GLIBC=1 "
+			    "(profiles/enroot.yaml) links its helpers with the image's glibc",
+			    nf_v_role(c));
+		v = NF_V_FAIL;
+	}
+	nf_buf_free(&bad);
+	return v;
+}
+
 static const char *pyxis_path(const json_t *sec)
 {
 	return json_string_value(json_object_get(json_object_get(sec, "pyxis"), "path"));
@@ -436,6 +510,8 @@ static const struct nf_check_def defs[] = {
 	  NF_CHECK_STATIC, 0, check_dirs },
 	{ "containers.enroot.runs", "an unprivileged user runs enroot at the profile's version",
 	  NULL, NF_CHECK_PROBE, 10000, check_enroot, .explained_by = "containers.enroot.dirs" },
+	{ "containers.enroot.helpers", "enroot's helpers can be executed in this image",
+	  NULL, NF_CHECK_STATIC, 0, check_helpers },
 	{ "containers.pyxis.present", "the pyxis plugin is installed", NULL, NF_CHECK_STATIC, 0,
 	  check_pyxis },
 	{ "containers.pyxis.plugstack", "pyxis is listed in plugstack.conf",

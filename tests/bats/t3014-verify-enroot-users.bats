@@ -145,3 +145,49 @@ d /run/enroot/tmp 1777 root root -" ]
 	status_is 3
 	[[ "$output" == *"p/enroot.yaml:"*": error: enroot cache_path '/mnt/nvme/enroot/cache' is one directory for every user: enroot creates it 0700 for the first user who runs it; make it per user, e.g. '/mnt/nvme/enroot/cache/user-\$(id -u)'"* ]]
 }
+
+# an ELF64 header with one PT_INTERP naming $2, written to $1
+elf_asking_for() {
+	python3 - "$1" "$2" <<'PY'
+import struct, sys
+path = sys.argv[2].encode() + b"\0"
+ehdr = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8) + struct.pack(
+    "<HHIQQQIHHHHHH", 3, 62, 1, 0, 64, 0, 0, 64, 56, 1, 0, 0, 0)
+phdr = struct.pack("<IIQQQQQQ", 3, 4, 120, 120, 120, len(path), len(path), 1)
+open(sys.argv[1], "wb").write(ehdr + phdr + path)
+PY
+}
+
+@test "verify: an enroot helper asking for a loader the image lacks fails, named with the loader (static too)" {
+	vfx pass
+	elf_asking_for "$SYS/usr/bin/enroot-nsenter" /lib/ld-musl-x86_64.so.1
+	printf '#!/bin/sh\n' > "$SYS/usr/bin/enroot-mount"
+	rm "$SYS/usr/bin/enroot-switchroot"
+	run nf verify --root "$SYS" --json
+	status_is 3
+	[ "$(verdict_of containers.enroot.helpers)" = "fail /usr/bin/enroot-mount: not an ELF executable; /usr/bin/enroot-nsenter needs /lib/ld-musl-x86_64.so.1, which the image lacks; /usr/bin/enroot-switchroot: missing" ]
+	[[ "$(echo "$output" | jq -r '.checks[] | select(.id == "containers.enroot.helpers") | .remedy')" == *"FORCE_GLIBC=1"* ]]
+	# with the loader there, the helper passes
+	mkdir -p "$SYS/lib"
+	printf 'x' > "$SYS/lib/ld-musl-x86_64.so.1"
+	cp "$SYS/usr/bin/enroot-nsenter" "$SYS/usr/bin/enroot-mount"
+	cp "$SYS/usr/bin/enroot-nsenter" "$SYS/usr/bin/enroot-switchroot"
+	run nf verify --root "$SYS" --json
+	status_is 0
+	[ "$(verdict_of containers.enroot.helpers)" = "pass 5 helpers, loader /lib/ld-musl-x86_64.so.1" ]
+}
+
+@test "verify: the real enroot helpers of this host's binaries parse as ELF with their loader (nf_elf_interp on /bin/true and static busybox)" {
+	vfx pass
+	[ -x /bin/busybox ] || skip "needs busybox-static"
+	cp /bin/true "$SYS/usr/bin/enroot-nsenter"
+	cp /bin/busybox "$SYS/usr/bin/enroot-mount"
+	run nf verify --root "$SYS" --json
+	status_is 0
+	[ "$(verdict_of containers.enroot.helpers)" = "pass 5 helpers, loader /lib64/ld-linux-x86-64.so.2" ]
+	# /bin/true's loader removed from the tree: named
+	rm "$SYS/lib64/ld-linux-x86-64.so.2"
+	run nf verify --root "$SYS" --json
+	status_is 3
+	[[ "$(verdict_of containers.enroot.helpers)" == "fail /usr/bin/enroot-aufs2ovlfs needs /lib64/ld-linux-x86-64.so.2, which the image lacks;"* ]]
+}
