@@ -174,22 +174,6 @@ int nf_apply_mkdir(struct nf_apply *a, const char *path, unsigned mode,
 	return 0;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int nf_apply_write(struct nf_apply *a, const char *path, const void *data,
 		   size_t len, unsigned mode, uid_t uid, gid_t gid)
 {
@@ -206,7 +190,7 @@ int nf_apply_write(struct nf_apply *a, const char *path, const void *data,
 		r = -errno;
 		goto fail;
 	}
-	if ((r = write_all(fd, data, len)) ||
+	if ((r = nf_write_full(fd, data, len)) ||
 	    fchmod(fd, mode) < 0 || fchown(fd, uid, gid) < 0) {
 		if (!r)
 			r = -errno;

@@ -666,18 +666,7 @@ static int write_conf(struct nf_ctx *ctx, int rootfd, const char *text)
 		r = -errno;
 		goto out;
 	}
-	for (const char *p = text; len;) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			r = -errno;
-			break;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
+	r = nf_write_full(fd, text, len);
 	if (!r && (fchmod(fd, mode) < 0 || fchown(fd, uid, gid) < 0 ||
 		   fsync(fd) < 0))
 		r = -errno;

@@ -223,6 +223,9 @@ int nf_apply_user(struct nf_apply *a, const char *name, uid_t *uid, gid_t *gid);
 int nf_apply_enable(struct nf_apply *a, const char *unit);
 /* Is `daemon` in the profile's slurm.daemons? */
 int nf_apply_has_daemon(const struct nf_apply *a, const char *daemon);
+/* write(2) all of buf, through EINTR and short writes: 0 or -errno */
+int nf_write_full(int fd, const void *buf, size_t len);
+
 /* lib/elf.c: the program interpreter (PT_INTERP) of an ELF64 LE file in
  * buf: 1 with the path in out, 0 when it has none (static), -ENOEXEC
  * when it is not such an ELF file, -EINVAL when it is malformed */

@@ -211,22 +211,15 @@ static int out_write(void *data, const void *buf, size_t len)
 {
 	struct pack *p = data;
 	const char *b = buf;
+	int r;
 
 	nf_sha256_update(p->arc_hash, buf, len);
 	p->arc_size += len;
-	while (len > 0) {
-		ssize_t n = write(p->outfd, b, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			/* May run in the compressing thread: the message is
-			 * recorded by nf_pack() */
-			p->werr = errno;
-			return -errno;
-		}
-		b += n;
-		len -= (size_t)n;
+	if ((r = nf_write_full(p->outfd, b, len))) {
+		/* May run in the compressing thread: the message is
+		 * recorded by nf_pack() */
+		p->werr = -r;
+		return r;
 	}
 	/* Start writeback as the archive grows, so the fsync that publishes
 	 * it waits for the last few MiB only, not the whole image */

@@ -116,7 +116,6 @@ int nf_pxe_put(struct pxe *p, const char *dir, const char *name,
 {
 	struct staged *s;
 	char tmp[320];
-	size_t off = 0;
 	int dfd, fd, r;
 
 	if ((r = nf_pxe_keep(p, dir, name)))
@@ -136,19 +135,11 @@ int nf_pxe_put(struct pxe *p, const char *dir, const char *name,
 	if (fd < 0)
 		return nf_fail(p->ctx, -errno, "cannot write '%s/%s/%s': %s",
 			       p->o->out_dir, dir, name, strerror(errno));
-	while (off < len) {
-		ssize_t w = write(fd, buf + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			r = -errno;
-			close(fd);
-			unlinkat(dfd, tmp, 0);
-			return nf_fail(p->ctx, r, "cannot write '%s/%s/%s': %s",
-				       p->o->out_dir, dir, name, strerror(-r));
-		}
-		off += (size_t)w;
+	if ((r = nf_write_full(fd, buf, len))) {
+		close(fd);
+		unlinkat(dfd, tmp, 0);
+		return nf_fail(p->ctx, r, "cannot write '%s/%s/%s': %s",
+			       p->o->out_dir, dir, name, strerror(-r));
 	}
 	close(fd);
 	if (p->nstg == p->capstg) {

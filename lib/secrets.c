@@ -88,24 +88,6 @@ static int open_parent_at(struct nf_ctx *ctx, int rootfd, const char *rel,
 	return fd;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int nf_secret_write_at(struct nf_ctx *ctx, int rootfd, const char *rel,
 		       const void *buf, size_t len, unsigned mode, long uid,
 		       long gid)
@@ -146,7 +128,7 @@ int nf_secret_write_at(struct nf_ctx *ctx, int rootfd, const char *rel,
 	if (!r && fchmod(fd, mode) < 0)
 		r = -errno;
 	if (!r)
-		r = write_all(fd, buf, len);
+		r = nf_write_full(fd, buf, len);
 	if (!r && fsync(fd) < 0)
 		r = -errno;
 	if (close(fd) < 0 && !r)

@@ -110,6 +110,25 @@ int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,
 	return 0;
 }
 
+int nf_write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
 int nf_write_atomic(struct nf_ctx *ctx, const char *path, const void *buf,
 		    size_t len, unsigned mode)
 {
@@ -127,16 +146,9 @@ int nf_write_atomic(struct nf_ctx *ctx, const char *path, const void *buf,
 		return nf_fail(ctx, -e, "cannot create '%s': %s", path,
 			       strerror(e));
 	}
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			goto fail;
-		}
-		p += w;
-		len -= (size_t)w;
+	if ((e = nf_write_full(fd, p, len))) {
+		errno = -e;
+		goto fail;
 	}
 	if (fchmod(fd, mode) < 0 || fsync(fd) < 0)
 		goto fail;
