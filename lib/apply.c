@@ -271,8 +271,6 @@ int nf_apply_read(struct nf_apply *a, const char *path, size_t max,
 		  char **buf, size_t *len)
 {
 	char leaf[256];
-	size_t n = 0, cap = 4096;
-	char *b = NULL;
 	int dfd, fd, r;
 
 	if ((r = walk_parent(a, path, 0, &dfd, leaf, sizeof(leaf))))
@@ -283,53 +281,15 @@ int nf_apply_read(struct nf_apply *a, const char *path, size_t max,
 		return errno == ENOENT ? -ENOENT
 			: nf_fail(a->ctx, -errno, "cannot read '%s' in the "
 				  "image: %s", path, strerror(errno));
-	for (;;) {
-		if (n + 1 >= cap || !b) {
-			char *nb;
-
-			if (b)
-				cap *= 2;
-			if (cap > max + 2) {
-				free(b);
-				close(fd);
-				return nf_fail(a->ctx, NF_E_LIMIT, "'%s' in the "
-					       "image is larger than %zu bytes",
-					       path, max);
-			}
-			nb = realloc(b, cap);
-			if (!nb) {
-				free(b);
-				close(fd);
-				return -ENOMEM;
-			}
-			b = nb;
-		}
-		ssize_t got = read(fd, b + n, cap - n - 1);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			r = -errno;
-			free(b);
-			close(fd);
-			return nf_fail(a->ctx, r, "cannot read '%s' in the "
-				       "image: %s", path, strerror(-r));
-		}
-		if (!got)
-			break;
-		n += (size_t)got;
-	}
+	r = nf_read_fd(fd, max, buf, len);
 	close(fd);
-	if (n > max) {
-		free(b);
+	if (r == NF_E_LIMIT)
 		return nf_fail(a->ctx, NF_E_LIMIT, "'%s' in the image is larger "
 			       "than %zu bytes", path, max);
-	}
-	b[n] = '\0';
-	*buf = b;
-	if (len)
-		*len = n;
-	return 0;
+	if (r && r != -ENOMEM)
+		return nf_fail(a->ctx, r, "cannot read '%s' in the image: %s",
+			       path, strerror(-r));
+	return r;
 }
 
 int nf_apply_exists(struct nf_apply *a, const char *path)

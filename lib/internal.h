@@ -223,6 +223,9 @@ int nf_apply_user(struct nf_apply *a, const char *name, uid_t *uid, gid_t *gid);
 int nf_apply_enable(struct nf_apply *a, const char *unit);
 /* Is `daemon` in the profile's slurm.daemons? */
 int nf_apply_has_daemon(const struct nf_apply *a, const char *daemon);
+/* Read fd to its end into a malloc'd, NUL-terminated buffer: 0, NF_E_LIMIT
+ * when it holds more than max bytes, or -errno; fd stays open */
+int nf_read_fd(int fd, size_t max, char **buf, size_t *len);
 /* write(2) all of buf, through EINTR and short writes: 0 or -errno */
 int nf_write_full(int fd, const void *buf, size_t len);
 

@@ -44,69 +44,70 @@ void nf_strv_free(char **v, size_t n)
 	free(v);
 }
 
-int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,
-		 size_t *len)
+int nf_read_fd(int fd, size_t max, char **buf, size_t *len)
 {
-	size_t n = 0, cap = 4096;
-	char *b;
-	int fd;
+	size_t n = 0, cap = 1024;
+	char *b = malloc(cap);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return nf_fail(ctx, -errno, "cannot read '%s': %s", path,
-			       strerror(errno));
-	b = malloc(cap);
-	if (!b) {
-		close(fd);
+	if (!b)
 		return -ENOMEM;
-	}
 	for (;;) {
 		ssize_t r;
 
 		if (n + 1 >= cap) {
 			char *nb;
 
-			if (cap > max + 1) {
+			if (n > max) {
 				free(b);
-				close(fd);
-				return nf_fail(ctx, NF_E_LIMIT,
-					       "'%s' is larger than %zu bytes",
-					       path, max);
+				return NF_E_LIMIT;
 			}
 			cap *= 2;
-			nb = realloc(b, cap);
-			if (!nb) {
+			if (!(nb = realloc(b, cap))) {
 				free(b);
-				close(fd);
 				return -ENOMEM;
 			}
 			b = nb;
 		}
 		r = read(fd, b + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
 		if (r < 0) {
-			if (errno == EINTR)
-				continue;
 			int e = errno;
 
 			free(b);
-			close(fd);
-			return nf_fail(ctx, -e, "cannot read '%s': %s", path,
-				       strerror(e));
+			return -e;
 		}
 		if (r == 0)
 			break;
 		n += (size_t)r;
 	}
-	close(fd);
 	if (n > max) {
 		free(b);
-		return nf_fail(ctx, NF_E_LIMIT, "'%s' is larger than %zu bytes",
-			       path, max);
+		return NF_E_LIMIT;
 	}
 	b[n] = '\0';
 	*buf = b;
 	if (len)
 		*len = n;
+	return 0;
+}
+
+int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,
+		 size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return nf_fail(ctx, -errno, "cannot read '%s': %s", path,
+			       strerror(errno));
+	r = nf_read_fd(fd, max, buf, len);
+	close(fd);
+	if (r == NF_E_LIMIT)
+		return nf_fail(ctx, NF_E_LIMIT, "'%s' is larger than %zu bytes",
+			       path, max);
+	if (r)
+		return r == -ENOMEM ? r : nf_fail(ctx, r, "cannot read '%s': %s",
+						  path, strerror(-r));
 	return 0;
 }
 

@@ -180,55 +180,13 @@ static int open_where(struct nf_vcheck *c, int where, const char *path, int flag
 int nf_v_read(struct nf_vcheck *c, int where, const char *path, size_t max,
 	      char **out, size_t *len)
 {
-	size_t n = 0, cap = 1024;
-	char *b;
-	int fd = open_where(c, where, path, O_RDONLY | O_NONBLOCK);
+	int fd = open_where(c, where, path, O_RDONLY | O_NONBLOCK), r;
 
 	if (fd < 0)
 		return fd;
-	if (!(b = malloc(cap))) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (n + 1 >= cap) {
-			char *nb;
-
-			if (cap > max) {
-				free(b);
-				close(fd);
-				return NF_E_LIMIT;
-			}
-			cap *= 2;
-			if (!(nb = realloc(b, cap))) {
-				free(b);
-				close(fd);
-				return -ENOMEM;
-			}
-			b = nb;
-		}
-		r = read(fd, b + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = -errno;
-
-			free(b);
-			close(fd);
-			return e;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
+	r = nf_read_fd(fd, max, out, len);
 	close(fd);
-	b[n] = '\0';
-	*out = b;
-	if (len)
-		*len = n;
-	return 0;
+	return r;
 }
 
 int nf_v_stat(struct nf_vcheck *c, int where, const char *path, struct stat *st)
