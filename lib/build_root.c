@@ -218,6 +218,9 @@ int nf_bld_stage_identity(struct build *b, int rootfd)
 		"etc/ssh/sshd_config.ucf-old",
 		"var/log/dnf.log", "var/log/dnf.rpm.log",
 		"var/log/dnf.librepo.log", "var/log/hawkey.log",
+		/* ldconfig's record of the inodes and times it saw: differs
+		 * from build to build, and ldconfig makes it again */
+		"var/cache/ldconfig/aux-cache",
 	};
 	struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd,
 			      .profile = b->profile, .prof = b->prof,
