@@ -170,6 +170,31 @@ static int apply_tmpfiles(struct nf_apply *a, const json_t *sec)
 	return nf_apply_write_buf(a, TMPFILES, &b, 0644, 0, 0);
 }
 
+/* A network-booted node runs from its initramfs, and the initramfs root
+ * (rootfs) is the one mount pivot_root(2) refuses with EINVAL: enroot's
+ * switchroot fails there ("failed to switch root: ...: Invalid
+ * argument"), as would any container runtime.  So an image that runs
+ * containers starts with this /init: as the kernel's first process it
+ * copies itself into a tmpfs and makes that the root with switch_root
+ * (which empties the initramfs as it goes), then systemd starts as
+ * usual.  Anything failing leaves the node booting as before; the
+ * verifier's containers.enroot.root says so.  A disk-installed image
+ * never runs /init. */
+static const char INIT_SCRIPT[] =
+	"#!/bin/sh\n"
+	"# Written by nodeforge build (facet 'containers'): the initramfs root\n"
+	"# cannot be pivot_root(2)ed, which container runtimes need; move the\n"
+	"# image into a tmpfs and switch_root to it before systemd starts.\n"
+	"if [ \"$$\" = 1 ] && mkdir -p /.nodeforge-root &&\n"
+	"   mount -t tmpfs -o mode=0755,size=100% nodeforge-root /.nodeforge-root &&\n"
+	"   tar -C / --one-file-system --exclude=./.nodeforge-root -cf - . |\n"
+	"   tar -C /.nodeforge-root -xpf - && [ -x /.nodeforge-root/sbin/init ]; then\n"
+	"\texec switch_root /.nodeforge-root /sbin/init \"$@\"\n"
+	"fi\n"
+	"umount /.nodeforge-root 2>/dev/null\n"
+	"echo 'nodeforge: the root stays the initramfs: containers cannot start' >&2\n"
+	"exec /sbin/init \"$@\"\n";
+
 /* enroot.conf (enroot's own "KEY value" syntax, each value expanded with
  * `eval echo` as the user who runs enroot, so $(id -u) in a path is per
  * user), the tmpfiles.d file for the shared parents and the pyxis
@@ -203,7 +228,9 @@ static int apply(struct nf_apply *a, const json_t *sec)
 				      json_is_true(mh) ? "yes" : "no");
 		if ((r = nf_apply_write_buf(a, "/etc/enroot/enroot.conf", &b,
 					    0644, 0, 0)) ||
-		    (r = apply_tmpfiles(a, sec)))
+		    (r = apply_tmpfiles(a, sec)) ||
+		    (r = nf_apply_write(a, "/init", INIT_SCRIPT,
+					sizeof(INIT_SCRIPT) - 1, 0755, 0, 0)))
 			return r;
 	}
 	if (px) {
@@ -431,6 +458,35 @@ static int check_helpers(struct nf_vcheck *c, const json_t *sec)
 	return v;
 }
 
+/* The running root is one pivot_root(2) accepts: not the initramfs's
+ * rootfs (the image's /init moves a network-booted node into a tmpfs) */
+static int check_root(struct nf_vcheck *c, const json_t *sec)
+{
+	struct nf_mount_info m = { 0 };
+	int r;
+
+	if (!json_object_get(sec, "enroot"))
+		return nf_v_skip(c, "the profile has no enroot");
+	nf_v_expect(c, "/ on a file system other than rootfs (initramfs)");
+	if (!nf_v_ctx(c)) {
+		nf_v_seen(c, "out of memory");
+		return NF_V_FAIL;
+	}
+	r = nf_mount_find(nf_v_ctx(c), "/", &m);
+	if (r < 0) {
+		nf_v_seen(c, "%s", nf_errmsg(nf_v_ctx(c)));
+		nf_v_remedy(c, "cat /proc/self/mountinfo   # is /proc mounted?");
+		return NF_V_FAIL;
+	}
+	nf_v_seen(c, "/ is %s", m.fstype ? m.fstype : "?");
+	r = m.fstype && strcmp(m.fstype, "rootfs") ? NF_V_PASS : NF_V_FAIL;
+	if (r == NF_V_FAIL)
+		nf_v_remedy(c, "nodeforge build %s   # its /init moves the image into "
+			    "a tmpfs; see the console for why it did not", nf_v_role(c));
+	nf_mount_info_clear(&m);
+	return r;
+}
+
 static const char *pyxis_path(const json_t *sec)
 {
 	return json_string_value(json_object_get(json_object_get(sec, "pyxis"), "path"));
@@ -512,6 +568,8 @@ static const struct nf_check_def defs[] = {
 	  NULL, NF_CHECK_PROBE, 10000, check_enroot, .explained_by = "containers.enroot.dirs" },
 	{ "containers.enroot.helpers", "enroot's helpers can be executed in this image",
 	  NULL, NF_CHECK_STATIC, 0, check_helpers },
+	{ "containers.enroot.root", "the root is one enroot can pivot_root from", NULL,
+	  0, 0, check_root },
 	{ "containers.pyxis.present", "the pyxis plugin is installed", NULL, NF_CHECK_STATIC, 0,
 	  check_pyxis },
 	{ "containers.pyxis.plugstack", "pyxis is listed in plugstack.conf",

@@ -191,3 +191,21 @@ PY
 	status_is 3
 	[[ "$(verdict_of containers.enroot.helpers)" == "fail /usr/bin/enroot-aufs2ovlfs needs /lib64/ld-linux-x86-64.so.2, which the image lacks;"* ]]
 }
+
+@test "verify: a node still running from the initramfs (/ is rootfs) fails containers.enroot.root; the image's /init is what moves it" {
+	vfx pass
+	run nf verify --sysroot "$SYS" --fixture "$SYS/fixture.json" --only containers --json
+	[ "$(verdict_of containers.enroot.root)" = "pass / is ext4" ]
+	sed -i 's#^22 1 259:2 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 .*#1 1 0:2 / / rw - rootfs rootfs rw,size=1000k#' "$SYS/proc/self/mountinfo"
+	grep -q ' - rootfs rootfs' "$SYS/proc/self/mountinfo"
+	run nf verify --sysroot "$SYS" --fixture "$SYS/fixture.json" --only containers --json
+	status_is 3
+	[ "$(verdict_of containers.enroot.root)" = "fail / is rootfs" ]
+	# the compute image's /init (written by the containers facet, kept
+	# equal to the build's by test_apply) copies into a tmpfs and
+	# switch_roots there, and falls back to booting as before
+	sh -n "$APPLIED/init"
+	[ -x "$APPLIED/init" ]
+	grep -q '^	exec switch_root /.nodeforge-root /sbin/init "$@"$' "$APPLIED/init"
+	[ "$(tail -n 1 "$APPLIED/init")" = 'exec /sbin/init "$@"' ]
+}
