@@ -562,7 +562,15 @@ int nf_bld_install_self(struct build *b, int rootfd)
 }
 
 static void fetch_progress(void *data, unsigned long long now,
-			   unsigned long long total);
+			   unsigned long long total)
+{
+	struct build *b = data;
+
+	(void)total;
+	if (b->o->progress)
+		b->o->progress(b->o->progress_data, NF_BUILD_BYTES, b->cur_stage,
+			       nf_now_s() - b->stage_t0, now);
+}
 
 static void fetch_opts(struct build *b, struct nf_fetch_opts *fo)
 {
@@ -586,7 +594,7 @@ static int fetch_patch(struct build *b, const char *art, const json_t *p,
 	const char *url = json_string_value(json_object_get(p, "url"));
 	const char *sha = json_string_value(json_object_get(p, "sha256"));
 	struct nf_fetch_opts fo;
-	char id[256], dir[PATH_MAX];
+	char id[256], dir[PATH_MAX], path[PATH_MAX + 256];
 	const char *slash;
 	struct stat st;
 
@@ -608,12 +616,11 @@ static int fetch_patch(struct build *b, const char *art, const json_t *p,
 		slash = strrchr(url, '/');
 		snprintf(dir, sizeof(dir), "%s%s%.*s", pd, slash ? "/" : "",
 			 slash ? (int)(slash - url) : 0, url);
-		snprintf(id, sizeof(id), "%s/%s", dir, slash ? slash + 1 : url);
-		if (stat(id, &st) < 0)
+		snprintf(path, sizeof(path), "%s/%s", dir, slash ? slash + 1 : url);
+		if (stat(path, &st) < 0)
 			return nf_fail(b->ctx, NF_E_NOTFOUND, "artifact '%s': "
 				       "patch '%s' not found: no file '%s'",
-				       art, pname, id);
-		snprintf(id, sizeof(id), "%s: patch %s", art, pname);
+				       art, pname, path);
 		fo.mirror = dir;
 	}
 	return nf_fetch(b->ctx, id, url, sha, &fo, file);
@@ -720,16 +727,6 @@ static int install_artifact(struct build *b, int rootfd, const json_t *art,
 	return 0;
 }
 
-static void fetch_progress(void *data, unsigned long long now,
-			   unsigned long long total)
-{
-	struct build *b = data;
-
-	(void)total;
-	if (b->o->progress)
-		b->o->progress(b->o->progress_data, NF_BUILD_BYTES, b->cur_stage,
-			       nf_now_s() - b->stage_t0, now);
-}
 
 /* An artifact one of the image's packages brings (from: a path in the
  * root, every symlink resolved inside it), checked against its sha256

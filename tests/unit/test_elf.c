@@ -85,33 +85,22 @@ static void test_refused(void **state)
 		assert_true(r == -ENOEXEC || r == -EINVAL);
 	}
 	assert_int_equal(nf_elf_interp("#!/bin/sh\n", 10, out, sizeof(out)), -ENOEXEC);
-	/* 32-bit, big-endian */
-	memcpy(c, b, len);
-	c[4] = 1;
-	assert_int_equal(nf_elf_interp(c, len, out, sizeof(out)), -ENOEXEC);
-	memcpy(c, b, len);
-	c[5] = 2;
-	assert_int_equal(nf_elf_interp(c, len, out, sizeof(out)), -ENOEXEC);
-	/* program headers past the end, an entry size below 56, a huge count */
-	memcpy(c, b, len);
-	c[32] = 0xf0;
-	assert_int_equal(nf_elf_interp(c, len, out, sizeof(out)), -EINVAL);
-	memcpy(c, b, len);
-	c[54] = 8;
-	assert_int_equal(nf_elf_interp(c, len, out, sizeof(out)), -EINVAL);
-	memcpy(c, b, len);
-	c[57] = 0xff;
-	assert_int_equal(nf_elf_interp(c, len, out, sizeof(out)), -EINVAL);
-	/* the path's segment outside the file, without its NUL, empty */
-	memcpy(c, b, len);
-	c[79] = 0x80;
-	assert_int_equal(nf_elf_interp(c, len, out, sizeof(out)), -EINVAL);
-	memcpy(c, b, len);
-	c[96] = (uint8_t)strlen(LOADER);
-	assert_int_equal(nf_elf_interp(c, len, out, sizeof(out)), -EINVAL);
-	memcpy(c, b, len);
-	c[120] = '\0';
-	assert_int_equal(nf_elf_interp(c, len, out, sizeof(out)), -EINVAL);
+	/* one byte changed each: what nf_elf_interp must say */
+	static const struct { size_t at; uint8_t val; int want; } bad[] = {
+		{ 4, 1, -ENOEXEC },     /* 32-bit */
+		{ 5, 2, -ENOEXEC },     /* big-endian */
+		{ 32, 0xf0, -EINVAL },  /* program headers past the end */
+		{ 54, 8, -EINVAL },     /* an entry size below 56 */
+		{ 57, 0xff, -EINVAL },  /* a huge count */
+		{ 79, 0x80, -EINVAL },  /* the path's segment outside the file */
+		{ 96, sizeof(LOADER) - 1, -EINVAL }, /* without its NUL */
+		{ 120, 0, -EINVAL },    /* empty */
+	};
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		memcpy(c, b, len);
+		c[bad[k].at] = bad[k].val;
+		assert_int_equal(nf_elf_interp(c, len, out, sizeof(out)), bad[k].want);
+	}
 	/* a path longer than the caller's buffer */
 	assert_int_equal(nf_elf_interp(b, len, small, sizeof(small)), -EINVAL);
 }
