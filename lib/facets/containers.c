@@ -431,7 +431,7 @@ static int check_helpers(struct nf_vcheck *c, const json_t *sec)
 				      bad.len ? "; " : "", path, interp);
 		else if (r == 1)
 			snprintf(loader, sizeof(loader), "%s", interp);
-		else if (r < 0)
+		else if (r)  /* 0: static; NF_E_LIMIT: over 64 MiB */
 			nf_buf_printf(&bad, "%s%s: %s", bad.len ? "; " : "", path,
 				      r == -ENOEXEC ? "not an ELF executable"
 				      : r == -EINVAL ? "a malformed ELF file"
