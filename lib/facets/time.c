@@ -2,6 +2,20 @@
 /* time: chrony, and the clock bound munge credentials depend on. */
 #include "internal.h"
 
+/* How long the first boot waits for chrony's first sync before the
+ * verifier reads the clock: chrony-wait.service's own default, or the
+ * profile's time.sync_wait_s (a site whose servers answer at once, or a
+ * test VM that has none, waits less) */
+#define NF_TIME_SYNC_WAIT_S 180
+#define NF_TIME_SYNC_WAIT_MAX_S 3600
+
+static int sync_wait_s(const json_t *sec)
+{
+	const json_t *w = json_object_get(sec, "sync_wait_s");
+
+	return json_is_integer(w) ? (int)json_integer_value(w) : NF_TIME_SYNC_WAIT_S;
+}
+
 static const struct nf_field makestep[] = {
 	{ "threshold", NF_T_NUM, .required = true },
 	{ "limit", NF_T_INT, .required = true },
@@ -14,6 +28,7 @@ static const struct nf_field fields[] = {
 	{ "makestep", NF_T_OBJ, makestep },
 	{ "rtcsync", NF_T_BOOL },
 	{ "max_offset_ms", NF_T_NUM },
+	{ "sync_wait_s", NF_T_INT },
 	{ 0 }
 };
 
@@ -30,14 +45,18 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 		nf_lint_at(l, "time.max_offset_ms", NF_SEV_ERROR,
 			   "max_offset_ms %.0f exceeds munge's default 300 s "
 			   "credential lifetime", off);
+	if (json_object_get(sec, "sync_wait_s")) {
+		json_int_t w = json_integer_value(json_object_get(sec, "sync_wait_s"));
+
+		if (w < 1 || w > NF_TIME_SYNC_WAIT_MAX_S)
+			nf_lint_at(l, "time.sync_wait_s", NF_SEV_ERROR,
+				   "sync_wait_s %lld is not 1 to %d seconds",
+				   (long long)w, NF_TIME_SYNC_WAIT_MAX_S);
+	}
 	return 0;
 }
 
 /* ---- apply: what the image build writes (nodeforge build) ---- */
-
-/* How long the first boot waits for chrony's first sync before the
- * verifier reads the clock (chrony-wait.service's own default) */
-#define NF_TIME_SYNC_WAIT_S 180
 
 /* chronyd's default longest poll interval (maxpoll 10: the server lines
  * written here set none) and the kernel's worst-case frequency tolerance
@@ -47,12 +66,13 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 
 /* chrony-wait.service (chrony's own unit, Debian and EL) holds
  * time-sync.target, and with it the verifier, until chronyd has synced
- * the clock, for at most NF_TIME_SYNC_WAIT_S: the verifier's time.sync
+ * the clock, for at most sync_wait_s: the verifier's time.sync
  * reads the clock once, and right after chronyd started it is always
  * unsynchronised.  Its output goes nowhere; a timeout is said in the
  * journal here. */
-static int apply_sync_wait(struct nf_apply *a)
+static int apply_sync_wait(struct nf_apply *a, const json_t *sec)
 {
+	int wait = sync_wait_s(sec);
 	struct nf_buf b = { 0 };
 	int r;
 
@@ -75,7 +95,7 @@ static int apply_sync_wait(struct nf_apply *a)
 		"ExecStopPost=/bin/sh -c 'if [ \"$$SERVICE_RESULT\" = timeout ]; then "
 		"echo \"<4>chrony-wait: no time sync within %d s: the first-boot "
 		"verifier fails time.sync (chronyc sources -v)\" >&2; fi'\n",
-		NF_TIME_SYNC_WAIT_S, NF_TIME_SYNC_WAIT_S);
+		wait, wait);
 	return nf_apply_write_buf(a, "/etc/systemd/system/chrony-wait.service.d/"
 				  "nodeforge.conf", &b, 0644, 0, 0);
 }
@@ -123,7 +143,7 @@ static int apply(struct nf_apply *a, const json_t *sec)
 					     : "/etc/chrony/chrony.conf",
 				    &b, 0644, 0, 0)))
 		return r;
-	return apply_sync_wait(a);
+	return apply_sync_wait(a, sec);
 }
 
 /* ---- end of apply ---- */
@@ -206,7 +226,6 @@ static int check_sync(struct nf_vcheck *c, const json_t *sec)
 	struct nf_timex t;
 	int r = nf_v_adjtimex(c, &t);
 
-	(void)sec;
 	nf_v_expect(c, "the kernel clock is synchronised");
 	if (r) {
 		nf_v_seen(c, "adjtimex: %s", r < 0 ? strerror(-r) : nf_strerror(r));
@@ -221,7 +240,7 @@ static int check_sync(struct nf_vcheck *c, const json_t *sec)
 	if (nf_v_service_active(c, "chrony-wait", state, sizeof(state)) == 0 &&
 	    !strcmp(state, "failed")) {
 		nf_v_seen(c, "unsynchronised: chrony-wait.service gave up "
-			  "(no sync within %d s)", NF_TIME_SYNC_WAIT_S);
+			  "(no sync within %d s)", sync_wait_s(sec));
 		nf_v_remedy(c, "journalctl -u chrony-wait -u chrony; chronyc sources -v; "
 			    "check that the NTP servers answer from this node");
 		return NF_V_FAIL;

@@ -429,6 +429,34 @@ static void test_apply_gate_daemons(void **state)
 	nf_ctx_free(ctx);
 }
 
+/* time.sync_wait_s is how long chrony-wait holds the verifier (and the
+ * verifier's words when it gave up); without it, chrony-wait's 180 s */
+static void test_apply_time_sync_wait(void **state)
+{
+	static const char *const prof[] = {
+		"{\"role\":\"r\",\"boot_args\":[],\"time\":{\"servers\":[\"10.0.0.1\"],"
+		"\"sync_wait_s\":15}}",
+		"{\"role\":\"r\",\"boot_args\":[],\"time\":{\"servers\":[\"10.0.0.1\"]}}",
+	};
+	static const char *const want[] = {
+		"TimeoutStartSec=15\n", "TimeoutStartSec=180\n",
+	};
+	struct nf_ctx *ctx;
+	char root[64], *u;
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(nf_ctx_new(&ctx), 0);
+		assert_int_equal(apply_json(ctx, prof[i], root, sizeof(root)), 0);
+		assert_non_null(u = slurp(root, "/etc/systemd/system/chrony-wait.service.d/"
+					  "nodeforge.conf"));
+		assert_non_null(strstr(u, want[i]));
+		free(u);
+		rm_rf(root);
+		nf_ctx_free(ctx);
+	}
+}
+
 /* A key moved by the profile (munge.key_path) moves munged's --key-file
  * and the conditions of the enrollment and rotation units with it; the
  * default place writes neither */
@@ -604,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_apply_slurm_dirs),
 		cmocka_unit_test(test_apply_slurm_dirs_refused),
 		cmocka_unit_test(test_apply_gate_daemons),
+		cmocka_unit_test(test_apply_time_sync_wait),
 		cmocka_unit_test(test_apply_munge_key_moved),
 		cmocka_unit_test(test_apply_accounting),
 		cmocka_unit_test(test_apply_enroot_dirs),
