@@ -84,11 +84,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnodeforge.a
 
 check: check-unit check-bats
 
-# What CI runs (README): fast tests first, then sanitizers, fuzz smoke, the
-# slow real-component tests, and last the cluster the images form
+# What CI runs (README): the unit tests first, then the unit and CLI
+# tests again under ASan/UBSan (the CLI tests run once, there: `make
+# check` runs them on the plain build), fuzz smoke, the slow
+# real-component tests (on the plain build), and last the cluster the
+# images form
 test: all
-	@date -u +'== %T check'
-	$(MAKE) check
+	@date -u +'== %T check-unit'
+	$(MAKE) check-unit
 	@date -u +'== %T asan'
 	$(MAKE) asan
 	@date -u +'== %T fuzz'

@@ -32,7 +32,8 @@ const struct nf_cmd nf_cmd_cluster = {
 		"/etc/slurm/cluster.conf and the marked block of /etc/hosts, each\n"
 		"atomically; the server is nodeforge.server= of the kernel command\n"
 		"line unless --server is given.  With --wait, retry until the\n"
-		"server answers or SECONDS pass.\n"
+		"server answers or SECONDS pass; a tree without cluster files\n"
+		"(HTTP 404: its inventory runs no slurmctld) fails at once.\n"
 		"\n"
 		"Options:\n"
 		"  -i, --inventory FILE  the inventory (racks.yaml)\n"
@@ -81,7 +82,8 @@ static int cluster_fetch(struct nf_global *g, const char *server,
 	for (long waited = 0;; waited += 5) {
 		if (!(r = nf_cluster_fetch(g->ctx, server, root)))
 			break;
-		if (waited >= wait)
+		/* the server answered: the tree has none to wait for */
+		if (waited >= wait || r == NF_E_NOTFOUND)
 			break;
 		if (!g->quiet)
 			fprintf(stderr, "nodeforge cluster: %s (retrying)\n",

@@ -456,6 +456,24 @@ static int text_ok(const char *s, size_t len, const char *first)
 	return len && strlen(s) == len && !strncmp(s, first, strlen(first));
 }
 
+/* One file of the tree's cluster/; a server that answers 404 has a tree
+ * without them (its inventory runs no slurmctld: nodeforge pxe said so),
+ * which waiting does not change: NF_E_NOTFOUND */
+static int cluster_get(struct nf_ctx *ctx, const char *url, char **body,
+		       size_t *len)
+{
+	struct nf_http_req rq = { .url = url, .max_bytes = 16 << 20,
+				  .timeout_ms = 30000 };
+	long status = 0;
+	int r = nf_http_request(ctx, &rq, body, len, &status);
+
+	if (r && status == 404)
+		return nf_fail(ctx, NF_E_NOTFOUND, "%s: HTTP 404: the boot tree "
+			       "has no cluster files (its inventory has no "
+			       "node that runs slurmctld)", url);
+	return r;
+}
+
 int nf_cluster_fetch(struct nf_ctx *ctx, const char *server, const char *root)
 {
 	char *conf = NULL, *hosts = NULL, *old = NULL, *merged = NULL;
@@ -465,7 +483,7 @@ int nf_cluster_fetch(struct nf_ctx *ctx, const char *server, const char *root)
 
 	if (!(url = nf_asprintf("%s/cluster/slurm.conf", server)))
 		return -ENOMEM;
-	if ((r = nf_http_get(ctx, url, 16 << 20, 30000, &conf, &len)))
+	if ((r = cluster_get(ctx, url, &conf, &len)))
 		goto out;
 	if (!text_ok(conf, len, "# Written by nodeforge")) {
 		r = nf_fail(ctx, NF_E_INVALID, "%s is not a cluster.conf that "
@@ -477,7 +495,7 @@ int nf_cluster_fetch(struct nf_ctx *ctx, const char *server, const char *root)
 		r = -ENOMEM;
 		goto out;
 	}
-	if ((r = nf_http_get(ctx, url, 16 << 20, 30000, &hosts, &len)))
+	if ((r = cluster_get(ctx, url, &hosts, &len)))
 		goto out;
 	if (!text_ok(hosts, len, HOSTS_BEGIN) || !strstr(hosts, HOSTS_END)) {
 		r = nf_fail(ctx, NF_E_INVALID, "%s is not a hosts block that "

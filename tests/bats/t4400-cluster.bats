@@ -115,6 +115,23 @@ EOF
 	[ "$status" -ne 0 ]
 }
 
+@test "cluster fetch --wait: a tree without cluster files (404) fails at once; a server that does not answer is retried" {
+	mkdir -p tree root/etc/slurm
+	serve_tree tree
+	SECONDS=0
+	run nf cluster fetch --server "$U" --root root --wait 60
+	status_is 1
+	[ "$SECONDS" -lt 5 ]
+	[[ "$output" == *"HTTP 404: the boot tree has no cluster files"* ]]
+	[[ "$output" != *"retrying"* ]]
+	[ ! -e root/etc/slurm/cluster.conf ]
+	SECONDS=0
+	run nf cluster fetch --server http://127.0.0.1:1 --root root --wait 5
+	status_is 1
+	[ "$SECONDS" -ge 5 ]
+	[[ "$output" == *"(retrying)"* ]]
+}
+
 @test "cluster: usage errors and --help" {
 	run nf cluster
 	status_is 2
