@@ -618,12 +618,13 @@ static int build_image(struct build *b, const struct nf_site *site,
 {
 	char bkey[NF_SHA256_HEX], ikey[NF_SHA256_HEX], tool[256];
 	char tar[PATH_MAX + 96], kernel[PATH_MAX * 2], p[PATH_MAX * 3];
+	char built[PATH_MAX + 96];
 	char id[13], rootfs[256], initrd[256], vmlinuz[256], manifest[256],
 	     imanifest[256], lmanifest[256] = "", sig[300],
 	     pubout[PATH_MAX + 32];
 	char **pkgs = NULL;
 	size_t npkgs = 0;
-	int rootfd = -1, cached = 0, r;
+	int rootfd = -1, cached = 0, have_built = 0, r;
 
 	stage_begin(b, "resolve");
 	if ((r = resolve(b, site)) || (r = resolve_nodes(b, site)) ||
@@ -638,8 +639,10 @@ static int build_image(struct build *b, const struct nf_site *site,
 	if ((r = tool_version(b->ctx, nf_bld_bootstrap_tool(b), tool, sizeof(tool))) < 0)
 		goto out;
 	if ((r = nf_bld_bootstrap_key(b, pkgs, npkgs, tool, bkey)) ||
+	    (r = nf_bld_built_path(b, bkey, built, sizeof(built))) ||
 	    (r = overlay_list(b)) || (r = inputs_key(b, bkey, ikey)))
 		goto out;
+	have_built = *built && !b->o->no_cache && nf_bld_file_exists(built);
 	snprintf(res->inputs_sha256, sizeof(res->inputs_sha256), "%s", ikey);
 	stage_end(b, 0);
 	if (!b->o->no_cache && published_matches(b, ikey, res)) {
@@ -651,7 +654,13 @@ static int build_image(struct build *b, const struct nf_site *site,
 	}
 
 	stage_begin(b, "bootstrap");
-	if ((r = nf_bld_stage_bootstrap(b, pkgs, npkgs, bkey, tar, sizeof(tar), &cached)))
+	if (have_built) {
+		/* the root after the artifacts stage is cached: the
+		 * bootstrap under it is not needed */
+		snprintf(tar, sizeof(tar), "%s", built);
+		cached = 1;
+	} else if ((r = nf_bld_stage_bootstrap(b, pkgs, npkgs, bkey, tar,
+					       sizeof(tar), &cached)))
 		goto out;
 	res->bootstrap_cached = cached;
 	if (cached)
@@ -691,8 +700,11 @@ static int build_image(struct build *b, const struct nf_site *site,
 	stage_end(b, 0);
 
 	stage_begin(b, "artifacts");
-	if ((r = nf_bld_stage_artifacts(b, rootfd)) ||
-	    (r = nf_bld_stage_purge(b)))
+	if (have_built)
+		nf_bld_note(b, "cached (built on this bootstrap before)");
+	else if ((r = nf_bld_stage_artifacts(b, rootfd)) ||
+		 (r = nf_bld_stage_purge(b)) ||
+		 (*built && !b->o->no_cache && (r = nf_bld_built_store(b, built))))
 		goto out;
 	stage_end(b, 0);
 

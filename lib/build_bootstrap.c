@@ -403,3 +403,77 @@ int nf_bld_stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
 		unlink(tmp);
 	return r;
 }
+
+
+/* ------------------------------------------ the root after the artifacts */
+
+/* The root after the artifacts stage is a function of the bootstrap and
+ * of what that stage does to it: the artifacts as the profile pins them
+ * (each by sha256, with its patches and build line), the packages it
+ * purges, and the site's distro (which picks an artifact's `distro:`).
+ * Stored as CACHE/built/KEY.tar, it spares a rebuild whose artifacts did
+ * not change (a new overlay, facet value or inventory) compiling them
+ * again.  *path is "" when the profile gives that stage nothing to do. */
+int nf_bld_built_path(struct build *b, const char *bkey, char *path,
+		      size_t pathsz)
+{
+	const json_t *sys = json_object_get(b->prof, "system");
+	const json_t *pk = json_object_get(sys, "packages");
+	json_t *in;
+	char *doc, key[NF_SHA256_HEX];
+	struct nf_buf k = { 0 };
+
+	*path = '\0';
+	if (!json_array_size(json_object_get(sys, "artifacts")) &&
+	    !json_array_size(json_object_get(pk, "build")) &&
+	    !json_array_size(json_object_get(pk, "remove")))
+		return 0;
+	in = json_pack("{s:O?,s:O?,s:O?,s:O?}",
+		       "artifacts", json_object_get(sys, "artifacts"),
+		       "build", json_object_get(pk, "build"),
+		       "remove", json_object_get(pk, "remove"),
+		       "distro", json_object_get(json_object_get(b->prof, "site"),
+						 "distro"));
+	doc = in ? json_dumps(in, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+	json_decref(in);
+	if (!doc)
+		return -ENOMEM;
+	nf_buf_printf(&k, "nodeforge-built-v1\nbootstrap=%s\n%s\n", bkey, doc);
+	free(doc);
+	if (k.err) {
+		nf_buf_free(&k);
+		return -ENOMEM;
+	}
+	nf_sha256_hex(k.s, k.len, key);
+	nf_buf_free(&k);
+	if (snprintf(path, pathsz, "%s/built/%s.tar", b->cache, key) >= (int)pathsz)
+		return nf_fail(b->ctx, NF_E_LIMIT, "cache path '%s' is too long",
+			       b->cache);
+	return 0;
+}
+
+/* Store the work root as `path` (written beside it, then renamed: a
+ * build that stops half-way leaves no half tarball under the name) */
+int nf_bld_built_store(struct build *b, const char *path)
+{
+	struct nf_pack_opts po = {
+		.format = NF_PACK_TAR, .compressor = NF_COMP_NONE,
+		.level = -1, .epoch = b->epoch,
+	};
+	char dir[PATH_MAX + 16], tmp[PATH_MAX + 64], man[PATH_MAX + 96];
+	int r;
+
+	snprintf(dir, sizeof(dir), "%s/built", b->cache);
+	if ((r = nf_bld_mkdir_p(b->ctx, dir, 0755)))
+		return r;
+	snprintf(tmp, sizeof(tmp), "%s/.tmp-%d.tar", dir, (int)getpid());
+	snprintf(man, sizeof(man), "%s.manifest.json", tmp);
+	r = nf_pack(b->ctx, b->root, tmp, &po);
+	unlink(man);
+	if (!r && rename(tmp, path) < 0)
+		r = nf_fail(b->ctx, -errno, "cannot store '%s': %s", path,
+			    strerror(errno));
+	if (r)
+		unlink(tmp);
+	return r;
+}

@@ -75,6 +75,11 @@ const char *nf_bld_bootstrap_tool(const struct build *b);
 int nf_bld_stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
 			   const char *bkey, char *tarpath, size_t tarsz,
 			   int *cached);
+/* CACHE/built/KEY.tar: the root after the artifacts stage ("" when the
+ * profile gives that stage nothing to do), and storing it */
+int nf_bld_built_path(struct build *b, const char *bkey, char *path,
+		      size_t pathsz);
+int nf_bld_built_store(struct build *b, const char *path);
 
 /* what goes into the work root (lib/build_root.c) */
 int nf_bld_stage_overlays(struct build *b, int rootfd);

@@ -200,3 +200,36 @@ $BUILD_LINE"
 	grep -q '^bootstrap .*gcc=4:14.2.0-1' stub.log
 	[[ "$output" == *"artifact 'purge': 'apt-get purge -y -q --autoremove gcc' failed in the image"* ]]
 }
+
+@test "build: the root after the artifacts stage is cached on its bootstrap: a rebuild with a new overlay does not run the build line again, and gives the image an uncached build gives" {
+	hello_role patches/greeting.patch "$PSHA"
+	run b
+	status_is 0
+	ls cache/built/*.tar
+	[ "$(ls cache/built | grep -c '\.tar$')" = 1 ]
+	[ -z "$(ls cache/built | grep -v '\.tar$')" ]   # no temporary left
+	# a new overlay: new inputs, the same artifacts
+	mkdir -p ov/common/etc
+	echo site > ov/common/etc/nf-overlay-test
+	run b --overlays "$SCRATCH/ov" --out out2 -v
+	status_is 0
+	[[ "$output" == *"cached (built on this bootstrap before)"* ]]
+	[[ "$output" != *"patched"* ]]
+	cached=$(jq -r .rootfs out2/art/art.current)
+	# the same inputs without the cache: the build line runs, same image
+	run b --overlays "$SCRATCH/ov" --out out3 --no-cache
+	status_is 0
+	[[ "$output" == *"patched"* ]]
+	[ "$(jq -r .rootfs out3/art/art.current)" = "$cached" ]
+	zstd -dc "out2/art/$cached" | tar -xO opt/hello.conf | grep -qx 'greeting = hello, patched'
+	# another pin is another key: built again
+	role "    - name: hello
+      kind: source
+      url: https://example.invalid/hello-1.0.tar.gz
+      sha256: $SHA
+$BUILD_LINE"
+	run b
+	status_is 0
+	[[ "$output" != *"cached (built"* ]]
+	[ "$(ls cache/built | grep -c '\.tar$')" = 2 ]
+}
