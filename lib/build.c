@@ -289,6 +289,8 @@ static int setup_paths(struct build *b)
 			 nf_ctx_profiles_dir(b->ctx));
 	if (!distro)
 		distro = "debian13";
+	if ((r = nf_profile_check_distro(b->ctx, b->profile, distro)))
+		return r;
 	if ((dd = nf_distro_find(distro))) {
 		snprintf(b->suite, sizeof(b->suite), "%s", dd->suite);
 		b->el = dd->el;

@@ -90,7 +90,17 @@ int nf_bld_package_list(struct build *b, char ***out, size_t *n)
 						       json_string_value(p));
 				}
 	}
-	v[k++] = nf_strdup(b->el ? "kernel" : "linux-image-amd64");
+	{
+		const char *kp = json_string_value(json_object_get(
+			json_object_get(b->prof, "kernel"), "package"));
+
+		if (kp && !nf_bld_package_name(kp, b->el)) {
+			nf_strv_free(v, k);
+			return nf_fail(b->ctx, NF_E_INVALID, "kernel.package '%s' "
+				       "is not a package name", kp);
+		}
+		v[k++] = nf_strdup(kp ? kp : b->el ? "kernel" : "linux-image-amd64");
+	}
 	/* the image carries nodeforge itself (the first-boot verifier that
 	 * gates slurmd), the package built for its release: its shared
 	 * libraries, so that dpkg -i needs no network */

@@ -18,6 +18,9 @@
 #define NF_DEFAULT_EPOCH 1704067200LL   /* 2024-01-01T00:00:00Z */
 #define NF_TOOL_OUT_MAX (64u << 10)
 #define NF_OVERLAY_FILE_MAX (16u << 20)
+/* a file of an artifact's tree (a driver's precompiled objects are tens
+ * of MB) */
+#define NF_ARTIFACT_FILE_MAX (1u << 30)
 #define NF_POINTER_MAX (64u << 10)
 #define NF_BOOTSTRAP_FORMAT "nodeforge-bootstrap-v1"
 

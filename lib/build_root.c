@@ -156,7 +156,8 @@ static int ov_copy_cb(const char *p, const struct stat *st, int flag,
 	char *buf = NULL;
 	size_t len = 0;
 
-	if ((r = nf_read_file(w->b->ctx, p, NF_OVERLAY_FILE_MAX, &buf, &len)))
+	if ((r = nf_read_file(w->b->ctx, p, w->raw ? NF_ARTIFACT_FILE_MAX
+						   : NF_OVERLAY_FILE_MAX, &buf, &len)))
 		return r;
 	n = strlen(dest);
 	if (!w->raw && n > 5 && !strcmp(dest + n - 5, ".tmpl")) {

@@ -761,6 +761,8 @@ static int render(struct render *x)
 		json_t *snap = NULL;
 
 		r = nf_nvml_snapshot(x->fixture, &snap);
+		if (r)
+			json_decref(snap);
 		if (r && r != NF_E_NOHW)
 			return nf_fail(x->ctx, r, "cannot read NVLink data from "
 				       "NVML: %s", nf_strerror(r));

@@ -649,7 +649,10 @@ int nf_gres_merge(struct nf_ctx *ctx, const char *old, const char *lines,
 		  char **out);
 
 /* The NVML snapshot (libnvidia-ml via dlopen), or a hardware-ops
- * fixture's "nvml" object; NF_E_NOHW when there is none */
+ * fixture's "nvml" object; NF_E_NOHW when there is none, with *snap
+ * {"error", "missing": "software" (no libnvidia-ml) or "driver" (NVML
+ * there, its kernel module not loaded)} when it can say why (the caller
+ * frees it either way) */
 int nf_nvml_snapshot(const json_t *fixture, json_t **snap);
 /* Load a hardware-ops fixture (fixture.json, size-capped) */
 int nf_hw_fixture_load(struct nf_ctx *ctx, const char *path, json_t **out);

@@ -224,6 +224,10 @@ int nf_profile_resolve(struct nf_ctx *ctx, const char *name,
 void nf_profile_free(struct nf_profile *p);
 const json_t *nf_profile_json(const struct nf_profile *p);
 const char *nf_profile_name(const struct nf_profile *p);
+/* A role that inherits a profile made for other distros (its distros:)
+ * cannot be built for `distro`: NF_E_CONFLICT naming the profile */
+int nf_profile_check_distro(struct nf_ctx *ctx, const struct nf_profile *p,
+			    const char *distro);
 /* Where a value came from, by its dotted path ("kernel.args[2]"); borrows */
 int nf_profile_where(const struct nf_profile *p, const char *path,
 		     const char **file, unsigned *line, unsigned *col);

@@ -24,12 +24,17 @@ struct nf_profile {
 	char *name;
 	json_t *json;
 	json_t *locs;
+	json_t *distros; /* profile name -> its distros: (nf_profile_check_distro) */
 };
 
 static const struct nf_field top_fields_base[] = {
 	{ "description", NF_T_STR },
 	{ "abstract", NF_T_BOOL },
 	{ "inherits", NF_T_STRLIST },
+	/* the site distros a profile is made for (a driver pinned to one
+	 * release's kernel); a role that inherits it elsewhere is refused */
+	{ "distros", NF_T_STRLIST,
+	  .choices = (const char *const[]){ "debian13", "debian12", "rocky9", NULL } },
 };
 
 /* One per line of facets.def: the top-level schema's size comes from the
@@ -211,6 +216,7 @@ struct resolver {
 	int depth;
 	int abstract; /* the profile asked for says abstract: true */
 	json_t *chain; /* names in resolution order */
+	json_t *distros; /* profile name -> its distros: list */
 };
 
 /* Resolve `name` into (json, locs), recursively through inherits */
@@ -319,6 +325,10 @@ static int resolve(struct resolver *rv, const char *name, const json_t *from_loc
 	}
 	json_object_del(self, "inherits");
 	json_object_del(self, "abstract");
+	if (json_object_get(self, "distros")) {
+		json_object_set(rv->distros, name, json_object_get(self, "distros"));
+		json_object_del(self, "distros");
+	}
 	nf_prof_merge_top(&m, &out, &olocs, &self, &slocs);
 	if (m.failed) {
 		r = nf_fail(rv->ctx, NF_E_INVALID, "profile '%s' does not merge",
@@ -531,14 +541,17 @@ int nf_profile_resolve(struct nf_ctx *ctx, const char *name,
 			       "'%s' is not a profile name (a-z, 0-9, '-', '_')",
 			       name);
 	rv.chain = json_array();
+	rv.distros = json_object();
 	r = resolve(&rv, name, NULL, NULL, &json, &locs);
 	if (r) {
+		json_decref(rv.distros);
 		json_decref(rv.chain);
 		return r;
 	}
 	if (rv.abstract) {
 		json_decref(json);
 		json_decref(locs);
+		json_decref(rv.distros);
 		json_decref(rv.chain);
 		return nf_fail(ctx, NF_E_INVALID,
 			       "'%s' is a partial profile (abstract: true), not a role",
@@ -547,11 +560,13 @@ int nf_profile_resolve(struct nf_ctx *ctx, const char *name,
 	if (!(p = calloc(1, sizeof(*p)))) {
 		json_decref(json);
 		json_decref(locs);
+		json_decref(rv.distros);
 		json_decref(rv.chain);
 		return -ENOMEM;
 	}
 	p->name = nf_strdup(name);
 	p->locs = locs;
+	p->distros = rv.distros;
 	res = json_object();
 	json_object_set_new(res, "nodeforge",
 			    json_pack("{s:s,s:i}", "version", NF_VERSION, "schema", 1));
@@ -579,6 +594,7 @@ void nf_profile_free(struct nf_profile *p)
 	free(p->name);
 	json_decref(p->json);
 	json_decref(p->locs);
+	json_decref(p->distros);
 	free(p);
 }
 
@@ -590,6 +606,34 @@ const json_t *nf_profile_json(const struct nf_profile *p)
 const char *nf_profile_name(const struct nf_profile *p)
 {
 	return p->name;
+}
+
+int nf_profile_check_distro(struct nf_ctx *ctx, const struct nf_profile *p,
+			    const char *distro)
+{
+	const char *prof;
+	json_t *list, *v;
+	size_t i;
+
+	if (!distro || !p->distros)
+		return 0;
+	json_object_foreach(p->distros, prof, list) {
+		char names[256] = "";
+		int ok = 0;
+
+		json_array_foreach(list, i, v) {
+			ok |= json_is_string(v) && !strcmp(json_string_value(v), distro);
+			snprintf(names + strlen(names), sizeof(names) - strlen(names),
+				 "%s%s", i ? ", " : "", json_string_value(v));
+		}
+		if (!ok)
+			return nf_fail(ctx, NF_E_CONFLICT, "role '%s': profile '%s' "
+				       "is made for %s (its distros:), and this "
+				       "site's distro is %s: build another role, "
+				       "or write a profile with %s's own pins",
+				       p->name, prof, names, distro, distro);
+	}
+	return 0;
 }
 
 int nf_profile_where(const struct nf_profile *p, const char *path,

@@ -121,13 +121,19 @@ static int nvml_real(json_t **snap)
 	nvmlReturn_t (*pciinfo)(nvmlDevice_t, struct nf_nvml_pci *);
 	nvmlReturn_t (*lstate)(nvmlDevice_t, unsigned, int *);
 	nvmlReturn_t (*lremote)(nvmlDevice_t, unsigned, struct nf_nvml_pci *);
+	const char *(*errstr)(nvmlReturn_t);
 	void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	char ver[96] = "";
 	unsigned n = 0;
+	nvmlReturn_t rc;
 	json_t *gpus;
 
-	if (!h)
+	if (!h) {
+		*snap = json_pack("{s:s, s:s}", "error", "libnvidia-ml.so.1 is "
+				  "not installed", "missing", "software");
 		return NF_E_NOHW;
+	}
+	*(void **)&errstr = dlsym(h, "nvmlErrorString");
 	*(void **)&init = dlsym(h, "nvmlInit_v2");
 	*(void **)&shutdown = dlsym(h, "nvmlShutdown");
 	*(void **)&drv = dlsym(h, "nvmlSystemGetDriverVersion");
@@ -143,9 +149,17 @@ static int nvml_real(json_t **snap)
 	*(void **)&lremote = dlsym(h, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
 	if (!init || !shutdown || !drv || !count || !handle || !name) {
 		dlclose(h);
+		*snap = json_pack("{s:s, s:s}", "error", "libnvidia-ml.so.1 lacks "
+				  "the NVML v2 calls", "missing", "software");
 		return NF_E_NOHW;
 	}
-	if (init() != 0) {
+	/* the library is there; the kernel module is not loaded (no GPU,
+	 * or a module built for another kernel: the kernel log says) */
+	if ((rc = init()) != 0) {
+		const char *why = errstr ? errstr(rc) : NULL;
+
+		*snap = json_pack("{s:s, s:s}", "error", why ? why : "nvmlInit failed",
+				  "missing", "driver");
 		dlclose(h);
 		return NF_E_NOHW;
 	}
@@ -213,6 +227,11 @@ int nf_nvml_snapshot(const json_t *fixture, json_t **snap)
 	a = json_object_get(fixture, "nvml");
 	if (!a || json_is_null(a))
 		return NF_E_NOHW;
+	/* {"error": ..., "missing": "software" | "driver"}: what NVML said */
+	if (json_object_get(a, "error")) {
+		*snap = json_deep_copy(a);
+		return NF_E_NOHW;
+	}
 	*snap = json_deep_copy(a);
 	return *snap ? 0 : -ENOMEM;
 }

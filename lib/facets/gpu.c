@@ -48,8 +48,23 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 /* ---- apply: what the image build writes (nodeforge build) ---- */
 
 /* Persistence mode through the daemon NVIDIA ships for it */
+/* Debian's driver packages keep their modprobe rules ('nvidia' is the
+ * open module nvidia-current-open, the PCI aliases that make udev load
+ * it) in /etc/nvidia/nvidia-modprobe.conf, and link them into
+ * /etc/modprobe.d/ only through the glx alternative, which a headless
+ * node without X or CUDA libraries does not get: without the link,
+ * neither udev nor 'modprobe nvidia' finds the driver.  The link Debian
+ * would make, where the image has those rules. */
+#define NF_NVIDIA_MODPROBE "/etc/nvidia/nvidia-modprobe.conf"
+
 static int apply(struct nf_apply *a, const json_t *sec)
 {
+	int r;
+
+	if (nf_apply_exists(a, NF_NVIDIA_MODPROBE) &&
+	    !nf_apply_exists(a, "/etc/modprobe.d/nvidia.conf") &&
+	    (r = nf_apply_symlink(a, "/etc/modprobe.d/nvidia.conf", NF_NVIDIA_MODPROBE)))
+		return r;
 	if (json_is_true(json_object_get(sec, "persistence")))
 		return nf_apply_enable(a, "nvidia-persistenced");
 	return 0;
@@ -73,10 +88,27 @@ static int check_driver(struct nf_vcheck *c, const json_t *sec)
 	(void)sec;
 	nf_v_expect(c, "the NVIDIA driver answers through NVML (libnvidia-ml.so.1)");
 	if (r == NF_E_NOHW) {
-		nf_v_seen(c, "no NVIDIA driver: libnvidia-ml.so.1 missing or nvmlInit failed");
-		nf_v_remedy(c, "lsmod | grep nvidia; dmesg | grep -i nvrm; nvidia-smi   # "
-			    "no module or no libnvidia-ml: the image lacks the driver, "
-			    "rebuild it (nodeforge build %s)", nf_v_role(c));
+		const char *why = json_string_value(json_object_get(snap, "error"));
+		const char *what = json_string_value(json_object_get(snap, "missing"));
+
+		if (what && !strcmp(what, "driver")) {
+			/* the software is in the image: the module did not load */
+			nf_v_seen(c, "NVML is installed; the driver is not loaded "
+				  "(NVML: %s)", why ? why : "?");
+			nf_v_remedy(c, "dmesg | grep NVRM   # 'No NVIDIA GPU found': "
+				    "no GPU is visible to this node (BIOS, PCIe, "
+				    "passthrough); 'version magic' or 'Unknown "
+				    "symbol': the module was built for another "
+				    "kernel, rebuild the image (nodeforge build %s)",
+				    nf_v_role(c));
+		} else {
+			nf_v_seen(c, "no NVIDIA driver software: %s",
+				  why ? why : "libnvidia-ml.so.1 missing or nvmlInit failed");
+			nf_v_remedy(c, "the image lacks the driver: add it to the "
+				    "profile (profiles/nvidia.yaml) and rebuild "
+				    "(nodeforge build %s)", nf_v_role(c));
+		}
+		json_decref(snap);
 		return NF_V_FAIL;
 	}
 	if (r) {

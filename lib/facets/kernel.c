@@ -10,6 +10,10 @@
 static const struct nf_field fields[] = {
 	{ "args", NF_T_STRLIST },
 	{ "isolate_cpus", NF_T_STR },
+	/* the image's kernel package (Debian: linux-image-amd64, the
+	 * release's current kernel): a profile whose modules are built for
+	 * one kernel pins it here, with its headers */
+	{ "package", NF_T_STR },
 	{ 0 }
 };
 

@@ -70,3 +70,15 @@ for f in glob.glob(sys.argv[1] + "/*.yaml"):
 PY
 	! grep -q 'kind: source' "$1"/*.yaml
 }
+
+# The kernel's words when NVIDIA's module was loaded on a machine without
+# a GPU ($1: modprobe's and the kernel log's lines): the driver's own
+# probe failed, and nothing says the module was built for another kernel
+nv_no_gpu_only() {
+	local bad
+	[[ "$1" == *"NVRM: No NVIDIA GPU found"* ]] || { echo "no 'NVRM: No NVIDIA GPU found'"; return 1; }
+	for bad in "version magic" "Unknown symbol" "disagrees about version" \
+		   "Invalid module format" "not found in directory"; do
+		[[ "$1" != *"$bad"* ]] || { echo "kernel log says: $bad"; return 1; }
+	done
+}

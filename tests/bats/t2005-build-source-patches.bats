@@ -233,3 +233,20 @@ $BUILD_LINE"
 	[[ "$output" != *"cached (built"* ]]
 	[ "$(ls cache/built | grep -c '\.tar$')" = 2 ]
 }
+
+@test "build: a source tree's file over the overlay cap (a driver's 20 MiB precompiled object) is copied into the image" {
+	mkdir -p src/big
+	head -c $((20 << 20)) /dev/urandom > src/big/blob.o_binary
+	tar --owner=0 --group=0 --mtime=@0 -C src -czf mirror/big-1.0.tar.gz big
+	BSHA=$(sha256sum mirror/big-1.0.tar.gz | cut -d' ' -f1)
+	role "    - name: big
+      kind: source
+      url: https://example.invalid/big-1.0.tar.gz
+      sha256: $BSHA
+      build: |
+        mkdir -p /opt
+        cp big/blob.o_binary /opt/blob"
+	run b
+	status_is 0
+	zstd -dc "out/art/$(jq -r .rootfs out/art/art.current)" | tar -xO opt/blob | cmp - src/big/blob.o_binary
+}

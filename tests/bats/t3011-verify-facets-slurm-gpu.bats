@@ -43,6 +43,30 @@ load verify_helper
 	[ "$(echo "$output" | jq -c '[.root_causes[].id]')" = '["gpu.driver"]' ]
 }
 
+# what NVML said, as the real adapter records it (verify_ops.c): the node
+# with the software and no loaded module (no GPU, or a module for another
+# kernel) is told apart from an image without the driver
+nvml_error() {
+	vfx pass
+	jq --arg e "$1" --arg m "$2" '.nvml = {error: $e, missing: $m}' "$SYS/fixture.json" > "$SCRATCH/f.json"
+	mv "$SCRATCH/f.json" "$SYS/fixture.json"
+	vrun --json
+	status_is 3
+}
+
+@test "gpu: NVML installed and its module not loaded names the kernel log, not a rebuild of missing software" {
+	nvml_error "Driver Not Loaded" driver
+	[ "$(verdict_of gpu.driver)" = "fail NVML is installed; the driver is not loaded (NVML: Driver Not Loaded)" ]
+	echo "$output" | jq -r '.checks[] | select(.id == "gpu.driver") | .remedy' | grep -q "No NVIDIA GPU found"
+	[[ "$(verdict_of gpu.count)" == "skip because gpu.driver failed" ]]
+}
+
+@test "gpu: an image without libnvidia-ml is missing driver software" {
+	nvml_error "libnvidia-ml.so.1 is not installed" software
+	[ "$(verdict_of gpu.driver)" = "fail no NVIDIA driver software: libnvidia-ml.so.1 is not installed" ]
+	echo "$output" | jq -r '.checks[] | select(.id == "gpu.driver") | .remedy' | grep -q "profiles/nvidia.yaml"
+}
+
 @test "gpu: fewer GPUs than the role" {
 	vfx pass
 	jq '.nvml.gpus |= .[:7]' "$SYS/fixture.json" > "$SCRATCH/f.json"
@@ -57,5 +81,5 @@ load verify_helper
 	grep -q libnvidia-ml /etc/ld.so.cache 2>/dev/null && skip "this host has NVML"
 	run nf verify --sysroot "$SYS" --only gpu --json
 	status_is 3
-	[[ "$(verdict_of gpu.driver)" == "fail no NVIDIA driver"* ]]
+	[ "$(verdict_of gpu.driver)" = "fail no NVIDIA driver software: libnvidia-ml.so.1 is not installed" ]
 }

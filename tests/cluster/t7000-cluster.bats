@@ -335,6 +335,40 @@ assert (n.get("root_cause") or "").startswith(first + ":"), \
 	[ "$(echo "$output" | sed -n 2p)" = failed ]
 }
 
+# Issue part 4, in a VM without a GPU: the image's NVIDIA module is the
+# one built for the kernel the node runs (its version magic), so loading
+# it fails only because no GPU is there (the driver's own words in the
+# kernel log, not a version-magic or symbol error); nvidia-smi runs; the
+# verifier's gpu.driver names a driver that is installed but not loaded;
+# the container checks pass.
+@test "the GPU node's NVIDIA driver is the one built for its running kernel: modprobe fails only on the missing GPU, nvidia-smi runs" {
+	needs ssh
+	local gpu
+	gpu=$(cl_node_of compute)
+	run cl_ssh "$gpu" 'uname -r; modinfo -F vermagic nvidia-current-open
+		modprobe nvidia; echo "modprobe exit $?"
+		dmesg | grep -i -e NVRM -e nvidia | tail -n 20
+		nvidia-smi; echo "nvidia-smi exit $?"'
+	echo "$output" | cl_show
+	[[ "${lines[1]}" == "${lines[0]} SMP "* ]]
+	[[ "$output" != *"modprobe exit 0"* ]]
+	nv_no_gpu_only "$output"
+	[[ "$output" != *"nvidia-smi exit 127"* ]]
+	[[ "$output" != *"nvidia-smi exit 126"* ]]
+	[ -s "$W/gpu-verdict.json" ] || { echo "no verdict of $gpu"; return 1; }
+	python3 - "$W/gpu-verdict.json" <<-'PY'
+	import json, sys
+	checks = {c["id"]: c for c in json.load(open(sys.argv[1]))["verdict"]["checks"]}
+	d = checks["gpu.driver"]
+	print("# gpu.driver: %s %s" % (d["verdict"], d.get("seen")))
+	assert d["verdict"] == "fail", d
+	assert d["seen"].startswith("NVML is installed; the driver is not loaded"), d
+	cont = {i: c["verdict"] for i, c in checks.items() if i.startswith("containers.")}
+	print("# containers: %s" % cont)
+	assert cont and all(v == "pass" for v in cont.values()), cont
+	PY
+}
+
 @test "the GPU node never becomes idle in Slurm" {
 	needs idle
 	local gpu

@@ -20,7 +20,8 @@ setup_file() {
 
 D12=examples/site-debian12.yaml
 
-# The six images (three roles, two releases) are built side by side before
+# The six images (three roles each: controller, login and the compute
+# role, two releases) are built side by side before
 # the tests, one release at a time: the bootstraps are most of the time and
 # do not depend on each other.  Each test's ci then finds its image
 # current (the same inputs) and runs the daemons on it.  A build that fails
@@ -29,7 +30,7 @@ prebuild() {
 	local t0=$SECONDS site tag role
 	for site in "" "$NF_SRCDIR/$D12"; do
 		tag=$(outtag ${site:+-s "$site"})
-		for role in controller compute login; do
+		for role in controller $(compute_role ${site:+-s "$site"}) login; do
 			"$NF_BIN" -C "$NF_SRCDIR/profiles" ${site:+-s "$site"} build "$role" \
 				--cache "$E2E" --out "$BATS_FILE_TMPDIR/$tag" --inventory "$INV" -q \
 				>"$BATS_FILE_TMPDIR/prebuild-$tag-$role.log" 2>&1 3>&- &
@@ -37,6 +38,13 @@ prebuild() {
 		wait
 	done
 	echo "# prebuilt 6 images in $((SECONDS - t0)) s" >&3
+}
+
+# The compute role of a site: the GPU role (compute: the NVIDIA driver
+# of Debian 13, nvidia.yaml) on Debian 13; on the Debian 12 example site,
+# which that driver's pins refuse, the CPU role (cpu: enroot and pyxis too)
+compute_role() {
+	case " $* " in *" -s "*) echo cpu ;; *) echo compute ;; esac
 }
 
 # the output directory of a site's images
@@ -113,9 +121,104 @@ enroot_runs() {
 	enroot_runs compute out-d13
 }
 
+# The GPU compute image carries the NVIDIA 550 open kernel modules, built
+# in the image for the image's one kernel (nvidia.yaml): modprobe's view
+# of the image resolves 'nvidia' to them, their version magic is that
+# kernel's, and nothing of the build (headers, compiler, source, a DKMS
+# signing key) stays
+@test "the Debian 13 compute image: NVIDIA's open modules built for its own kernel, modprobe finds them, NVML and nvidia-smi are there, no build leftovers" {
+	local root=$BATS_TEST_TMPDIR/root rootfs kver m
+	rootfs=$(jq -r .rootfs "$BATS_FILE_TMPDIR/out-d13/compute/compute.current")
+	mkdir -p "$root"
+	zstd -dc "$BATS_FILE_TMPDIR/out-d13/compute/$rootfs" | tar -x -C "$root" --numeric-owner
+	# one kernel, the pinned one
+	run ls "$root/lib/modules"
+	echo "kernels: $output"
+	[ "${#lines[@]}" = 1 ]
+	kver=${lines[0]}
+	[ "linux-image-$kver" = "$("$NF_BIN" -C "$NF_SRCDIR/profiles" profile show compute --json | jq -r .kernel.package)" ]
+	for m in nvidia-current-open nvidia-current-open-modeset nvidia-current-open-drm \
+		 nvidia-current-open-uvm nvidia-current-open-peermem; do
+		[ -f "$root/lib/modules/$kver/nvidia/$m.ko" ]
+		run modinfo -F vermagic "$root/lib/modules/$kver/nvidia/$m.ko"
+		echo "$m: $output"
+		[[ "$output" == "$kver SMP "* ]]
+		# stripped of debug sections
+		! readelf -S "$root/lib/modules/$kver/nvidia/$m.ko" | grep -q '\.debug_info'
+	done
+	echo "modules: $(du -sm "$root/lib/modules/$kver/nvidia" | cut -f1) MB" >&3
+	# modprobe in the image: 'nvidia' is Debian's install rule for the
+	# open module (the gpu facet links the rules into modprobe.d), which
+	# resolves to this build with its dependencies
+	run chroot "$root" modprobe -S "$kver" --show-depends nvidia
+	echo "$output"
+	status_is 0
+	[[ "$output" == *"modprobe -i nvidia-current-open "* ]]
+	run chroot "$root" modprobe -S "$kver" --show-depends nvidia-current-open-uvm
+	echo "$output"
+	status_is 0
+	[[ "$output" == *"insmod /lib/modules/$kver/nvidia/nvidia-current-open.ko"* ]]
+	[[ "$output" == *"insmod /lib/modules/$kver/nvidia/nvidia-current-open-uvm.ko"* ]]
+	grep -q "^nvidia/nvidia-current-open-uvm.ko: nvidia/nvidia-current-open.ko" "$root/lib/modules/$kver/modules.dep"
+	# NVML and nvidia-smi: nvidia-smi runs (no driver in a chroot, so it
+	# fails; never 126/127)
+	chroot "$root" ldconfig -p | grep -q 'libnvidia-ml.so.1 '
+	run chroot "$root" nvidia-smi
+	echo "nvidia-smi: $status $output"
+	[ "$status" -ne 126 ]
+	[ "$status" -ne 127 ]
+	[ -x "$root/usr/bin/nvidia-persistenced" ]
+	# what only the build needed is gone, and no key was ever generated
+	for p in gcc make nvidia-open-kernel-source "linux-headers-$kver" dkms; do
+		! chroot "$root" dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'
+	done
+	[ ! -e "$root/usr/src/nvidia-open-kernel.tar.xz" ]
+	[ ! -e "$root/usr/src/nodeforge" ]
+	[ ! -e "$root/var/lib/dkms" ]
+	[ -z "$(find "$root" -xdev \( -name 'mok.key' -o -name 'signing_key.pem' \) -print -quit)" ]
+}
+
 @test "ci daemons, Debian 13: the login image's scontrol accepts its files; its srun lists --container-image" {
 	got=$(daemons login -C "$NF_SRCDIR/profiles")
 	all_pass "$got" slurm.conf plugstack.conf chrony.conf
+}
+
+# The image's own kernel and initramfs in QEMU (no GPU), with a second
+# cpio appended that adds a test init: the module built for that kernel
+# loads as far as the GPU probe, and nvidia-smi runs.  The cluster test
+# boots the same image over PXE and asks the same on the GPU node.
+@test "the Debian 13 compute image's kernel loads its NVIDIA module up to the missing GPU (QEMU, no GPU): no version-magic or symbol error; nvidia-smi runs" {
+	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86 not installed"
+	local d=$BATS_TEST_TMPDIR/vm cur=$BATS_FILE_TMPDIR/out-d13/compute
+	mkdir -p "$d/x"
+	cat > "$d/x/nf-gpu-test" <<-'EOF'
+	#!/bin/sh
+	mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+	echo "== uname $(uname -r)"
+	echo "== vermagic $(modinfo -F vermagic nvidia-current-open)"
+	modprobe nvidia; echo "== modprobe exit $?"
+	dmesg | grep -i -e nvrm -e nvidia
+	nvidia-smi; echo "== nvidia-smi exit $?"
+	echo o > /proc/sysrq-trigger
+	sleep 30
+	EOF
+	chmod 755 "$d/x/nf-gpu-test"
+	(cd "$d/x" && echo nf-gpu-test | cpio -o -H newc --quiet > "$d/test.cpio")
+	cat "$cur/$(jq -r .initramfs "$cur/compute.current")" "$d/test.cpio" > "$d/initrd"
+	timeout 600 qemu-system-x86_64 -machine q35,accel=tcg -m 3072 -display none -no-reboot \
+		-kernel "$cur/$(jq -r .kernel "$cur/compute.current")" -initrd "$d/initrd" \
+		-append "console=ttyS0 rdinit=/nf-gpu-test panic=-1" -serial "file:$d/console" 3>&- || true
+	run grep -a -e '^== ' -e NVRM -e 'nvidia' -e 'modprobe:' "$d/console"
+	echo "$output" | sed 's/^/# /' >&3
+	local kver
+	kver=$(sed -n 's/^== uname //p' <<<"$output" | tr -d '\r')
+	[ -n "$kver" ]
+	[[ "$output" == *"== vermagic $kver SMP "* ]]
+	[[ "$output" == *"== modprobe exit 1"* ]]
+	nv_no_gpu_only "$output"
+	[[ "$output" == *"== nvidia-smi exit "* ]]
+	[[ "$output" != *"== nvidia-smi exit 127"* ]]
+	[[ "$output" != *"== nvidia-smi exit 126"* ]]
 }
 
 @test "ci daemons, Debian 12 example site: the controller's Slurm 22.05, slurmdbd and mariadbd accept its files" {
@@ -123,10 +226,19 @@ enroot_runs() {
 	all_pass "$got" slurm.conf slurmdbd.conf chrony.conf mariadb
 }
 
-@test "ci daemons, Debian 12 example site: the compute image's scontrol accepts its files; its srun loads pyxis (Slurm 22.05)" {
-	got=$(daemons compute -C "$NF_SRCDIR/profiles" -s "$NF_SRCDIR/$D12")
+@test "ci daemons, Debian 12 example site: the CPU compute image's scontrol accepts its files; its srun loads pyxis (Slurm 22.05)" {
+	got=$(daemons cpu -C "$NF_SRCDIR/profiles" -s "$NF_SRCDIR/$D12")
 	all_pass "$got" slurm.conf plugstack.conf chrony.conf
-	enroot_runs compute out-d12
+	enroot_runs cpu out-d12
+}
+
+@test "Debian 12 example site: the GPU compute role, whose driver is pinned to Debian 13, is refused before anything is fetched" {
+	run "$NF_BIN" -C "$NF_SRCDIR/profiles" -s "$NF_SRCDIR/$D12" build compute \
+		--cache "$BATS_TEST_TMPDIR/c" --out "$BATS_TEST_TMPDIR/o"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"profile 'nvidia' is made for debian13 (its distros:), and this site's distro is debian12"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/c/bootstrap" ]
 }
 
 @test "ci daemons, Debian 12 example site: the login image's scontrol accepts its files; its srun lists --container-image" {
