@@ -106,13 +106,18 @@ efi_node() {
 	vrun --json
 	status_is 0
 	[ "$(echo "$output" | jq -r '.result + " " + (.counts.warn | tostring)')" = "pass 1" ]
+	# the text report's summary says the JSON's counts (the number of
+	# checks comes from the check tables, not from this test)
+	local summary
+	summary=$(echo "$output" | jq -r '.counts | "\(.pass) passed, \(.fail) failed, \(.hung) hung, \(.skip) skipped, \(.warn) warned"')
+	[[ "$summary" == *" passed, 0 failed, 0 hung, 1 skipped, 1 warned" ]]
 	[ "$(check_of storage.install.boot_next)" = "warn|reboot will boot from network: BootNext is Boot0000 'UEFI PXEv4 (MAC:525400123456)'|the next reboot boots from the installed disk|nodeforge efi bootnext 0001   # unless a re-provisioning is intended|" ]
 	# the text report shows it with its remedy, and counts it
 	vrun
 	status_is 0
 	[[ "$output" == *"WARN storage.install.boot_next: reboot will boot from network:"*"BootNext is"*"Boot0000"* ]]
 	[[ "$output" == *"-> nodeforge efi bootnext 0001"* ]]
-	[[ "${lines[-1]}" == "compute: PASS: 57 passed, 0 failed, 0 hung, 1 skipped, 1 warned" ]]
+	[ "${lines[-1]}" = "compute: PASS: $summary" ]
 	# gate mode: slurmd may start, the login banner says why to look
 	vrun --root "$SYS" --gate
 	status_is 0
