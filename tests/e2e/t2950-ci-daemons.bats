@@ -206,7 +206,11 @@ enroot_runs() {
 	EOF
 	chmod 755 "$d/x/nf-gpu-test"
 	(cd "$d/x" && echo nf-gpu-test | cpio -o -H newc --quiet > "$d/test.cpio")
-	cat "$cur/$(jq -r .initramfs "$cur/compute.current")" "$d/test.cpio" > "$d/initrd"
+	# an uncompressed cpio after a compressed one must start 4-byte
+	# aligned (the kernel skips the zeros between them)
+	cp "$cur/$(jq -r .initramfs "$cur/compute.current")" "$d/initrd"
+	head -c $(( (4 - $(stat -c %s "$d/initrd") % 4) % 4 )) /dev/zero >> "$d/initrd"
+	cat "$d/test.cpio" >> "$d/initrd"
 	timeout 600 qemu-system-x86_64 -machine q35,accel=tcg -m 3072 -display none -no-reboot \
 		-kernel "$cur/$(jq -r .kernel "$cur/compute.current")" -initrd "$d/initrd" \
 		-append "console=ttyS0 rdinit=/nf-gpu-test panic=-1" -serial "file:$d/console" 3>&- || true
