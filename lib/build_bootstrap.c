@@ -382,6 +382,18 @@ const char *nf_bld_bootstrap_tool(const struct build *b)
 	return t && *t ? t : backend(b)->tool;
 }
 
+/* A cache entry written as `tmp` (r: how that went) takes its name by
+ * rename, or is removed: no half-written tarball is ever under `path` */
+static int store(struct build *b, int r, const char *tmp, const char *path)
+{
+	if (!r && rename(tmp, path) < 0)
+		r = nf_fail(b->ctx, -errno, "cannot store '%s': %s", path,
+			    strerror(errno));
+	if (r)
+		unlink(tmp);
+	return r;
+}
+
 int nf_bld_stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
 			   const char *bkey, char *tarpath, size_t tarsz,
 			   int *cached)
@@ -406,12 +418,7 @@ int nf_bld_stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-%s-%d.tar", dir, bkey, (int)getpid());
 	snprintf(log, sizeof(log), "%s/%s.log", dir, bkey);
 	r = backend(b)->run(b, pkgs, npkgs, tmp, log);
-	if (!r && rename(tmp, tarpath) < 0)
-		r = nf_fail(b->ctx, -errno, "cannot store '%s': %s", tarpath,
-			    strerror(errno));
-	if (r)
-		unlink(tmp);
-	return r;
+	return store(b, r, tmp, tarpath);
 }
 
 
@@ -462,8 +469,7 @@ int nf_bld_built_path(struct build *b, const char *bkey, char *path,
 	return 0;
 }
 
-/* Store the work root as `path` (written beside it, then renamed: a
- * build that stops half-way leaves no half tarball under the name) */
+/* Store the work root as `path` */
 int nf_bld_built_store(struct build *b, const char *path)
 {
 	struct nf_pack_opts po = {
@@ -480,10 +486,5 @@ int nf_bld_built_store(struct build *b, const char *path)
 	snprintf(man, sizeof(man), "%s.manifest.json", tmp);
 	r = nf_pack(b->ctx, b->root, tmp, &po);
 	unlink(man);
-	if (!r && rename(tmp, path) < 0)
-		r = nf_fail(b->ctx, -errno, "cannot store '%s': %s", path,
-			    strerror(errno));
-	if (r)
-		unlink(tmp);
-	return r;
+	return store(b, r, tmp, path);
 }
