@@ -681,6 +681,10 @@ static int apply_verifier(struct nf_apply *a)
 			nf_buf_printf(&b, "After=%s%s\n", u,
 				      strchr(u, '.') ? "" : ".service");
 		}
+		/* enabled by its facet, not by the list */
+		if (nf_fabric_manager_unit(a->prof))
+			nf_buf_printf(&b, "After=%s.service\n",
+				      nf_fabric_manager_unit(a->prof));
 	}
 	for (size_t i = 0; i < NF_ARRAY_SIZE(gated_daemons); i++)
 		if (nf_apply_has_daemon(a, gated_daemons[i]))

@@ -281,7 +281,18 @@ static int setup_paths(struct build *b)
 	if (!o->cache || !*o->cache)
 		return nf_fail(b->ctx, NF_E_INVALID, "no cache directory: "
 			       "set HOME or pass --cache DIR");
-	snprintf(b->cache, sizeof(b->cache), "%s", o->cache);
+	/* absolute: tools that run elsewhere (patch in an artifact's tree,
+	 * commands in the image root) are given paths in it */
+	if (o->cache[0] != '/') {
+		char cwd[PATH_MAX];
+
+		if (!getcwd(cwd, sizeof(cwd)) ||
+		    snprintf(b->cache, sizeof(b->cache), "%s/%s", cwd, o->cache) >=
+		    (int)sizeof(b->cache))
+			return nf_fail(b->ctx, NF_E_LIMIT, "cache path '%s' is too "
+				       "long", o->cache);
+	} else
+		snprintf(b->cache, sizeof(b->cache), "%s", o->cache);
 	if (o->overlays && *o->overlays)
 		snprintf(b->overlays, sizeof(b->overlays), "%s", o->overlays);
 	else
@@ -289,7 +300,8 @@ static int setup_paths(struct build *b)
 			 nf_ctx_profiles_dir(b->ctx));
 	if (!distro)
 		distro = "debian13";
-	if ((r = nf_profile_check_distro(b->ctx, b->profile, distro)))
+	if ((r = nf_profile_check_distro(b->ctx, b->profile, distro)) ||
+	    (r = nf_bld_check_site_artifacts(b)))
 		return r;
 	if ((dd = nf_distro_find(distro))) {
 		snprintf(b->suite, sizeof(b->suite), "%s", dd->suite);
@@ -707,6 +719,8 @@ static int build_image(struct build *b, const struct nf_site *site,
 	else if ((r = nf_bld_stage_artifacts(b, rootfd)) ||
 		 (r = nf_bld_stage_purge(b)) ||
 		 (*built && !b->o->no_cache && (r = nf_bld_built_store(b, built))))
+		goto out;
+	if ((r = nf_bld_stage_site_artifacts(b, rootfd)))
 		goto out;
 	stage_end(b, 0);
 

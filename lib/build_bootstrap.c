@@ -436,17 +436,25 @@ int nf_bld_built_path(struct build *b, const char *bkey, char *path,
 {
 	const json_t *sys = json_object_get(b->prof, "system");
 	const json_t *pk = json_object_get(sys, "packages");
-	json_t *in;
+	json_t *in, *arts = json_array(), *a;
 	char *doc, key[NF_SHA256_HEX];
 	struct nf_buf k = { 0 };
+	size_t i;
 
 	*path = '\0';
-	if (!json_array_size(json_object_get(sys, "artifacts")) &&
+	/* what the stage builds: not the site's files (installed after it)
+	 * nor the artifacts this role does not need */
+	json_array_foreach(json_object_get(sys, "artifacts"), i, a)
+		if (!json_object_get(a, "supplier") && nf_profile_runs_when(b->prof, a))
+			json_array_append(arts, a);
+	if (!json_array_size(arts) &&
 	    !json_array_size(json_object_get(pk, "build")) &&
-	    !json_array_size(json_object_get(pk, "remove")))
+	    !json_array_size(json_object_get(pk, "remove"))) {
+		json_decref(arts);
 		return 0;
-	in = json_pack("{s:O?,s:O?,s:O?,s:O?}",
-		       "artifacts", json_object_get(sys, "artifacts"),
+	}
+	in = json_pack("{s:o,s:O?,s:O?,s:O?}",
+		       "artifacts", arts,
 		       "build", json_object_get(pk, "build"),
 		       "remove", json_object_get(pk, "remove"),
 		       "distro", json_object_get(json_object_get(b->prof, "site"),

@@ -91,6 +91,11 @@ int nf_bld_self_sha256(struct build *b, char out[NF_SHA256_HEX]);
 int nf_bld_install_self(struct build *b, int rootfd);
 int nf_bld_stage_identity(struct build *b, int rootfd);
 int nf_bld_stage_artifacts(struct build *b, int rootfd);
+/* Artifacts the site supplies (supplier: site, pinned in the site file):
+ * the check before anything is fetched, and their install after the
+ * cached artifacts stage */
+int nf_bld_check_site_artifacts(struct build *b);
+int nf_bld_stage_site_artifacts(struct build *b, int rootfd);
 int nf_bld_stage_purge(struct build *b);
 
 /* kernel, archives and their publication (lib/build_publish.c) */

@@ -786,6 +786,11 @@ int nf_bld_stage_artifacts(struct build *b, int rootfd)
 
 		if (only && distro && strncmp(distro, only, strlen(only)))
 			continue;
+		/* the site's files are installed after this stage (its
+		 * result is cached without them), and only where needed */
+		if (json_object_get(a, "supplier") ||
+		    !nf_profile_runs_when(b->prof, a))
+			continue;
 		if (json_object_get(a, "from")) {
 			if ((r = from_image(b, rootfd, a)))
 				return r;
@@ -812,3 +817,140 @@ int nf_bld_stage_artifacts(struct build *b, int rootfd)
 	return 0;
 }
 
+
+/* ---------------------------------------------- site-supplied artifacts */
+
+/* The site file's pin of artifact `name` (artifacts: name, sha256, url) */
+static const json_t *site_pin(const struct build *b, const char *name)
+{
+	const json_t *pins = json_object_get(json_object_get(b->prof, "site"),
+					     "artifacts");
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(pins, i, p)
+		if (name && json_is_string(json_object_get(p, "name")) &&
+		    !strcmp(json_string_value(json_object_get(p, "name")), name))
+			return p;
+	return NULL;
+}
+
+/* Each artifact the role needs from the site (supplier: site) is pinned
+ * in the site file; checked before anything is fetched, with what to do
+ * when it is not */
+int nf_bld_check_site_artifacts(struct build *b)
+{
+	const json_t *arts = json_object_get(json_object_get(b->prof, "system"),
+					     "artifacts");
+	size_t i;
+	json_t *a;
+
+	json_array_foreach(arts, i, a) {
+		const char *name = json_string_value(json_object_get(a, "name"));
+		const char *url = json_string_value(json_object_get(a, "url"));
+		const char *when = json_string_value(json_object_get(a, "when"));
+		const char *bn = url && strrchr(url, '/') ? strrchr(url, '/') + 1 : url;
+
+		if (!json_object_get(a, "supplier") ||
+		    !nf_profile_runs_when(b->prof, a) || site_pin(b, name))
+			continue;
+		return nf_fail(b->ctx, NF_E_NOTFOUND, "role '%s' needs %s %s "
+			       "(artifact '%s'), which the site supplies and "
+			       "the site file does not pin: download %s (%s), "
+			       "put it in the artifact mirror (--artifact-mirror), "
+			       "and pin it in the site file: 'artifacts: [{name: "
+			       "%s, sha256: <sha256sum of the file>}]'%s%s%s",
+			       b->role,
+			       json_string_value(json_object_get(a, "package")),
+			       json_string_value(json_object_get(a, "version")),
+			       name, bn ? bn : "?", url ? url : "no url",
+			       name, when ? "; a role without it sets '" : "",
+			       when ? when : "", when ? ": false' in its profile" : "");
+	}
+	return 0;
+}
+
+/* A deb the site supplies: fetched by the site's pin, its package and
+ * version checked against the profile's, then installed */
+static int site_deb(struct build *b, int rootfd, const json_t *a,
+		    const json_t *pin)
+{
+	const char *name = json_string_value(json_object_get(a, "name"));
+	const char *pkg = json_string_value(json_object_get(a, "package"));
+	const char *ver = json_string_value(json_object_get(a, "version"));
+	const char *url = json_string_value(json_object_get(pin, "url"));
+	struct nf_fetch_opts fo;
+	char cmd[512], want[256], ctl[128], *file = NULL, *got = NULL;
+	size_t len = 0;
+	int r;
+
+	fetch_opts(b, &fo);
+	if ((r = nf_fetch(b->ctx, name, url ? url
+			  : json_string_value(json_object_get(a, "url")),
+			  json_string_value(json_object_get(pin, "sha256")),
+			  &fo, &file)))
+		return r;
+	{
+		struct nf_apply ap = { .ctx = b->ctx, .rootfd = rootfd };
+		char *buf = NULL;
+		size_t n = 0;
+
+		snprintf(ctl, sizeof(ctl), "/var/cache/nodeforge/%s.deb", name);
+		r = nf_read_file(b->ctx, file, 2ULL << 30, &buf, &n);
+		free(file);
+		if (r)
+			return r;
+		r = nf_apply_write(&ap, ctl, buf, n, 0644, 0, 0);
+		free(buf);
+		if (r)
+			return r;
+	}
+	snprintf(cmd, sizeof(cmd), "dpkg-deb --showformat='${Package} "
+		 "${Version}' -W /var/cache/nodeforge/%s.deb > "
+		 "/var/cache/nodeforge/%s.control", name, name);
+	if ((r = in_root(b, name, cmd)))
+		return r;
+	snprintf(ctl, sizeof(ctl), "%s/var/cache/nodeforge/%s.control", b->root,
+		 name);
+	if ((r = nf_read_file(b->ctx, ctl, 4096, &got, &len)))
+		return r;
+	unlink(ctl);
+	snprintf(want, sizeof(want), "%s %s", pkg, ver);
+	if (strcmp(got, want)) {
+		nf_fail(b->ctx, NF_E_CHECKSUM, "artifact '%s': the site's file "
+			"(its pinned sha256 matches) holds %s, and the profile "
+			"wants %s: pin the file of %s %s in the site file", name,
+			got, want, pkg, ver);
+		free(got);
+		return NF_E_CHECKSUM;
+	}
+	free(got);
+	/* its dependencies come from system.packages.install */
+	snprintf(cmd, sizeof(cmd), "dpkg -i --force-confold "
+		 "/var/cache/nodeforge/%s.deb && rm -f /var/cache/nodeforge/%s.deb",
+		 name, name);
+	if ((r = in_root(b, name, cmd)))
+		return r;
+	snprintf(want, sizeof(want), "%s %s (the site's)", pkg, ver);
+	nf_bld_note(b, want);
+	return 0;
+}
+
+/* After the (cached) artifacts stage: the files the site supplies */
+int nf_bld_stage_site_artifacts(struct build *b, int rootfd)
+{
+	const json_t *arts = json_object_get(json_object_get(b->prof, "system"),
+					     "artifacts");
+	size_t i;
+	json_t *a;
+	int r;
+
+	if ((r = nf_bld_check_site_artifacts(b)))
+		return r;
+	json_array_foreach(arts, i, a)
+		if (json_object_get(a, "supplier") && nf_profile_runs_when(b->prof, a) &&
+		    (r = site_deb(b, rootfd, a,
+				  site_pin(b, json_string_value(json_object_get(a, "name"))))))
+			return r;
+	return 0;
+}

@@ -162,6 +162,12 @@ int nf_kargs_key(const char *arg, char *key, size_t keysz);
 
 /* The site as profiles may carry it: no secret sources (lib/site.c) */
 const json_t *nf_site_public(const struct nf_site *site);
+/* The value at a dotted path of a resolved profile's objects
+ * ("gpu.nvswitch"), or NULL */
+const json_t *nf_profile_get(const json_t *prof, const char *path);
+/* 1 when obj (an artifact) has no 'when', or the profile setting its
+ * 'when' names is true: the role needs it */
+int nf_profile_runs_when(const json_t *prof, const json_t *obj);
 /* "10.0.0.0/16" -> host-order network and prefix length */
 int nf_parse_cidr(const char *s, uint32_t *net, unsigned *prefix);
 
@@ -402,6 +408,9 @@ int nf_secret_read(struct nf_ctx *ctx, const char *path, size_t max,
 const char *nf_munge_key_path(const json_t *sec);
 const char *nf_munge_key_owner(const json_t *sec);
 unsigned nf_munge_key_mode(const json_t *sec);
+/* The fabric manager's unit when the role runs one
+ * (lib/facets/fabric_manager.c: enabled on NVSwitch GPUs), else NULL */
+const char *nf_fabric_manager_unit(const json_t *prof);
 /* The directory that the users of an enroot path setting share
  * (lib/facets/containers.c): the components before the first one enroot
  * expands per user ($(id -u), ${HOME}, ...), into out.  Returns 1 when it

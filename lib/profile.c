@@ -527,6 +527,26 @@ int nf_profile_runs(const json_t *prof, const char *daemon)
 	return 0;
 }
 
+const json_t *nf_profile_get(const json_t *prof, const char *path)
+{
+	const json_t *v = prof;
+
+	while (v && path && *path) {
+		size_t n = strcspn(path, ".");
+
+		v = json_object_getn(v, path, n);
+		path += n + (path[n] == '.');
+	}
+	return v;
+}
+
+int nf_profile_runs_when(const json_t *prof, const json_t *obj)
+{
+	const char *when = json_string_value(json_object_get(obj, "when"));
+
+	return !when || json_is_true(nf_profile_get(prof, when));
+}
+
 int nf_profile_resolve(struct nf_ctx *ctx, const char *name,
 		       const struct nf_site *site, struct nf_profile **out,
 		       struct nf_diags *diags)

@@ -64,6 +64,19 @@ static const struct nf_field server_fields[] = {
 	{ 0 }
 };
 
+/* The site's copy of an artifact a profile says the site supplies
+ * (supplier: site), such as NVIDIA's fabric manager, which only NVIDIA's
+ * own repository has: the site pins its bytes; the profile pins the
+ * package and version */
+static const struct nf_field artifact_fields[] = {
+	{ "name", NF_T_STR, .required = true },
+	{ "sha256", NF_T_STR, .required = true },
+	/* where the file is when it is not in the artifact mirror under the
+	 * profile's file name */
+	{ "url", NF_T_STR },
+	{ 0 }
+};
+
 static const struct nf_field site_fields[] = {
 	{ "cluster", NF_T_STR, .required = true },
 	{ "distro", NF_T_STR, .required = true,
@@ -76,6 +89,7 @@ static const struct nf_field site_fields[] = {
 	{ "networks", NF_T_OBJ, networks, .required = true },
 	{ "mirrors", NF_T_MAP },
 	{ "artifact_mirror", NF_T_STR },
+	{ "artifacts", NF_T_OBJLIST, artifact_fields },
 	{ "server", NF_T_OBJ, server_fields },
 	{ "secrets", NF_T_OBJ, secrets },
 	{ "profiles", NF_T_STR },
@@ -172,6 +186,35 @@ static int validate(const json_t *j, const json_t *locs, struct nf_diags *d)
 		bad |= check_ip(d, locs, "accounting.address",
 				json_string_value(json_object_get(
 					json_object_get(j, "accounting"), "address")));
+	json_array_foreach(json_object_get(j, "artifacts"), i, v) {
+		const char *sha = json_string_value(json_object_get(v, "sha256"));
+		const char *name = json_string_value(json_object_get(v, "name"));
+		char path[64];
+		size_t n = 0, k2;
+		json_t *w;
+
+		while (sha && ((sha[n] >= '0' && sha[n] <= '9') ||
+			       (sha[n] >= 'a' && sha[n] <= 'f')))
+			n++;
+		if (sha && (n != 64 || sha[n])) {
+			snprintf(path, sizeof(path), "artifacts[%zu].sha256", i);
+			site_err(d, locs, path, "sha256 '%s' is not 64 lowercase "
+				 "hex digits (sha256sum FILE)", sha);
+			bad = 1;
+		}
+		json_array_foreach(json_object_get(j, "artifacts"), k2, w) {
+			if (k2 >= i)
+				break;
+			if (name && json_equal(json_object_get(w, "name"),
+					       json_object_get(v, "name"))) {
+				snprintf(path, sizeof(path), "artifacts[%zu].name", i);
+				site_err(d, locs, path, "artifact '%s' is pinned "
+					 "twice", name);
+				bad = 1;
+				break;
+			}
+		}
+	}
 	/* a node checks the munge key enrollment delivers against the
 	 * fingerprint its image carries; without one it has no way to tell
 	 * the cluster's boot server from any other that answers */

@@ -7,10 +7,28 @@
 
 static const struct nf_field fields[] = {
 	{ "enabled", NF_T_BOOL },
+	/* the package, named as NVIDIA names it for a driver branch
+	 * (nvidia-fabricmanager-550); its unit is nvidia-fabricmanager */
 	{ "package", NF_T_STR },
 	{ "match_driver", NF_T_BOOL },
 	{ 0 }
 };
+
+#define FM_UNIT "nvidia-fabricmanager"
+
+/* The fabric manager runs where the profile enables it on NVSwitch GPUs:
+ * on other systems it exits at start (no NVSwitch to manage), so a role
+ * whose gpu.nvswitch is false has none, whatever 'enabled' says */
+static int fm_on(const json_t *prof, const json_t *sec)
+{
+	return json_is_true(json_object_get(sec, "enabled")) &&
+	       json_is_true(nf_profile_get(prof, "gpu.nvswitch"));
+}
+
+const char *nf_fabric_manager_unit(const json_t *prof)
+{
+	return fm_on(prof, json_object_get(prof, "fabric_manager")) ? FM_UNIT : NULL;
+}
 
 static int lint(struct nf_facet_lint *l, const json_t *sec)
 {
@@ -29,22 +47,18 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 /* NVSwitch systems: fabric manager enabled, and started before slurmd */
 static int apply(struct nf_apply *a, const json_t *sec)
 {
-	const char *pkg = json_string_value(json_object_get(sec, "package"));
-	char unit[128];
 	struct nf_buf b = { 0 };
 	int r;
 
-	if (!json_is_true(json_object_get(sec, "enabled")))
+	if (!fm_on(a->prof, sec))
 		return 0;
-	snprintf(unit, sizeof(unit), "%s", pkg && !strchr(pkg, '/') ? pkg
-		 : "nvidia-fabricmanager");
-	if ((r = nf_apply_enable(a, unit)))
+	if ((r = nf_apply_enable(a, FM_UNIT)))
 		return r;
 	if (!nf_apply_has_daemon(a, "slurmd"))
 		return 0;
 	nf_apply_header(&b, "#", "fabric_manager");
-	nf_buf_printf(&b, "[Unit]\nWants=%s.service\nAfter=%s.service\n", unit,
-		      unit);
+	nf_buf_printf(&b, "[Unit]\nWants=%s.service\nAfter=%s.service\n", FM_UNIT,
+		      FM_UNIT);
 	return nf_apply_write_buf(a, "/etc/systemd/system/slurmd.service.d/"
 				  "nodeforge-fabricmanager.conf", &b, 0644, 0, 0);
 }
@@ -58,7 +72,9 @@ static int check_active(struct nf_vcheck *c, const json_t *sec)
 	char state[64] = "";
 	int r;
 
-	if (json_is_false(json_object_get(sec, "enabled")))
+	if (!json_is_true(nf_profile_get(nf_v_profile(c), "gpu.nvswitch")))
+		return nf_v_skip(c, "no NVSwitch in this role (gpu.nvswitch: false)");
+	if (!fm_on(nf_v_profile(c), sec))
 		return nf_v_skip(c, "fabric manager disabled in the profile");
 	nf_v_expect(c, "nvidia-fabricmanager active");
 	r = nf_v_service_active(c, "nvidia-fabricmanager", state, sizeof(state));
@@ -82,6 +98,8 @@ static int check_version(struct nf_vcheck *c, const json_t *sec)
 	char *out = NULL, *v;
 	int st = 0, r;
 
+	if (!fm_on(nf_v_profile(c), sec))
+		return nf_v_skip(c, "no fabric manager in this role");
 	if (!json_is_true(json_object_get(sec, "match_driver")))
 		return nf_v_skip(c, "the profile does not pin the version");
 	if (!drv)
@@ -100,7 +118,9 @@ static int check_version(struct nf_vcheck *c, const json_t *sec)
 		return NF_V_HUNG;
 	if (r) {
 		nf_v_seen(c, "cannot run nv-fabricmanager: %s", r < 0 ? strerror(-r) : nf_strerror(r));
-		nf_v_remedy(c, "apt-get install nvidia-fabricmanager-%.*s=%s*",
+		nf_v_remedy(c, "on the build host: pin the site's "
+			    "nvidia-fabricmanager-%.*s %s deb in the site file "
+			    "(artifacts:) and rebuild this role",
 			    (int)strcspn(drv, "."), drv, drv);
 		return NF_V_FAIL;
 	}
@@ -113,8 +133,10 @@ static int check_version(struct nf_vcheck *c, const json_t *sec)
 	free(out);
 	if (r)
 		return NF_V_PASS;
-	nf_v_remedy(c, "apt-get install nvidia-fabricmanager-%.*s=%s*   # must equal the driver",
-		    (int)strcspn(drv, "."), drv, drv);
+	nf_v_remedy(c, "on the build host: the profile's fabric manager must be "
+		    "the driver's version: nvidia-fabricmanager-%.*s %s (the "
+		    "fabric manager artifact's version), pinned in the site "
+		    "file; rebuild this role", (int)strcspn(drv, "."), drv, drv);
 	return NF_V_FAIL;
 }
 

@@ -359,8 +359,7 @@ static int write_cluster_unit(struct nf_apply *a)
 static int write_gres_unit(struct nf_apply *a)
 {
 	const json_t *gpu = json_object_get(a->prof, "gpu");
-	const json_t *fm = json_object_get(a->prof, "fabric_manager");
-	const char *pkg = json_string_value(json_object_get(fm, "package"));
+	const char *fm = nf_fabric_manager_unit(a->prof);
 	struct nf_buf b = { 0 };
 
 	nf_apply_header(&b, "#", "slurm");
@@ -373,9 +372,8 @@ static int write_gres_unit(struct nf_apply *a)
 		"Before=nodeforge-verify.service slurmd.service\n");
 	if (json_is_true(json_object_get(gpu, "persistence")))
 		nf_buf_printf(&b, "After=nvidia-persistenced.service\n");
-	if (json_is_true(json_object_get(fm, "enabled")))
-		nf_buf_printf(&b, "After=%s.service\n",
-			      pkg && !strchr(pkg, '/') ? pkg : "nvidia-fabricmanager");
+	if (fm)
+		nf_buf_printf(&b, "After=%s.service\n", fm);
 	nf_buf_printf(&b,
 		"\n"
 		"[Service]\n"

@@ -41,7 +41,20 @@ static const struct nf_field artifact_fields[] = {
 	 * /usr/src/nvidia-open-kernel.tar.xz); either way pinned by sha256 */
 	{ "url", NF_T_STR },
 	{ "from", NF_T_PATH },
-	{ "sha256", NF_T_STR, .required = true },
+	/* the pin; an artifact the site supplies has its pin in the site
+	 * file instead (artifacts: name, sha256) */
+	{ "sha256", NF_T_STR },
+	/* site: a file this project cannot download for the site (NVIDIA's
+	 * fabric manager is only in NVIDIA's repository): the profile names
+	 * the package and version, the site file pins the bytes */
+	{ "supplier", NF_T_STR,
+	  .choices = (const char *const[]){ "site", NULL } },
+	/* kind deb: the package the file must hold (with version: its
+	 * version), checked before it is installed */
+	{ "package", NF_T_STR },
+	/* a boolean of the profile (gpu.nvswitch): the artifact is needed
+	 * only where it is true */
+	{ "when", NF_T_STR },
 	{ "patches", NF_T_OBJLIST, patch_fields },
 	{ "version", NF_T_STR },
 	{ "dest", NF_T_PATH },
@@ -126,9 +139,41 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 		int from = json_object_get(a, "from") != NULL;
 		char path[96];
 
+		int site = json_object_get(a, "supplier") != NULL;
+		const char *when = json_string_value(json_object_get(a, "when"));
+		const json_t *sha = json_object_get(a, "sha256");
+
 		snprintf(path, sizeof(path), "system.artifacts[%zu].sha256", i);
-		lint_sha(l, path, json_string_value(json_object_get(a, "sha256")));
+		lint_sha(l, path, json_string_value(sha));
 		snprintf(path, sizeof(path), "system.artifacts[%zu]", i);
+		if (!site && !sha)
+			nf_lint_at(l, path, NF_SEV_ERROR, "artifact '%s' has no "
+				   "sha256: pin it, or say 'supplier: site' "
+				   "when the site file pins it",
+				   json_string_value(json_object_get(a, "name")));
+		if (site && sha)
+			nf_lint_at(l, path, NF_SEV_ERROR, "artifact '%s' is "
+				   "supplied by the site: its sha256 is the site "
+				   "file's (artifacts:), not the profile's",
+				   json_string_value(json_object_get(a, "name")));
+		if (site && (from || !kind || strcmp(kind, "deb") ||
+			     !json_object_get(a, "package") ||
+			     !json_object_get(a, "version")))
+			nf_lint_at(l, path, NF_SEV_ERROR, "artifact '%s': a site-"
+				   "supplied artifact is a deb with 'url' (its "
+				   "file name), 'package' and 'version', which "
+				   "the build checks in the site's file",
+				   json_string_value(json_object_get(a, "name")));
+		if (when) {
+			const json_t *v = nf_profile_get(nf_profile_json(l->profile), when);
+
+			if (v && !json_is_boolean(v))
+				nf_lint_at(l, path, NF_SEV_ERROR, "artifact '%s': "
+					   "'when: %s' is not a true/false "
+					   "setting of the profile",
+					   json_string_value(json_object_get(a, "name")),
+					   when);
+		}
 		if (url == from)
 			nf_lint_at(l, path, NF_SEV_ERROR, "artifact '%s' needs "
 				   "either 'url' (downloaded) or 'from' (a file "

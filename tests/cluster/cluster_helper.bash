@@ -68,7 +68,7 @@ cl_overlays() {
 cl_build() {
 	local role=$1 t0 rc
 	t0=$(date +%s)
-	nf -C "$PROFS" build "$role" --cache "$E2E" --out "$OUT" \
+	nf -C "$PROFS" ${NF_TEST_SITE:+-s "$NF_TEST_SITE"} build "$role" --cache "$E2E" --out "$OUT" \
 		--overlays "$W/overlays" >"$W/log/build-$role.log" 2>&1
 	rc=$?
 	cl_log "build $role: $(( $(date +%s) - t0 )) s (exit $rc)"

@@ -45,6 +45,13 @@ setup_file() {
 
 	cl_ssh_key
 	cl_overlays
+	# the images' site: the embedded default plus the pin of a STAND-IN
+	# fabric manager deb, which the GPU role needs from the site
+	# (tests/fixtures/fabricmanager), with a mirror that holds it
+	"$NF_SRCDIR/tests/fixtures/fabricmanager/test-site.sh" "$W/imgsite" \
+		"$PROFS/site.yaml" "${NODEFORGE_ARTIFACT_MIRROR:-}" || return 1
+	export NF_TEST_SITE=$W/imgsite/site.yaml
+	export NODEFORGE_ARTIFACT_MIRROR=$W/imgsite/mirror
 	# the roles' images side by side: their bootstraps and compiles do not
 	# depend on each other
 	local pids=() p
@@ -366,6 +373,12 @@ assert (n.get("root_cause") or "").startswith(first + ":"), \
 	cont = {i: c["verdict"] for i, c in checks.items() if i.startswith("containers.")}
 	print("# containers: %s" % cont)
 	assert cont and all(v == "pass" for v in cont.values()), cont
+	# the site's fabric manager (a STAND-IN deb) is installed and was
+	# started: it failed as the real one does without NVSwitch, not as a
+	# unit that is not there
+	fm = checks["fabric_manager.active"]
+	print("# fabric_manager.active: %s %s" % (fm["verdict"], fm.get("seen")))
+	assert fm["verdict"] == "fail" and fm.get("seen") == "failed", fm
 	PY
 }
 

@@ -15,6 +15,13 @@ setup_file() {
 	[ "$(id -u)" = 0 ] || skip "needs root (chroot into the image)"
 	export E2E=${NF_E2E_CACHE:-$BATS_FILE_TMPDIR/cache}
 	export INV=$NF_SRCDIR/examples/racks.yaml
+	# the embedded default plus the pin of a STAND-IN fabric manager deb
+	# (the GPU role needs the site's; tests/fixtures/fabricmanager), and
+	# a mirror with it beside the pinned sources
+	"$NF_SRCDIR/tests/fixtures/fabricmanager/test-site.sh" "$BATS_FILE_TMPDIR/site" \
+		"$NF_SRCDIR/profiles/site.yaml" "${NODEFORGE_ARTIFACT_MIRROR:-}"
+	export NF_TEST_SITE=$BATS_FILE_TMPDIR/site/site.yaml
+	export NODEFORGE_ARTIFACT_MIRROR=$BATS_FILE_TMPDIR/site/mirror
 	prebuild
 }
 
@@ -28,7 +35,7 @@ D12=examples/site-debian12.yaml
 # here fails again, with its words, in its test.
 prebuild() {
 	local t0=$SECONDS site tag role
-	for site in "" "$NF_SRCDIR/$D12"; do
+	for site in "$NF_TEST_SITE" "$NF_SRCDIR/$D12"; do
 		tag=$(outtag ${site:+-s "$site"})
 		for role in controller $(compute_role ${site:+-s "$site"}) login; do
 			"$NF_BIN" -C "$NF_SRCDIR/profiles" ${site:+-s "$site"} build "$role" \
@@ -46,20 +53,25 @@ prebuild() {
 # of Debian 13, nvidia.yaml) on Debian 13; on the Debian 12 example site,
 # which that driver's pins refuse, the CPU role (cpu: enroot and pyxis too)
 compute_role() {
-	case " $* " in *" -s "*) echo cpu ;; *) echo compute ;; esac
+	case " $* " in *"$D12"*) echo cpu ;; *) echo compute ;; esac
 }
 
 # the output directory of a site's images
 outtag() {
-	case " $* " in *" -s "*) echo out-d12 ;; *) echo out-d13 ;; esac
+	case " $* " in *"$D12"*) echo out-d12 ;; *) echo out-d13 ;; esac
 }
 
 # ci ROLE [nf options...]: the static.daemons cases as "id verdict message"
 daemons() {
 	local role=$1
 	shift
-	"$NF_BIN" "$@" ci "$role" --cache "$E2E" --out "$BATS_FILE_TMPDIR/$(outtag "$@")" \
-		--inventory "$INV" --json > "$BATS_TEST_TMPDIR/ci.json" 2>"$BATS_TEST_TMPDIR/ci.err" || true
+	local rc=0 tag
+	tag=$(outtag "$@")
+	"$NF_BIN" "$@" ci "$role" --cache "$E2E" --out "$BATS_FILE_TMPDIR/$tag" \
+		--inventory "$INV" --json > "$BATS_TEST_TMPDIR/ci.json" 2>"$BATS_TEST_TMPDIR/ci.err" || rc=$?
+	# the whole report, for the tests of the static stage as a whole
+	cp "$BATS_TEST_TMPDIR/ci.json" "$BATS_FILE_TMPDIR/ci-$tag-$role.json"
+	echo "$rc" > "$BATS_FILE_TMPDIR/ci-$tag-$role.rc"
 	# what ci said on stderr (a build that failed names its log): shown
 	# with a failing test
 	tail -n 20 "$BATS_TEST_TMPDIR/ci.err" >&2
@@ -84,7 +96,7 @@ all_pass() {
 }
 
 @test "ci daemons, Debian 13: the controller's scontrol, slurmdbd, chronyd and mariadbd accept its files" {
-	got=$(daemons controller -C "$NF_SRCDIR/profiles")
+	got=$(daemons controller -C "$NF_SRCDIR/profiles" -s "$NF_TEST_SITE")
 	all_pass "$got" slurm.conf slurmdbd.conf chrony.conf mariadb
 }
 
@@ -118,9 +130,37 @@ enroot_runs() {
 }
 
 @test "ci daemons, Debian 13: the compute image's scontrol accepts its files; its srun loads pyxis; enroot runs as a user" {
-	got=$(daemons compute -C "$NF_SRCDIR/profiles")
+	got=$(daemons compute -C "$NF_SRCDIR/profiles" -s "$NF_TEST_SITE")
 	all_pass "$got" slurm.conf plugstack.conf chrony.conf
 	enroot_runs compute out-d13
+}
+
+# Part of the static stage is the daemons' (above); all of it must pass on
+# the GPU role of the embedded default once the site supplies its fabric
+# manager: here a STAND-IN deb named and versioned as NVIDIA's
+# (tests/fixtures/fabricmanager), pinned in the test's site file
+@test "ci compute (static stage) passes on the embedded default with the site's fabric manager (a STAND-IN deb): no case fails" {
+	local j=$BATS_FILE_TMPDIR/ci-out-d13-compute.json
+	[ -s "$j" ] || daemons compute -C "$NF_SRCDIR/profiles" -s "$NF_TEST_SITE" >/dev/null
+	jq -r '.cases[] | "\(.class) \(.id) \(.verdict) \((.message // "") | .[0:160])"' "$j"
+	[ "$(cat "$BATS_FILE_TMPDIR/ci-out-d13-compute.rc")" = 0 ]
+	[ "$(jq '[.cases[] | select(.verdict != "pass" and .verdict != "skip")] | length' "$j")" = 0 ]
+	[ "$(jq '[.cases[] | select(.verdict == "pass")] | length' "$j")" -gt 10 ]
+}
+
+@test "the Debian 13 compute image carries the site's fabric manager (a STAND-IN deb pinned in the test site): its package and version, enabled, started before slurmd; no copy of the deb left" {
+	local root=$BATS_TEST_TMPDIR/root cur=$BATS_FILE_TMPDIR/out-d13/compute
+	mkdir -p "$root"
+	zstd -dc "$cur/$(jq -r .rootfs "$cur/compute.current")" |
+		tar -x -C "$root" --numeric-owner ./var/lib/dpkg/status ./etc/systemd ./var/cache \
+			./usr/bin/nv-fabricmanager ./usr/lib/systemd/system/nvidia-fabricmanager.service
+	run awk -v RS= '/(^|\n)Package: nvidia-fabricmanager-550\n/' "$root/var/lib/dpkg/status"
+	echo "$output"
+	[[ "$output" == *"Status: install ok installed"* ]]
+	[[ "$output" == *"Version: 550.163.01-1"* ]]
+	[[ "$(readlink "$root/etc/systemd/system/multi-user.target.wants/nvidia-fabricmanager.service")" == */lib/systemd/system/nvidia-fabricmanager.service ]]
+	grep -qx 'After=nvidia-fabricmanager.service' "$root/etc/systemd/system/slurmd.service.d/nodeforge-fabricmanager.conf"
+	[ -z "$(find "$root/var/cache" -name '*.deb' -o -name '*.control')" ]
 }
 
 # The GPU compute image carries the NVIDIA 550 open kernel modules, built
@@ -181,7 +221,7 @@ enroot_runs() {
 }
 
 @test "ci daemons, Debian 13: the login image's scontrol accepts its files; its srun lists --container-image" {
-	got=$(daemons login -C "$NF_SRCDIR/profiles")
+	got=$(daemons login -C "$NF_SRCDIR/profiles" -s "$NF_TEST_SITE")
 	all_pass "$got" slurm.conf plugstack.conf chrony.conf
 }
 
