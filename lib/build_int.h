@@ -66,6 +66,9 @@ size_t nf_bld_package_name(const char *s, int el);
 int nf_bld_run_tool(struct nf_ctx *ctx, char *const argv[], const char *log,
 		    char *const env[]);
 void nf_bld_log_reason(const char *log, char *out, size_t outsz);
+/* The first line `tool --version` prints, into out (build_tools.c) */
+int nf_bld_tool_version(struct nf_ctx *ctx, const char *tool, char *out,
+			size_t outsz);
 int nf_bld_mkdir_p(struct nf_ctx *ctx, const char *path, unsigned mode);
 int nf_bld_file_exists(const char *p);
 
@@ -91,6 +94,13 @@ int nf_bld_self_sha256(struct build *b, char out[NF_SHA256_HEX]);
 int nf_bld_install_self(struct build *b, int rootfd);
 int nf_bld_stage_identity(struct build *b, int rootfd);
 int nf_bld_stage_artifacts(struct build *b, int rootfd);
+/* Copy an unpacked tree into the image under `dest` (modes kept, no
+ * templates), through the root's dirfd; run `cmd` inside the image root
+ * (chroot, sh -e), logged to CACHE/logs/ROLE/artifact-NAME.log
+ * (build_root.c) */
+int nf_bld_copy_tree_in(struct build *b, int rootfd, const char *tree,
+			const char *dest, const char *name);
+int nf_bld_in_root(struct build *b, const char *name, const char *cmd);
 /* Artifacts the site supplies (supplier: site, pinned in the site file):
  * the check before anything is fetched, and their install after the
  * cached artifacts stage */

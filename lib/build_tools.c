@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The build's tools: running the distro's own tools (mmdebstrap, dnf,
+ * chroot, patch) with their output in a log, their versions (part of the
+ * bootstrap's key), a package list entry's name, and the reason a failed
+ * tool gives in its log.
+ */
+#include "build_int.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* --------------------------------------------------------------- tools */
+
+/* Run argv with stdout+stderr into `log` (NULL: /dev/null); env entries
+ * are added.  Returns the exit status, or a negative errno.  A tool that
+ * cannot be started at all is told apart from one that exits 127 (a
+ * build line inside chroot whose command is missing): the child sends
+ * execvp's errno through a close-on-exec pipe. */
+int nf_bld_run_tool(struct nf_ctx *ctx, char *const argv[], const char *log,
+		    char *const env[])
+{
+	int ep[2], e = 0;
+	ssize_t n;
+	pid_t pid;
+	int st;
+
+	if (pipe2(ep, O_CLOEXEC) < 0)
+		return nf_fail(ctx, -errno, "cannot run '%s': %s", argv[0],
+			       strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		e = errno;
+		close(ep[0]);
+		close(ep[1]);
+		return nf_fail(ctx, -e, "cannot run '%s': %s", argv[0],
+			       strerror(e));
+	}
+	if (pid == 0) {
+		int fd = open(log ? log : "/dev/null",
+			      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		close(ep[0]);
+		if (fd < 0 || nul < 0) {
+			e = errno;
+			(void)!write(ep[1], &e, sizeof(e));
+			_exit(127);
+		}
+		/* a killed build takes its tool with it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(nul, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		for (size_t i = 0; env && env[i]; i++)
+			putenv(env[i]);
+		execvp(argv[0], argv);
+		e = errno;
+		(void)!write(ep[1], &e, sizeof(e));
+		_exit(127);
+	}
+	close(ep[1]);
+	while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(ep[0]);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return nf_fail(ctx, -errno, "cannot wait for '%s': %s",
+				       argv[0], strerror(errno));
+	if (n == (ssize_t)sizeof(e)) {
+		const char *bn = strrchr(argv[0], '/');
+
+		return nf_fail(ctx, NF_E_EXTERNAL, "cannot run '%s': %s%s%s%s",
+			       argv[0], strerror(e),
+			       e == ENOENT ? " (is the Debian package '" : "",
+			       e == ENOENT ? (bn ? bn + 1 : argv[0]) : "",
+			       e == ENOENT ? "' installed?)" : "");
+	}
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return nf_fail(ctx, NF_E_EXTERNAL, "'%s' was killed by signal %d",
+		       argv[0], WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+size_t nf_bld_package_name(const char *s, int el)
+{
+	size_t n = 0;
+
+	for (const char *c = s; c && *c; c++) {
+		if (*c == '=' && !n)
+			n = (size_t)(c - s);
+		else if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+			   *c == '+' || *c == '-' || *c == '.' || *c == ':' ||
+			   *c == '_' || (*c >= 'A' && *c <= 'Z' && !el)))
+			return 0;
+	}
+	if (!s || !*s || (n == 0 && strchr(s, '=')))
+		return 0;
+	return n ? n : strlen(s);
+}
+
+/* First line of a tool's output (its --version) */
+int nf_bld_tool_version(struct nf_ctx *ctx, const char *tool, char *out,
+			size_t outsz)
+{
+	char log[] = "/tmp/nf-version.XXXXXX";
+	char *argv[] = { (char *)tool, "--version", NULL };
+	char *buf = NULL;
+	int fd, r;
+
+	fd = mkstemp(log);
+	if (fd < 0)
+		return nf_fail(ctx, -errno, "cannot create a temporary file: %s",
+			       strerror(errno));
+	close(fd);
+	r = nf_bld_run_tool(ctx, argv, log, NULL);
+	if (r == 0 && !(r = nf_read_file(ctx, log, NF_TOOL_OUT_MAX, &buf, NULL))) {
+		buf[strcspn(buf, "\n")] = '\0';
+		snprintf(out, outsz, "%s", buf);
+		free(buf);
+	} else if (r > 0) {
+		r = nf_fail(ctx, NF_E_EXTERNAL, "'%s --version' failed", tool);
+	}
+	unlink(log);
+	return r;
+}
+
+/* The most telling line of a failed tool's log: apt's "E:" line, else
+ * the first compiler, linker or patch error ("error:", "undefined
+ * reference", "Hunk #1 FAILED at"), else the last line (make's "*** ... Error 1" says only that it failed) */
+void nf_bld_log_reason(const char *log, char *out, size_t outsz)
+{
+	char *buf = NULL, *line, *save = NULL, *last = NULL, *apt = NULL;
+	char *cc = NULL;
+
+	snprintf(out, outsz, "see '%s'", log);
+	if (nf_read_file(NULL, log, 8u << 20, &buf, NULL))
+		return;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!apt && !strncmp(line, "E: ", 3))
+			apt = line;
+		if (!cc && (strstr(line, "error:") ||
+			    strstr(line, "undefined reference to") ||
+			    /* patch(1) */
+			    strstr(line, " FAILED at ") ||
+			    strstr(line, "can't find file to patch") ||
+			    strstr(line, "Reversed (or previously applied)")))
+			cc = line;
+		if (*line)
+			last = line;
+	}
+	line = apt ? apt : cc ? cc : last;
+	if (line)
+		snprintf(out, outsz, "%s (log: '%s')", line, log);
+	free(buf);
+}
