@@ -120,6 +120,35 @@ static int apply_patches(struct build *b, const json_t *art, const char *tree)
 	return 0;
 }
 
+/* A deb into the root as /var/cache/nodeforge/NAME.deb, and its install
+ * with the image's dpkg (its dependencies come from
+ * system.packages.install), the copy removed */
+static int deb_to_root(struct build *b, int rootfd, const char *file,
+		       const char *name)
+{
+	struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd };
+	char path[160], *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	snprintf(path, sizeof(path), "/var/cache/nodeforge/%s.deb", name);
+	if ((r = nf_read_file(b->ctx, file, 2ULL << 30, &buf, &len)))
+		return r;
+	r = nf_apply_write(&a, path, buf, len, 0644, 0, 0);
+	free(buf);
+	return r;
+}
+
+static int dpkg_install(struct build *b, const char *name)
+{
+	char cmd[400];
+
+	snprintf(cmd, sizeof(cmd), "dpkg -i --force-confold "
+		 "/var/cache/nodeforge/%s.deb && rm -f /var/cache/nodeforge/%s.deb",
+		 name, name);
+	return nf_bld_in_root(b, name, cmd);
+}
+
 static int install_artifact(struct build *b, int rootfd, const json_t *art,
 			    const char *file)
 {
@@ -130,23 +159,9 @@ static int install_artifact(struct build *b, int rootfd, const json_t *art,
 	char tree[PATH_MAX + 64], cmd[PATH_MAX + 256], src[PATH_MAX + 64];
 	int r;
 
-	if (!strcmp(kind, "deb")) {
-		struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd };
-		char *buf = NULL;
-		size_t len = 0;
-
-		snprintf(src, sizeof(src), "/var/cache/nodeforge/%s.deb", name);
-		if ((r = nf_read_file(b->ctx, file, 2ULL << 30, &buf, &len)))
-			return r;
-		r = nf_apply_write(&a, src, buf, len, 0644, 0, 0);
-		free(buf);
-		if (r)
-			return r;
-		/* its dependencies come from system.packages.install */
-		snprintf(cmd, sizeof(cmd), "dpkg -i --force-confold '%s' && rm -f '%s'",
-			 src, src);
-		return nf_bld_in_root(b, name, cmd);
-	}
+	if (!strcmp(kind, "deb"))
+		return (r = deb_to_root(b, rootfd, file, name)) ? r
+		       : dpkg_install(b, name);
 	if (!strcmp(kind, "rpm"))
 		return nf_fail(b->ctx, NF_E_UNSUPPORTED, "artifact '%s': kind "
 			       "'rpm' needs an EL distro; this image is Debian "
@@ -343,21 +358,10 @@ static int site_deb(struct build *b, int rootfd, const json_t *a,
 			  json_string_value(json_object_get(pin, "sha256")),
 			  &fo, &file)))
 		return r;
-	{
-		struct nf_apply ap = { .ctx = b->ctx, .rootfd = rootfd };
-		char *buf = NULL;
-		size_t n = 0;
-
-		snprintf(ctl, sizeof(ctl), "/var/cache/nodeforge/%s.deb", name);
-		r = nf_read_file(b->ctx, file, 2ULL << 30, &buf, &n);
-		free(file);
-		if (r)
-			return r;
-		r = nf_apply_write(&ap, ctl, buf, n, 0644, 0, 0);
-		free(buf);
-		if (r)
-			return r;
-	}
+	r = deb_to_root(b, rootfd, file, name);
+	free(file);
+	if (r)
+		return r;
 	snprintf(cmd, sizeof(cmd), "dpkg-deb --showformat='${Package} "
 		 "${Version}' -W /var/cache/nodeforge/%s.deb > "
 		 "/var/cache/nodeforge/%s.control", name, name);
@@ -378,11 +382,7 @@ static int site_deb(struct build *b, int rootfd, const json_t *a,
 		return NF_E_CHECKSUM;
 	}
 	free(got);
-	/* its dependencies come from system.packages.install */
-	snprintf(cmd, sizeof(cmd), "dpkg -i --force-confold "
-		 "/var/cache/nodeforge/%s.deb && rm -f /var/cache/nodeforge/%s.deb",
-		 name, name);
-	if ((r = nf_bld_in_root(b, name, cmd)))
+	if ((r = dpkg_install(b, name)))
 		return r;
 	snprintf(want, sizeof(want), "%s %s (the site's)", pkg, ver);
 	nf_bld_note(b, want);
