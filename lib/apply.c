@@ -681,10 +681,13 @@ static int apply_verifier(struct nf_apply *a)
 			nf_buf_printf(&b, "After=%s%s\n", u,
 				      strchr(u, '.') ? "" : ".service");
 		}
-		/* enabled by its facet, not by the list */
-		if (nf_fabric_manager_unit(a->prof))
-			nf_buf_printf(&b, "After=%s.service\n",
-				      nf_fabric_manager_unit(a->prof));
+		/* the GPU services their facets enable (not the list) */
+		const char *fu[] = { nf_gpu_persistence_unit(a->prof),
+				     nf_fabric_manager_unit(a->prof) };
+
+		for (i = 0; i < NF_ARRAY_SIZE(fu); i++)
+			if (fu[i])
+				nf_buf_printf(&b, "After=%s.service\n", fu[i]);
 	}
 	for (size_t i = 0; i < NF_ARRAY_SIZE(gated_daemons); i++)
 		if (nf_apply_has_daemon(a, gated_daemons[i]))

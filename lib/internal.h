@@ -411,6 +411,9 @@ unsigned nf_munge_key_mode(const json_t *sec);
 /* The fabric manager's unit when the role runs one
  * (lib/facets/fabric_manager.c: enabled on NVSwitch GPUs), else NULL */
 const char *nf_fabric_manager_unit(const json_t *prof);
+/* nvidia-persistenced when the role's GPUs want persistence mode
+ * (lib/facets/gpu.c enables it), else NULL */
+const char *nf_gpu_persistence_unit(const json_t *prof);
 /* The directory that the users of an enroot path setting share
  * (lib/facets/containers.c): the components before the first one enroot
  * expands per user ($(id -u), ${HOME}, ...), into out.  Returns 1 when it

@@ -57,6 +57,12 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
  * would make, where the image has those rules. */
 #define NF_NVIDIA_MODPROBE "/etc/nvidia/nvidia-modprobe.conf"
 
+const char *nf_gpu_persistence_unit(const json_t *prof)
+{
+	return json_is_true(nf_profile_get(prof, "gpu.persistence"))
+	       ? "nvidia-persistenced" : NULL;
+}
+
 static int apply(struct nf_apply *a, const json_t *sec)
 {
 	int r;
@@ -65,8 +71,9 @@ static int apply(struct nf_apply *a, const json_t *sec)
 	    !nf_apply_exists(a, "/etc/modprobe.d/nvidia.conf") &&
 	    (r = nf_apply_symlink(a, "/etc/modprobe.d/nvidia.conf", NF_NVIDIA_MODPROBE)))
 		return r;
-	if (json_is_true(json_object_get(sec, "persistence")))
-		return nf_apply_enable(a, "nvidia-persistenced");
+	(void)sec;
+	if (nf_gpu_persistence_unit(a->prof))
+		return nf_apply_enable(a, nf_gpu_persistence_unit(a->prof));
 	return 0;
 }
 

@@ -359,7 +359,6 @@ static int write_cluster_unit(struct nf_apply *a)
  * anything that reads gres.conf */
 static int write_gres_unit(struct nf_apply *a)
 {
-	const json_t *gpu = json_object_get(a->prof, "gpu");
 	const char *fm = nf_fabric_manager_unit(a->prof);
 	struct nf_buf b = { 0 };
 
@@ -371,8 +370,8 @@ static int write_gres_unit(struct nf_apply *a)
 		"Documentation=man:nodeforge-gres(1)\n"
 		"ConditionPathExists=/etc/nodeforge/gres.auto.json\n"
 		"Before=nodeforge-verify.service slurmd.service\n");
-	if (json_is_true(json_object_get(gpu, "persistence")))
-		nf_buf_printf(&b, "After=nvidia-persistenced.service\n");
+	if (nf_gpu_persistence_unit(a->prof))
+		nf_buf_printf(&b, "After=%s.service\n", nf_gpu_persistence_unit(a->prof));
 	if (fm)
 		nf_buf_printf(&b, "After=%s.service\n", fm);
 	nf_buf_printf(&b,

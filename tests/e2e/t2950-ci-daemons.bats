@@ -152,8 +152,8 @@ enroot_runs() {
 	local root=$BATS_TEST_TMPDIR/root cur=$BATS_FILE_TMPDIR/out-d13/compute
 	mkdir -p "$root"
 	zstd -dc "$cur/$(jq -r .rootfs "$cur/compute.current")" |
-		tar -x -C "$root" --numeric-owner ./var/lib/dpkg/status ./etc/systemd ./var/cache \
-			./usr/bin/nv-fabricmanager ./usr/lib/systemd/system/nvidia-fabricmanager.service
+		tar -x -C "$root" --numeric-owner var/lib/dpkg/status etc/systemd var/cache \
+			usr/bin/nv-fabricmanager usr/lib/systemd/system/nvidia-fabricmanager.service
 	run awk -v RS= '/(^|\n)Package: nvidia-fabricmanager-550\n/' "$root/var/lib/dpkg/status"
 	echo "$output"
 	[[ "$output" == *"Status: install ok installed"* ]]
