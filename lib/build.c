@@ -115,6 +115,39 @@ static void clean_stale(struct build *b)
 	closedir(d);
 }
 
+/* The work roots of builds that died without removing theirs (killed,
+ * power lost): CACHE/work/ROLE-PID whose PID no longer runs.  A compute
+ * root is gigabytes; every later build would otherwise keep them. */
+static void clean_stale_work(struct build *b)
+{
+	char dir[PATH_MAX + 16];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/work", b->cache);
+	if (!(d = opendir(dir)))
+		return;
+	while ((de = readdir(d))) {
+		const char *dash = strrchr(de->d_name, '-');
+		char *end;
+		long pid;
+
+		if (!dash || dash == de->d_name || !dash[1])
+			continue;
+		errno = 0;
+		pid = strtol(dash + 1, &end, 10);
+		if (*end || errno || pid <= 0 || pid == (long)getpid() ||
+		    pid > INT_MAX)
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		nf_log(b->ctx, NF_LOG_INFO, "removing the work root of build %ld, "
+		       "which is gone: %s/%s", pid, dir, de->d_name);
+		nf_rm_tree_at(dirfd(d), de->d_name);
+	}
+	closedir(d);
+}
+
 /* --------------------------------------------------------------- setup */
 
 static int setup_paths(struct build *b)
@@ -501,6 +534,7 @@ static int build_image(struct build *b, const struct nf_site *site,
 	if ((r = take_lock(b)))
 		return r;
 	clean_stale(b);
+	clean_stale_work(b);
 	res->dir = nf_strdup(b->out);
 	if ((r = nf_bld_package_list(b, &pkgs, &npkgs)))
 		return r;

@@ -215,6 +215,19 @@ rootfs_file() {
 	[ -z "$(ls -A out/controller | grep '^\.tmp-' || true)" ]
 }
 
+@test "build: the work root a dead build left (CACHE/work/ROLE-PID) is removed by the next build; a running build's is not" {
+	b -q
+	sleep 0 & dead=$!
+	wait "$dead"
+	mkdir -p "cache/work/controller-$dead/root/usr" "cache/work/login-$$/root" cache/work/notes
+	echo x > "cache/work/controller-$dead/root/usr/big"
+	run b
+	status_is 0
+	[ ! -e "cache/work/controller-$dead" ]
+	[ -d "cache/work/login-$$/root" ]
+	[ -d cache/work/notes ]
+}
+
 @test "build: a package missing from the distro is named" {
 	mkdir -p prof
 	cp "$NF_SRCDIR"/profiles/*.yaml prof/
