@@ -15,6 +15,8 @@ static const struct nf_distro distros[] = {
 	{ "alma9", "9", 1 },
 };
 
+const char *const nf_site_distros[] = { "debian13", "debian12", "rocky9", NULL };
+
 const struct nf_distro *nf_distro_find(const char *name)
 {
 	for (size_t i = 0; name && i < sizeof(distros) / sizeof(*distros); i++)

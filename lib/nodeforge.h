@@ -943,6 +943,9 @@ struct nf_distro {
 };
 const struct nf_distro *nf_distro_find(const char *name);
 int nf_distro_is_el(const char *name);
+/* The distros a site file (and a profile's distros:) may name: the ones
+ * the shipped profiles are made and tested for, each in the table */
+extern const char *const nf_site_distros[];
 
 /*
  * Munge key rotation (lib/enroll.c; docs/nodeforge-keys.md).  The server

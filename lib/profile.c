@@ -34,7 +34,7 @@ static const struct nf_field top_fields_base[] = {
 	/* the site distros a profile is made for (a driver pinned to one
 	 * release's kernel); a role that inherits it elsewhere is refused */
 	{ "distros", NF_T_STRLIST,
-	  .choices = (const char *const[]){ "debian13", "debian12", "rocky9", NULL } },
+	  .choices = nf_site_distros },
 };
 
 /* One per line of facets.def: the top-level schema's size comes from the

@@ -80,7 +80,7 @@ static const struct nf_field artifact_fields[] = {
 static const struct nf_field site_fields[] = {
 	{ "cluster", NF_T_STR, .required = true },
 	{ "distro", NF_T_STR, .required = true,
-	  .choices = (const char *const[]){ "debian13", "debian12", "rocky9", NULL } },
+	  .choices = nf_site_distros },
 	/* optional: the controllers are the inventory's; when the site names
 	 * them, they must agree with it (lib/cluster.c) */
 	{ "controllers", NF_T_OBJLIST, host_fields },

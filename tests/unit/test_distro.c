@@ -42,6 +42,9 @@ static void test_distro_table(void **state)
 	assert_false(nf_distro_is_el("rockylinux"));
 	assert_false(nf_distro_is_el(NULL));
 	assert_null(nf_distro_find("ubuntu22"));
+	/* what a site file may name is in the table */
+	for (size_t i = 0; nf_site_distros[i]; i++)
+		assert_non_null(nf_distro_find(nf_site_distros[i]));
 }
 
 int main(void)
