@@ -307,8 +307,17 @@ static int boot_run(struct nf_ctx *ctx, struct nf_ci *ci, const char *role,
 		r = !pj || !ra ? -ENOMEM : nf_profile_load_json(ctx, pj, &p);
 		if (!r)
 			r = nf_profile_kernel_args(ctx, p, &kargs);
-		if (!r)
-			r = json_object_set_new(ra, role, json_string(kargs)) ? -ENOMEM : 0;
+		/* the VM reaches no time server (time.* is skipped by
+		 * environment): its boot does not wait for a first sync that
+		 * cannot come (chrony-wait, up to time.sync_wait_s) */
+		if (!r) {
+			char *k2 = nf_asprintf("%s systemd.mask=chrony-wait.service",
+					       kargs);
+
+			r = !k2 || json_object_set_new(ra, role, json_string(k2))
+			    ? -ENOMEM : 0;
+			free(k2);
+		}
 		if (!r)
 			r = nf_pxe_render(ctx, &po, &st);
 		free(pj);
