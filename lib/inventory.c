@@ -181,10 +181,10 @@ static void at(struct loader *l, const char *path, unsigned *line,
 	}
 }
 
-static void err(struct loader *l, const char *path, const char *fmt, ...)
+static void load_err(struct loader *l, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static void err(struct loader *l, const char *path, const char *fmt, ...)
+static void load_err(struct loader *l, const char *path, const char *fmt, ...)
 {
 	unsigned line, col;
 	char msg[512];
@@ -212,7 +212,7 @@ static int expand_addr(struct loader *l, const json_t *v, const char *path,
 
 	if (json_is_array(v)) {
 		if (json_array_size(v) != n) {
-			err(l, path,
+			load_err(l, path,
 			    "'%s' has %zu names but '%s' lists %zu values",
 			    range, n, key, json_array_size(v));
 			return -1;
@@ -225,7 +225,7 @@ static int expand_addr(struct loader *l, const json_t *v, const char *path,
 
 			snprintf(where[i], sizeof(where[i]), "%s[%zu]", path, i);
 			if (!json_is_string(e)) {
-				err(l, where[i], "'%s' values must be strings",
+				load_err(l, where[i], "'%s' values must be strings",
 				    key);
 				return -1;
 			}
@@ -241,7 +241,7 @@ static int expand_addr(struct loader *l, const json_t *v, const char *path,
 				out[i] = ip;
 			}
 			if (r) {
-				err(l, where[i], "malformed %s address '%s'%s",
+				load_err(l, where[i], "malformed %s address '%s'%s",
 				    what, json_string_value(e),
 				    r == NF_E_INVALID
 					    ? " (multicast or all-zero)" : "");
@@ -251,7 +251,7 @@ static int expand_addr(struct loader *l, const json_t *v, const char *path,
 		return 0;
 	}
 	if (!json_is_string(v)) {
-		err(l, path, "'%s' must be a string or a list of strings", key);
+		load_err(l, path, "'%s' must be a string or a list of strings", key);
 		return -1;
 	}
 	{
@@ -263,7 +263,7 @@ static int expand_addr(struct loader *l, const json_t *v, const char *path,
 		int r;
 
 		if (len >= sizeof(buf)) {
-			err(l, path, "malformed %s address '%.40s...'", what, s);
+			load_err(l, path, "malformed %s address '%.40s...'", what, s);
 			return -1;
 		}
 		memcpy(buf, s, len + 1);
@@ -285,24 +285,24 @@ static int expand_addr(struct loader *l, const json_t *v, const char *path,
 			max = 0xffffffffULL;
 		}
 		if (r) {
-			err(l, path, "malformed %s address '%s'%s", what, s,
+			load_err(l, path, "malformed %s address '%s'%s", what, s,
 			    r == NF_E_INVALID ? " (multicast or all-zero)" : "");
 			return -1;
 		}
 		if (!inc && n > 1) {
-			err(l, path,
+			load_err(l, path,
 			    "'%s' has %zu names but '%s' is one value; give a "
 			    "list of %zu or a start value ending in '+'",
 			    range, n, key, n);
 			return -1;
 		}
 		if (start + (n - 1) > max) {
-			err(l, path, "%s range '%s' for %zu nodes runs past the "
+			load_err(l, path, "%s range '%s' for %zu nodes runs past the "
 				     "last address", what, s, n);
 			return -1;
 		}
 		if (kind == V_MAC && ((start + n - 1) >> 40 & 1) != (start >> 40 & 1)) {
-			err(l, path, "MAC range '%s' for %zu nodes runs into "
+			load_err(l, path, "MAC range '%s' for %zu nodes runs into "
 				     "another vendor prefix", s, n);
 			return -1;
 		}
@@ -323,13 +323,13 @@ static int role_ok(struct loader *l, const char *role, const char *path)
 	int ok = 0;
 
 	if (!*role || strlen(role) > NF_INV_ROLE_MAX) {
-		err(l, path, "invalid role name '%s'", role);
+		load_err(l, path, "invalid role name '%s'", role);
 		return 0;
 	}
 	for (const char *p = role; *p; p++)
 		if (!islower((unsigned char)*p) && !isdigit((unsigned char)*p) &&
 		    *p != '-' && *p != '_') {
-			err(l, path, "invalid role name '%s'", role);
+			load_err(l, path, "invalid role name '%s'", role);
 			return 0;
 		}
 	if (!dir || !*dir)
@@ -359,13 +359,13 @@ static int role_ok(struct loader *l, const char *role, const char *path)
 		json_object_set_new(l->roles, role,
 				    ok == 1 ? json_true() : json_false());
 		if (ok == -1) {
-			err(l, path, "unknown role '%s': profile '%s/%s.yaml' "
+			load_err(l, path, "unknown role '%s': profile '%s/%s.yaml' "
 				     "is abstract", role, dir, role);
 			return 0;
 		}
 	}
 	if (!ok)
-		err(l, path, "unknown role '%s': no profile '%s/%s.yaml'", role,
+		load_err(l, path, "unknown role '%s': no profile '%s/%s.yaml'", role,
 		    dir, role);
 	return ok == 1;
 }
@@ -424,7 +424,7 @@ static int load_entry(struct loader *l, const json_t *e, size_t idx)
 
 	snprintf(path, sizeof(path), "nodes[%zu]", idx);
 	if (!json_is_object(e)) {
-		err(l, path, "a node must be a mapping with name, mac, ip, role");
+		load_err(l, path, "a node must be a mapping with name, mac, ip, role");
 		return 0;
 	}
 	json_object_foreach((json_t *)e, k, v) {
@@ -434,7 +434,7 @@ static int load_entry(struct loader *l, const json_t *e, size_t idx)
 			known |= !strcmp(k, entry_keys[i]);
 		if (!known) {
 			snprintf(kpath, sizeof(kpath), "%s.%s", path, k);
-			err(l, kpath, "unknown key '%s' (expected name, mac, ip, "
+			load_err(l, kpath, "unknown key '%s' (expected name, mac, ip, "
 				      "role, rack, bmc)", k);
 			bad = 1;
 		}
@@ -442,7 +442,7 @@ static int load_entry(struct loader *l, const json_t *e, size_t idx)
 	static const char *const required[] = { "name", "mac", "ip", "role" };
 	for (size_t i = 0; i < NF_ARRAY_SIZE(required); i++)
 		if (!json_object_get(e, required[i])) {
-			err(l, path, "node has no '%s'", required[i]);
+			load_err(l, path, "node has no '%s'", required[i]);
 			bad = 1;
 		}
 	if (bad)
@@ -453,31 +453,31 @@ static int load_entry(struct loader *l, const json_t *e, size_t idx)
 	bmc = json_object_get(e, "bmc");
 	snprintf(kpath, sizeof(kpath), "%s.name", path);
 	if (!json_is_string(name)) {
-		err(l, kpath, "'name' must be a string");
+		load_err(l, kpath, "'name' must be a string");
 		return 0;
 	}
 	r = nf_hostlist_expand(json_string_value(name), &names, &n,
 			       NF_INVENTORY_MAX_NODES - l->inv->n);
 	if (r == NF_E_LIMIT) {
-		err(l, kpath, "'%s' expands past %d nodes",
+		load_err(l, kpath, "'%s' expands past %d nodes",
 		    json_string_value(name), NF_INVENTORY_MAX_NODES);
 		return 0;
 	}
 	if (r < 0 && r != -ENOMEM) {
-		err(l, kpath, "malformed hostlist '%s'", json_string_value(name));
+		load_err(l, kpath, "malformed hostlist '%s'", json_string_value(name));
 		return 0;
 	}
 	if (r)
 		return r;
 	for (size_t i = 0; i < n; i++)
 		if (!name_ok(names[i])) {
-			err(l, kpath, "invalid host name '%s'", names[i]);
+			load_err(l, kpath, "invalid host name '%s'", names[i]);
 			bad = 1;
 			break;
 		}
 	snprintf(kpath, sizeof(kpath), "%s.role", path);
 	if (!json_is_string(role)) {
-		err(l, kpath, "'role' must be a string");
+		load_err(l, kpath, "'role' must be a string");
 		bad = 1;
 	} else if (!role_ok(l, json_string_value(role), kpath)) {
 		bad = 1;
@@ -492,7 +492,7 @@ static int load_entry(struct loader *l, const json_t *e, size_t idx)
 				 (long long)json_integer_value(rack));
 			rackstr = rackbuf;
 		} else {
-			err(l, kpath, "'rack' must be a short string");
+			load_err(l, kpath, "'rack' must be a short string");
 			bad = 1;
 		}
 	}
@@ -532,7 +532,7 @@ static int load_entry(struct loader *l, const json_t *e, size_t idx)
 		if ((prev = json_object_get(l->inv->by_name, names[i]))) {
 			const struct nf_node *o =
 				&l->inv->nodes[json_integer_value(prev)];
-			err(l, kpath, "duplicate node name '%s' (first at line %u)",
+			load_err(l, kpath, "duplicate node name '%s' (first at line %u)",
 			    names[i], o->line);
 			continue;
 		}
@@ -543,7 +543,7 @@ static int load_entry(struct loader *l, const json_t *e, size_t idx)
 			char m[18];
 
 			nf_mac_format(o->mac, ':', m);
-			err(l, wmac[i], "duplicate MAC %s: node '%s' has the same "
+			load_err(l, wmac[i], "duplicate MAC %s: node '%s' has the same "
 					"as '%s'", m, names[i], o->name);
 			continue;
 		}
@@ -554,7 +554,7 @@ static int load_entry(struct loader *l, const json_t *e, size_t idx)
 			char a[16];
 
 			nf_ipv4_format(o->ip, a);
-			err(l, wip[i], "duplicate IP %s: node '%s' has the same "
+			load_err(l, wip[i], "duplicate IP %s: node '%s' has the same "
 				       "as '%s'", a, names[i], o->name);
 			continue;
 		}
@@ -674,7 +674,7 @@ int nf_inventory_load(struct nf_ctx *ctx, const char *path,
 		goto out;
 	json_object_foreach(doc, k, v) {
 		if (strcmp(k, "nodes"))
-			err(&l, k, "unknown key '%s' (expected 'nodes')", k);
+			load_err(&l, k, "unknown key '%s' (expected 'nodes')", k);
 	}
 	nodes = json_object_get(doc, "nodes");
 	if (!nodes) {
@@ -684,7 +684,7 @@ int nf_inventory_load(struct nf_ctx *ctx, const char *path,
 			nf_fail(ctx, NF_E_INVALID, "%s:1:1: no 'nodes' list",
 				path);
 	} else if (!json_is_array(nodes)) {
-		err(&l, "nodes", "'nodes' must be a list");
+		load_err(&l, "nodes", "'nodes' must be a list");
 	} else {
 		for (size_t i = 0; i < json_array_size(nodes); i++)
 			if ((r = load_entry(&l, json_array_get(nodes, i), i)))
