@@ -350,8 +350,11 @@ int nf_bld_in_root(struct build *b, const char *name, const char *cmd)
 {
 	char log[PATH_MAX + 64], reason[1024];
 	char *argv[] = { "chroot", b->root, "/bin/sh", "-ec", (char *)cmd, NULL };
+	/* the image's own temporary directory: the build host's TMPDIR is
+	 * no path inside the root (dpkg-deb, compilers fail there) */
 	char *env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
-			"DEBIAN_FRONTEND=noninteractive", "LC_ALL=C", NULL };
+			"DEBIAN_FRONTEND=noninteractive", "LC_ALL=C",
+			"TMPDIR=/tmp", NULL };
 	int r;
 
 	snprintf(log, sizeof(log), "%s/artifact-%s.log", b->logs, name);

@@ -102,7 +102,8 @@ static int run_in(json_t *cases, const char *root, const char *host,
 	argv[n++] = proc;
 	argv[n++] = "sh";
 	argv[n++] = "-c";
-	argv[n++] = "h=$1; r=$2; shift 2; hostname \"$h\" && exec chroot \"$r\" \"$@\"";
+	/* the image's temporary directory, not the host's TMPDIR */
+	argv[n++] = "h=$1; r=$2; shift 2; hostname \"$h\" && TMPDIR=/tmp exec chroot \"$r\" \"$@\"";
 	argv[n++] = "sh";
 	argv[n++] = host;
 	argv[n++] = root;
