@@ -84,7 +84,9 @@ PY
 		--cache "$E2E" --out out --overlays "$NF_SRCDIR/overlays" \
 		--artifact-mirror "$SCRATCH/site/mirror" --json > ci.json 2> ci.err || rc=$?
 	tail -n 5 ci.err >&3
-	jq -r '.cases[] | select(.verdict != "pass") | "# \(.class) \(.id) \(.verdict): \((.message // "") | .[0:150])"' ci.json >&3
+	jq -r '.cases[] | select(.class | startswith("boot.")) | select(.verdict != "pass") |
+		select((.message // "") | startswith("skipped by environment")) |
+		"# \(.id): \((.message // "") | .[0:150])"' ci.json >&3
 	[ "$rc" = 0 ]
 	[ "$(jq '[.cases[] | select(.verdict != "pass" and .verdict != "skip")] | length' ci.json)" = 0 ]
 	v() { jq -r --arg c "$1" --arg i "$2" '.cases[] | select(.class == $c and .id == $i) | "\(.verdict) \(.message // "")"' ci.json; }
