@@ -188,7 +188,8 @@ static int setup_paths(struct build *b)
 	if (!distro)
 		distro = "debian13";
 	if ((r = nf_profile_check_distro(b->ctx, b->profile, distro)) ||
-	    (r = nf_bld_check_site_artifacts(b)))
+	    (r = nf_bld_check_site_artifacts(b)) ||
+	    (r = nf_bld_check_module_signing(b)))
 		return r;
 	if ((dd = nf_distro_find(distro))) {
 		snprintf(b->suite, sizeof(b->suite), "%s", dd->suite);
@@ -373,6 +374,11 @@ static int inputs_key(struct build *b, const char *bkey, char out[NF_SHA256_HEX]
 		nf_sha256_update(ov_hash, doc, strlen(doc));
 		free(doc);
 	}
+	/* the certificate the modules are signed with (its key with it) */
+	if (*b->modcert) {
+		nf_sha256_update(ov_hash, "modcert=", 8);
+		nf_sha256_update(ov_hash, b->modcert, strlen(b->modcert));
+	}
 	/* nodeforge itself goes into the image */
 	{
 		char hex[NF_SHA256_HEX];
@@ -489,6 +495,13 @@ static int resolve(struct build *b, const struct nf_site *site)
 	nf_diags_free(&d);
 	if (!r)
 		b->prof = nf_profile_json(b->profile);
+	if (!r && site) {
+		const char *mk = json_string_value(json_object_get(json_object_get(
+			json_object_get(nf_site_json(site), "secrets"),
+			"module_signing_key"), "path"));
+
+		snprintf(b->modkey, sizeof(b->modkey), "%s", mk ? mk : "");
+	}
 	return r;
 }
 
@@ -608,7 +621,8 @@ static int build_image(struct build *b, const struct nf_site *site,
 		 (r = nf_bld_stage_purge(b)) ||
 		 (*built && !b->o->no_cache && (r = nf_bld_built_store(b, built))))
 		goto out;
-	if ((r = nf_bld_stage_site_artifacts(b, rootfd)))
+	if ((r = nf_bld_stage_site_artifacts(b, rootfd)) ||
+	    (r = nf_bld_sign_modules(b, rootfd)))
 		goto out;
 	stage_end(b, 0);
 

@@ -54,6 +54,8 @@ struct build {
 	json_t *nodes;            /* --inventory: nf_cluster_load() */
 	char self_pkg[PATH_MAX];  /* the nodeforge package for the image */
 	int self_host;            /* --self-package host: the running binary */
+	char modkey[PATH_MAX];    /* the site's secrets.module_signing_key.path */
+	char modcert[NF_SHA256_HEX]; /* sha256 of module_signing.cert, or "" */
 };
 
 
@@ -105,6 +107,11 @@ int nf_bld_in_root(struct build *b, const char *name, const char *cmd);
  * the check before anything is fetched, and their install after the
  * cached artifacts stage */
 int nf_bld_check_site_artifacts(struct build *b);
+/* kernel.built_modules signed as the site's module_signing says
+ * (build_sign.c): the check before anything is fetched, and the signing
+ * after the artifacts */
+int nf_bld_check_module_signing(struct build *b);
+int nf_bld_sign_modules(struct build *b, int rootfd);
 int nf_bld_stage_site_artifacts(struct build *b, int rootfd);
 int nf_bld_stage_purge(struct build *b);
 

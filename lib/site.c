@@ -54,6 +54,18 @@ static const struct nf_field secrets[] = {
 	{ "munge_key", NF_T_OBJ, secret_fields },
 	{ "slurmdbd_password", NF_T_OBJ, secret_fields },
 	{ "signing_key", NF_T_OBJ, secret_fields },
+	/* the private key (PEM) kernel modules the images build are signed
+	 * with (module_signing) */
+	{ "module_signing_key", NF_T_OBJ, secret_fields },
+	{ 0 }
+};
+
+/* How the kernel modules the images build (kernel.built_modules) are
+ * signed: with the site's key (sign: true, its certificate here, the key
+ * in secrets.module_signing_key) or not at all (sign: false) */
+static const struct nf_field module_signing_fields[] = {
+	{ "sign", NF_T_BOOL, .required = true },
+	{ "cert", NF_T_PATH },
 	{ 0 }
 };
 
@@ -90,6 +102,7 @@ static const struct nf_field site_fields[] = {
 	{ "mirrors", NF_T_MAP },
 	{ "artifact_mirror", NF_T_STR },
 	{ "artifacts", NF_T_OBJLIST, artifact_fields },
+	{ "module_signing", NF_T_OBJ, module_signing_fields },
 	{ "server", NF_T_OBJ, server_fields },
 	{ "secrets", NF_T_OBJ, secrets },
 	{ "profiles", NF_T_STR },

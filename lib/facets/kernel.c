@@ -14,6 +14,10 @@ static const struct nf_field fields[] = {
 	 * release's current kernel): a profile whose modules are built for
 	 * one kernel pins it here, with its headers */
 	{ "package", NF_T_STR },
+	/* directories under /lib/modules/KVER/ whose modules the image
+	 * builds (an artifact): signed with the site's key, or left unsigned,
+	 * as the site file's module_signing says (lib/build_sign.c) */
+	{ "built_modules", NF_T_STRLIST },
 	{ 0 }
 };
 

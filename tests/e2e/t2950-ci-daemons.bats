@@ -163,6 +163,38 @@ enroot_runs() {
 	[ -z "$(find "$root/var/cache" -name '*.deb' -o -name '*.control')" ]
 }
 
+# Module signing with the site's key (module_signing, lib/build_sign.c):
+# the GPU image's NVIDIA modules, built by the cached artifacts stage,
+# signed on the build host; the host's modinfo reads the signer back
+@test "the Debian 13 compute image's NVIDIA modules are signed with the site's key when the site says so (module_signing): modinfo names the signer; the key is not in the image" {
+	local t=$BATS_TEST_TMPDIR root=$BATS_TEST_TMPDIR/root
+	openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=nodeforge e2e module key" \
+		-keyout "$t/key.pem" -out "$t/cert.pem" 2>/dev/null
+	chmod 600 "$t/key.pem"
+	sed -e "s#^  sign: false#  sign: true\n  cert: $t/cert.pem#" \
+		-e "s#^secrets:#secrets:\n  module_signing_key:\n    path: $t/key.pem#" \
+		"$NF_TEST_SITE" > "$t/site.yaml"
+	grep -q '^  sign: true' "$t/site.yaml"
+	run "$NF_BIN" -C "$NF_SRCDIR/profiles" -s "$t/site.yaml" build compute --cache "$E2E" \
+		--out "$t/out" --inventory "$INV"
+	echo "$output" | tail -n 15
+	status_is 0
+	[[ "$output" == *"5 kernel modules signed with the site's key"* ]]
+	mkdir -p "$root"
+	zstd -dc "$t/out/compute/$(jq -r .rootfs "$t/out/compute/compute.current")" |
+		tar -x -C "$root" --wildcards 'usr/lib/modules/*/nvidia/*'
+	local n=0 m
+	for m in "$root"/usr/lib/modules/*/nvidia/nvidia-current-open*.ko; do
+		echo "$m: $(modinfo -F signer "$m") $(modinfo -F sig_hashalgo "$m")"
+		[ "$(modinfo -F signer "$m")" = "nodeforge e2e module key" ]
+		[ "$(modinfo -F sig_hashalgo "$m")" = sha256 ]
+		n=$((n + 1))
+	done
+	[ "$n" = 5 ]
+	! zstd -dc "$t/out/compute/$(jq -r .rootfs "$t/out/compute/compute.current")" |
+		grep -qaF "$(sed -n 2p "$t/key.pem")"
+}
+
 # The GPU compute image carries the NVIDIA 550 open kernel modules, built
 # in the image for the image's one kernel (nvidia.yaml): modprobe's view
 # of the image resolves 'nvidia' to them, their version magic is that
