@@ -11,7 +11,9 @@ setup() {
 	nf_setup
 	command -v openssl >/dev/null || skip "needs openssl"
 	export NODEFORGE_MMDEBSTRAP=$FIXTURES/bin/mmdebstrap NF_STUB_EXTRA=$SCRATCH/extra
-	mkdir -p prof "extra/lib/modules/6.1.0-test/drv" extra/lib/modules/6.1.0-test/kernel
+	# /lib/modules through a symlink, as on a merged-/usr image
+	mkdir -p prof "extra/usr/lib/modules/6.1.0-test/drv" extra/usr/lib/modules/6.1.0-test/kernel extra/lib
+	ln -s ../usr/lib/modules extra/lib/modules
 	head -c 5000 /dev/urandom > extra/lib/modules/6.1.0-test/drv/a.ko
 	printf 'second module\n' > extra/lib/modules/6.1.0-test/drv/b.ko
 	printf 'the distro kernel module\n' > extra/lib/modules/6.1.0-test/kernel/c.ko
