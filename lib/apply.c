@@ -174,15 +174,15 @@ int nf_apply_mkdir(struct nf_apply *a, const char *path, unsigned mode,
 	return 0;
 }
 
-int nf_apply_write(struct nf_apply *a, const char *path, const void *data,
-		   size_t len, unsigned mode, uid_t uid, gid_t gid)
+int nf_write_in_dir(struct nf_ctx *ctx, int dfd, const char *leaf,
+		    const char *shown, const void *data, size_t len,
+		    unsigned mode, uid_t uid, gid_t gid)
 {
-	char leaf[256], tmp[300];
-	int dfd, fd, r;
+	char tmp[300];
+	int fd, r;
 
-	if ((r = walk_parent(a, path, 1, &dfd, leaf, sizeof(leaf))))
-		return r;
-	snprintf(tmp, sizeof(tmp), ".%s.nf-tmp", leaf);
+	if (snprintf(tmp, sizeof(tmp), ".%s.nf-tmp", leaf) >= (int)sizeof(tmp))
+		return nf_fail(ctx, NF_E_LIMIT, "name of '%s' is too long", shown);
 	unlinkat(dfd, tmp, 0);
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 		    O_CLOEXEC, 0600);
@@ -203,12 +203,23 @@ int nf_apply_write(struct nf_apply *a, const char *path, const void *data,
 		unlinkat(dfd, tmp, 0);
 		goto fail;
 	}
-	close(dfd);
 	return 0;
 fail:
-	close(dfd);
-	return nf_fail(a->ctx, r, "cannot write '%s' in the image: %s", path,
+	return nf_fail(ctx, r, "cannot write '%s' in the image: %s", shown,
 		       strerror(-r));
+}
+
+int nf_apply_write(struct nf_apply *a, const char *path, const void *data,
+		   size_t len, unsigned mode, uid_t uid, gid_t gid)
+{
+	char leaf[256];
+	int dfd, r;
+
+	if ((r = walk_parent(a, path, 1, &dfd, leaf, sizeof(leaf))))
+		return r;
+	r = nf_write_in_dir(a->ctx, dfd, leaf, path, data, len, mode, uid, gid);
+	close(dfd);
+	return r;
 }
 
 int nf_apply_write_buf(struct nf_apply *a, const char *path,

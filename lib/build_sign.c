@@ -178,51 +178,6 @@ out:
 	return r;
 }
 
-/* Replace NAME in the directory dfd (inside the root: opened with every
- * symlink resolved in it, /lib -> usr/lib on a merged-/usr image) by
- * buf: a temporary file beside it, renamed over it */
-static int replace_in_dir(struct build *b, int dfd, const char *rel,
-			  const char *name, const char *buf, size_t len,
-			  unsigned mode)
-{
-	char tmp[NAME_MAX + 1];
-	size_t off = 0;
-	int fd, e = 0;
-
-	if (snprintf(tmp, sizeof(tmp), ".%s.nf-sign", name) >= (int)sizeof(tmp))
-		return nf_fail(b->ctx, NF_E_LIMIT, "module name '%s' is too long",
-			       name);
-	unlinkat(dfd, tmp, 0);
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    0600);
-	if (fd < 0)
-		return nf_fail(b->ctx, -errno, "cannot write '%s/%s': %s", rel,
-			       tmp, strerror(errno));
-	while (off < len) {
-		ssize_t n = write(fd, buf + off, len - off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			e = errno;
-			break;
-		}
-		off += (size_t)n;
-	}
-	if (!e && fchmod(fd, mode) < 0)
-		e = errno;
-	if (close(fd) < 0 && !e)
-		e = errno;
-	if (!e && renameat(dfd, tmp, dfd, name) < 0)
-		e = errno;
-	if (e) {
-		unlinkat(dfd, tmp, 0);
-		return nf_fail(b->ctx, -e, "cannot write '%s/%s': %s", rel, name,
-			       strerror(e));
-	}
-	return 0;
-}
-
 /* Sign every *.ko of ROOT/lib/modules/KVER/DIR */
 static int sign_dir(struct build *b, int rootfd, const struct signer *s,
 		    const char *rel, int *n)
@@ -272,8 +227,9 @@ static int sign_dir(struct build *b, int rootfd, const struct signer *s,
 			break;
 		}
 		if (!(r = sign_buf(b, s, path, mod, len, &signed_mod, &slen)))
-			r = replace_in_dir(b, dirfd(d), rel, de->d_name, signed_mod,
-					   slen, st.st_mode & 07777);
+			r = nf_write_in_dir(b->ctx, dirfd(d), de->d_name, path,
+					    signed_mod, slen, st.st_mode & 07777,
+					    st.st_uid, st.st_gid);
 		free(mod);
 		free(signed_mod);
 		if (!r)
@@ -294,10 +250,10 @@ int nf_bld_sign_modules(struct build *b, int rootfd)
 	json_t *v;
 	DIR *d;
 
+	/* the site's choice was checked before anything was fetched
+	 * (nf_bld_check_module_signing) */
 	if (!json_array_size(dirs))
 		return 0;
-	if ((r = nf_bld_check_module_signing(b)))
-		return r;
 	if (!json_is_true(json_object_get(signing(b), "sign"))) {
 		nf_bld_note(b, "kernel modules left unsigned (module_signing: "
 			    "sign: false)");

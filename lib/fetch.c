@@ -29,15 +29,6 @@ static void curl_init_once(void)
 	curl_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
 }
 
-static int valid_sha(const char *s)
-{
-	size_t n = 0;
-
-	while (s && ((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
-		n++;
-	return s && n == 64 && !s[n];
-}
-
 static const char *base_name(const char *url)
 {
 	const char *q = strrchr(url, '/');
@@ -337,7 +328,7 @@ int nf_fetch(struct nf_ctx *ctx, const char *name, const char *url,
 	if (!name || !url || !*url)
 		return nf_fail(ctx, NF_E_USAGE, "artifact '%s' has no url",
 			       name ? name : "?");
-	if (!valid_sha(sha256))
+	if (!nf_is_sha256_hex(sha256))
 		return nf_fail(ctx, NF_E_INVALID, "artifact '%s': sha256 '%s' is "
 			       "not 64 lowercase hex digits", name,
 			       sha256 ? sha256 : "");

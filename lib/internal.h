@@ -209,6 +209,12 @@ int nf_apply_mkdir(struct nf_apply *a, const char *path, unsigned mode,
 		   uid_t uid, gid_t gid);
 /* Replace `path` in the root with `len` bytes, mode and owner explicit;
  * parents are created 0755 root:root */
+/* Replace LEAF in the open directory DFD (one inside an image root,
+ * already resolved there) with data: a temporary file beside it, mode
+ * and owner set, renamed over it; SHOWN names it in the error */
+int nf_write_in_dir(struct nf_ctx *ctx, int dfd, const char *leaf,
+		    const char *shown, const void *data, size_t len,
+		    unsigned mode, uid_t uid, gid_t gid);
 int nf_apply_write(struct nf_apply *a, const char *path, const void *data,
 		   size_t len, unsigned mode, uid_t uid, gid_t gid);
 int nf_apply_write_buf(struct nf_apply *a, const char *path,
@@ -234,6 +240,8 @@ int nf_apply_has_daemon(const struct nf_apply *a, const char *daemon);
 int nf_read_fd(int fd, size_t max, char **buf, size_t *len);
 /* write(2) all of buf, through EINTR and short writes: 0 or -errno */
 int nf_write_full(int fd, const void *buf, size_t len);
+/* 1 when s is a sha256 as the pins write it: 64 lowercase hex digits */
+int nf_is_sha256_hex(const char *s);
 
 /* lib/elf.c: the program interpreter (PT_INTERP) of an ELF64 LE file in
  * buf: 1 with the path in out, 0 when it has none (static), -ENOEXEC

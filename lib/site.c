@@ -203,13 +203,10 @@ static int validate(const json_t *j, const json_t *locs, struct nf_diags *d)
 		const char *sha = json_string_value(json_object_get(v, "sha256"));
 		const char *name = json_string_value(json_object_get(v, "name"));
 		char path[64];
-		size_t n = 0, k2;
+		size_t k2;
 		json_t *w;
 
-		while (sha && ((sha[n] >= '0' && sha[n] <= '9') ||
-			       (sha[n] >= 'a' && sha[n] <= 'f')))
-			n++;
-		if (sha && (n != 64 || sha[n])) {
+		if (sha && !nf_is_sha256_hex(sha)) {
 			snprintf(path, sizeof(path), "artifacts[%zu].sha256", i);
 			site_err(d, locs, path, "sha256 '%s' is not 64 lowercase "
 				 "hex digits (sha256sum FILE)", sha);
@@ -254,12 +251,9 @@ static int validate(const json_t *j, const json_t *locs, struct nf_diags *d)
 			bad = 1;
 		}
 		if (fp) {
-			size_t n = 0;
 			const char *h = !strncmp(fp, "sha256:", 7) ? fp + 7 : fp;
 
-			while ((h[n] >= '0' && h[n] <= '9') || (h[n] >= 'a' && h[n] <= 'f'))
-				n++;
-			if (n != 64 || h[n]) {
+			if (!nf_is_sha256_hex(h)) {
 				snprintf(path, sizeof(path), "secrets.%s.fingerprint", k);
 				site_err(d, locs, path,
 					 "fingerprint '%s' is not sha256:<64 hex digits>", fp);

@@ -379,3 +379,12 @@ void nf_text_defang(char *buf, size_t sz)
 	escape_into((const unsigned char *)copy, 0, buf, sz);
 	free(copy);
 }
+
+int nf_is_sha256_hex(const char *s)
+{
+	size_t n = 0;
+
+	while (s && ((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+		n++;
+	return s && n == 64 && !s[n];
+}

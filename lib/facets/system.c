@@ -89,12 +89,7 @@ static const struct nf_field fields[] = {
 
 static void lint_sha(struct nf_facet_lint *l, const char *path, const char *sha)
 {
-	size_t n = 0;
-
-	while (sha && ((sha[n] >= '0' && sha[n] <= '9') ||
-		       (sha[n] >= 'a' && sha[n] <= 'f')))
-		n++;
-	if (sha && (n != 64 || sha[n]))
+	if (sha && !nf_is_sha256_hex(sha))
 		nf_lint_at(l, path, NF_SEV_ERROR,
 			   "sha256 '%s' is not 64 lowercase hex digits", sha);
 }
