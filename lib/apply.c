@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #define NF_BUF_MAX (4u << 20)      /* largest generated file */
-#define NF_PATH_MAX 1024
 #define NF_PASSWD_MAX (1u << 20)
 
 void nf_buf_printf(struct nf_buf *b, const char *fmt, ...)
@@ -71,84 +70,27 @@ void nf_apply_header(struct nf_buf *b, const char *c, const char *facet)
 		      "the verifier checks it.\n", c, facet, c);
 }
 
-/* Split an absolute path into the parent directory fd and the last
- * component; creates parents when `create` */
+static int need_absolute(struct nf_apply *a, const char *path)
+{
+	if (!path || path[0] != '/')
+		return nf_fail(a->ctx, NF_E_UNSAFE, "path '%s' in the image must "
+			       "be absolute", path ? path : "(null)");
+	return 0;
+}
+
+/* The directory holding the absolute PATH in the image, and its leaf;
+ * creates parents when `create` */
 static int walk_parent(struct nf_apply *a, const char *path, int create,
 		       int *dirfd, char *leaf, size_t leafsz)
 {
-	char buf[NF_PATH_MAX];
-	char *p, *slash;
 	int fd;
 
-	if (!path || path[0] != '/' || strlen(path) >= sizeof(buf))
-		return nf_fail(a->ctx, NF_E_UNSAFE,
-			       "path '%s' must be absolute and shorter than %d",
-			       path ? path : "(null)", NF_PATH_MAX);
-	snprintf(buf, sizeof(buf), "%s/", path);
-	/* refuse before creating anything */
-	if (strstr(buf, "//") || strstr(buf, "/./") || strstr(buf, "/../"))
-		return nf_fail(a->ctx, NF_E_UNSAFE,
-			       "path '%s' has an empty, '.' or '..' component",
-			       path);
-	snprintf(buf, sizeof(buf), "%s", path + 1);
-	fd = dup(a->rootfd);
+	if ((fd = need_absolute(a, path)))
+		return fd;
+	fd = nf_root_parent(a->ctx, a->rootfd, path, create ? NF_ROOT_CREATE : 0,
+			    leaf, leafsz);
 	if (fd < 0)
-		return nf_fail(a->ctx, -errno, "cannot open the image root: %s",
-			       strerror(errno));
-	p = buf;
-	for (;;) {
-		slash = strchr(p, '/');
-		if (slash)
-			*slash = '\0';
-		if (!*p || !strcmp(p, ".") || !strcmp(p, "..")) {
-			close(fd);
-			return nf_fail(a->ctx, NF_E_UNSAFE,
-				       "path '%s' has an empty, '.' or '..' "
-				       "component", path);
-		}
-		if (!slash)
-			break;
-		int nfd = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-				 O_CLOEXEC);
-
-		if (nfd < 0 && errno == ENOENT && create) {
-			int made = mkdirat(fd, p, 0755) == 0;
-
-			if (!made && errno != EEXIST) {
-				int e = errno;
-
-				close(fd);
-				return nf_fail(a->ctx, -e, "cannot create '%s' "
-					       "in the image: %s", path,
-					       strerror(e));
-			}
-			nfd = openat(fd, p, O_RDONLY | O_DIRECTORY |
-				     O_NOFOLLOW | O_CLOEXEC);
-			/* explicit mode, whatever the umask */
-			if (made && nfd >= 0)
-				(void)fchmod(nfd, 0755);
-		}
-		if (nfd < 0) {
-			int e = errno;
-
-			close(fd);
-			if (e == ELOOP || e == ENOTDIR)
-				return nf_fail(a->ctx, NF_E_UNSAFE,
-					       "'%s': component '%s' is a symlink "
-					       "or not a directory in the image",
-					       path, p);
-			return nf_fail(a->ctx, -e, "cannot open '%s' in the "
-				       "image: %s", path, strerror(e));
-		}
-		close(fd);
-		fd = nfd;
-		p = slash + 1;
-	}
-	if (strlen(p) >= leafsz) {
-		close(fd);
-		return nf_fail(a->ctx, NF_E_LIMIT, "path '%s' is too long", path);
-	}
-	snprintf(leaf, leafsz, "%s", p);
+		return fd;
 	*dirfd = fd;
 	return 0;
 }
@@ -156,13 +98,13 @@ static int walk_parent(struct nf_apply *a, const char *path, int create,
 int nf_apply_mkdir(struct nf_apply *a, const char *path, unsigned mode,
 		   uid_t uid, gid_t gid)
 {
-	char leaf[256], sub[NF_PATH_MAX];
-	int dfd, fd, r;
+	int fd;
 
-	snprintf(sub, sizeof(sub), "%s/x", path);
-	if ((r = walk_parent(a, sub, 1, &dfd, leaf, sizeof(leaf))))
-		return r;
-	fd = dfd;
+	if ((fd = need_absolute(a, path)))
+		return fd;
+	fd = nf_root_opendir(a->ctx, a->rootfd, path, NF_ROOT_CREATE);
+	if (fd < 0)
+		return fd;
 	if (fchmod(fd, mode) < 0 || fchown(fd, uid, gid) < 0) {
 		int e = errno;
 
@@ -174,41 +116,6 @@ int nf_apply_mkdir(struct nf_apply *a, const char *path, unsigned mode,
 	return 0;
 }
 
-int nf_write_in_dir(struct nf_ctx *ctx, int dfd, const char *leaf,
-		    const char *shown, const void *data, size_t len,
-		    unsigned mode, uid_t uid, gid_t gid)
-{
-	char tmp[300];
-	int fd, r;
-
-	if (snprintf(tmp, sizeof(tmp), ".%s.nf-tmp", leaf) >= (int)sizeof(tmp))
-		return nf_fail(ctx, NF_E_LIMIT, "name of '%s' is too long", shown);
-	unlinkat(dfd, tmp, 0);
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_CLOEXEC, 0600);
-	if (fd < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if ((r = nf_write_full(fd, data, len)) ||
-	    fchmod(fd, mode) < 0 || fchown(fd, uid, gid) < 0) {
-		if (!r)
-			r = -errno;
-		close(fd);
-		unlinkat(dfd, tmp, 0);
-		goto fail;
-	}
-	if (close(fd) < 0 || renameat(dfd, tmp, dfd, leaf) < 0) {
-		r = -errno;
-		unlinkat(dfd, tmp, 0);
-		goto fail;
-	}
-	return 0;
-fail:
-	return nf_fail(ctx, r, "cannot write '%s' in the image: %s", shown,
-		       strerror(-r));
-}
-
 int nf_apply_write(struct nf_apply *a, const char *path, const void *data,
 		   size_t len, unsigned mode, uid_t uid, gid_t gid)
 {
@@ -217,7 +124,8 @@ int nf_apply_write(struct nf_apply *a, const char *path, const void *data,
 
 	if ((r = walk_parent(a, path, 1, &dfd, leaf, sizeof(leaf))))
 		return r;
-	r = nf_write_in_dir(a->ctx, dfd, leaf, path, data, len, mode, uid, gid);
+	r = nf_root_write_in(a->ctx, dfd, leaf, path, data, len, mode,
+			     (long)uid, (long)gid, 0);
 	close(dfd);
 	return r;
 }

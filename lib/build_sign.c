@@ -227,9 +227,9 @@ static int sign_dir(struct build *b, int rootfd, const struct signer *s,
 			break;
 		}
 		if (!(r = sign_buf(b, s, path, mod, len, &signed_mod, &slen)))
-			r = nf_write_in_dir(b->ctx, dirfd(d), de->d_name, path,
-					    signed_mod, slen, st.st_mode & 07777,
-					    st.st_uid, st.st_gid);
+			r = nf_root_write_in(b->ctx, dirfd(d), de->d_name, path,
+					     signed_mod, slen, st.st_mode & 07777,
+					     (long)st.st_uid, (long)st.st_gid, 0);
 		free(mod);
 		free(signed_mod);
 		if (!r)

@@ -240,96 +240,17 @@ static int part_dev(struct nf_ctx *ctx, const char *disk, unsigned num,
 		       disk);
 }
 
-/* Write `name` in directory dirfd: temp, fsync, renameat; no following
- * symlinks */
-static int write_at(struct nf_ctx *ctx, int dirfd, const char *name,
-		    const void *buf, size_t len, unsigned mode)
-{
-	char tmp[NAME_MAX + 1];
-	const char *p = buf;
-	int fd;
-
-	snprintf(tmp, sizeof(tmp), ".%s.nf-tmp", name);
-	unlinkat(dirfd, tmp, 0);
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-				     O_CLOEXEC, mode);
-	if (fd < 0)
-		return nf_fail(ctx, -errno, "cannot write '%s': %s", name,
-			       strerror(errno));
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = errno;
-
-			close(fd);
-			unlinkat(dirfd, tmp, 0);
-			return nf_fail(ctx, -e, "cannot write '%s': %s", name,
-				       strerror(e));
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	if (fchmod(fd, mode) < 0 || fsync(fd) < 0 || close(fd) < 0 ||
-	    renameat(dirfd, tmp, dirfd, name) < 0) {
-		int e = errno;
-
-		unlinkat(dirfd, tmp, 0);
-		return nf_fail(ctx, -e, "cannot write '%s': %s", name,
-			       strerror(e));
-	}
-	return 0;
-}
-
-/* Open (creating) a directory path relative to dirfd, one component at a
- * time, never following a symlink */
-static int open_dir_at(struct nf_ctx *ctx, int dirfd, const char *rel,
-		       int create)
-{
-	char buf[PATH_MAX], *save = NULL, *c;
-	int fd = dup(dirfd);
-
-	if (fd < 0)
-		return -errno;
-	snprintf(buf, sizeof(buf), "%s", rel);
-	for (c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-		int nfd;
-
-		if (!strcmp(c, "..") || !strcmp(c, ".")) {
-			close(fd);
-			return nf_fail(ctx, NF_E_UNSAFE, "bad path '%s'", rel);
-		}
-		if (create)
-			mkdirat(fd, c, 0755);
-		nfd = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					   O_CLOEXEC);
-		if (nfd < 0) {
-			int e = errno;
-
-			close(fd);
-			return nf_fail(ctx, e == ELOOP || e == ENOTDIR
-						    ? NF_E_UNSAFE : -e,
-				       "cannot open '%s' in the new root: %s",
-				       rel, e == ELOOP ? "it is a symlink"
-						       : strerror(e));
-		}
-		close(fd);
-		fd = nfd;
-	}
-	return fd;
-}
-
+/* Replace DIR/NAME in the new root, on disk before it returns */
 static int write_file_in(struct nf_ctx *ctx, int rootfd, const char *dir,
 			 const char *name, const void *buf, size_t len,
 			 unsigned mode)
 {
-	int dfd = open_dir_at(ctx, rootfd, dir, 1), r;
+	int dfd = nf_root_opendir(ctx, rootfd, dir, NF_ROOT_CREATE), r;
 
 	if (dfd < 0)
 		return dfd;
-	r = write_at(ctx, dfd, name, buf, len, mode);
+	r = nf_root_write_in(ctx, dfd, name, name, buf, len, mode, -1, -1,
+			     NF_ROOT_FSYNC);
 	close(dfd);
 	return r;
 }
@@ -392,7 +313,7 @@ static int hoist(struct nf_ctx *ctx, int rootfd, const char *sub)
 static int find_kernel(struct nf_ctx *ctx, int rootfd, char *kernel,
 		       size_t ksz, char *initrd, size_t isz)
 {
-	int bfd = open_dir_at(ctx, rootfd, "boot", 0);
+	int bfd = nf_root_opendir(ctx, rootfd, "boot", 0);
 	struct dirent *de;
 	DIR *dp;
 	char best[NAME_MAX + 1] = "";
@@ -677,7 +598,7 @@ int nf_install(struct nf_ctx *ctx, const struct nf_install_opts *o,
 	free(text);
 	text = NULL;
 	{
-		int efd = open_dir_at(ctx, rootfd, "boot/efi", 1);
+		int efd = nf_root_opendir(ctx, rootfd, "boot/efi", NF_ROOT_CREATE);
 
 		if (efd < 0) {
 			r = efd;

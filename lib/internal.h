@@ -209,12 +209,6 @@ int nf_apply_mkdir(struct nf_apply *a, const char *path, unsigned mode,
 		   uid_t uid, gid_t gid);
 /* Replace `path` in the root with `len` bytes, mode and owner explicit;
  * parents are created 0755 root:root */
-/* Replace LEAF in the open directory DFD (one inside an image root,
- * already resolved there) with data: a temporary file beside it, mode
- * and owner set, renamed over it; SHOWN names it in the error */
-int nf_write_in_dir(struct nf_ctx *ctx, int dfd, const char *leaf,
-		    const char *shown, const void *data, size_t len,
-		    unsigned mode, uid_t uid, gid_t gid);
 int nf_apply_write(struct nf_apply *a, const char *path, const void *data,
 		   size_t len, unsigned mode, uid_t uid, gid_t gid);
 int nf_apply_write_buf(struct nf_apply *a, const char *path,
@@ -248,6 +242,28 @@ int nf_is_sha256_hex(const char *s);
  * when it is not such an ELF file, -EINVAL when it is malformed */
 int nf_elf_interp(const void *buf, size_t len, char *out, size_t outsz);
 
+/* lib/rootdir.c: work inside a root directory (an image, a node's root,
+ * a disk being installed).  Paths are relative to ROOTFD (a leading '/'
+ * is allowed), walked one component at a time, never through a symlink;
+ * empty, '.' and '..' components are refused before anything is made. */
+#define NF_ROOT_CREATE 1 /* make missing directories, 0755 */
+#define NF_ROOT_FSYNC 2  /* a written file and its directory reach disk */
+/* Open directory DIR ("" or "/": the root itself); the fd or an error */
+int nf_root_opendir(struct nf_ctx *ctx, int rootfd, const char *dir,
+		    int flags);
+/* Open the directory holding PATH; its last component into LEAF */
+int nf_root_parent(struct nf_ctx *ctx, int rootfd, const char *path,
+		   int flags, char *leaf, size_t leafsz);
+/* Replace LEAF in the open directory DFD with DATA: a temporary file
+ * beside it (created 0600), owner (uid/gid -1: unchanged) and mode set,
+ * renamed over it; SHOWN names it in the error */
+int nf_root_write_in(struct nf_ctx *ctx, int dfd, const char *leaf,
+		     const char *shown, const void *data, size_t len,
+		     unsigned mode, long uid, long gid, int flags);
+/* nf_root_parent + nf_root_write_in */
+int nf_root_write(struct nf_ctx *ctx, int rootfd, const char *path,
+		  const void *data, size_t len, unsigned mode, long uid,
+		  long gid, int flags);
 /* Open REL inside the image root ROOTFD for reading (flags as open(2)):
  * every symlink, absolute or with "..", resolves inside the root
  * (openat2 RESOLVE_IN_ROOT); the fd, or -errno */
@@ -397,9 +413,9 @@ int nf_hmac_sha256(const void *key, size_t keylen, const void *data,
 /* Constant-time equality */
 int nf_memeq_ct(const void *a, const void *b, size_t len);
 
-/* Write a secret below an open root: `rel` relative, no "..", no symlink
- * followed; temp file created O_EXCL with `mode`, chowned, fsync'd,
- * renamed; parent directories created (0755) when missing */
+/* Write a secret below an open root: nf_root_write with parents created
+ * and the file on disk before it returns (the file is never readable by
+ * others, not even as the temporary file) */
 int nf_secret_write_at(struct nf_ctx *ctx, int rootfd, const char *rel,
 		       const void *buf, size_t len, unsigned mode, long uid,
 		       long gid);

@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -16,134 +17,12 @@
 #define PASSWD_MAX (4 << 20)
 #define CONF_MAX (1 << 20)
 
-/* Open the directory that holds `rel` below rootfd, creating missing
- * components; *base points at the last component */
-static int open_parent_at(struct nf_ctx *ctx, int rootfd, const char *rel,
-			  int create, const char **base)
-{
-	char comp[256];
-	const char *p = rel, *slash;
-	int fd = dup(rootfd);
-
-	if (fd < 0)
-		return nf_fail(ctx, -errno, "cannot open root: %s",
-			       strerror(errno));
-	while (*p == '/')
-		p++;
-	for (;;) {
-		size_t n;
-		int nfd;
-
-		slash = strchr(p, '/');
-		if (!slash)
-			break;
-		n = (size_t)(slash - p);
-		if (n == 0 || n >= sizeof(comp)) {
-			close(fd);
-			return nf_fail(ctx, NF_E_UNSAFE,
-				       "path '%s' has an empty or long component",
-				       rel);
-		}
-		memcpy(comp, p, n);
-		comp[n] = '\0';
-		if (!strcmp(comp, "..") || !strcmp(comp, ".")) {
-			close(fd);
-			return nf_fail(ctx, NF_E_UNSAFE,
-				       "path '%s' has a '%s' component", rel,
-				       comp);
-		}
-		if (create && mkdirat(fd, comp, 0755) < 0 && errno != EEXIST) {
-			int e = errno;
-
-			close(fd);
-			return nf_fail(ctx, -e, "cannot create '%s' in '%s': %s",
-				       comp, rel, strerror(e));
-		}
-		nfd = openat(fd, comp,
-			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (nfd < 0) {
-			int e = errno;
-			struct stat st;
-
-			/* O_DIRECTORY|O_NOFOLLOW on a symlink: ENOTDIR */
-			if (e == ENOTDIR &&
-			    !fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) &&
-			    S_ISLNK(st.st_mode))
-				e = ELOOP;
-			close(fd);
-			return nf_fail(ctx, e == ELOOP ? NF_E_UNSAFE : -e,
-				       "cannot open directory '%s' of '%s': %s",
-				       comp, rel,
-				       e == ELOOP ? "is a symlink" : strerror(e));
-		}
-		close(fd);
-		fd = nfd;
-		p = slash + 1;
-	}
-	if (!*p || !strcmp(p, "..") || !strcmp(p, ".")) {
-		close(fd);
-		return nf_fail(ctx, NF_E_UNSAFE, "path '%s' names no file", rel);
-	}
-	*base = p;
-	return fd;
-}
-
 int nf_secret_write_at(struct nf_ctx *ctx, int rootfd, const char *rel,
 		       const void *buf, size_t len, unsigned mode, long uid,
 		       long gid)
 {
-	const char *base;
-	char tmp[300];
-	uint8_t rnd[6];
-	int dfd, fd, r;
-
-	dfd = open_parent_at(ctx, rootfd, rel, 1, &base);
-	if (dfd < 0)
-		return dfd;
-	if (strlen(base) > 200) {
-		close(dfd);
-		return nf_fail(ctx, NF_E_LIMIT, "file name in '%s' is too long",
-			       rel);
-	}
-	if ((r = nf_random_bytes(ctx, rnd, sizeof(rnd)))) {
-		close(dfd);
-		return r;
-	}
-	snprintf(tmp, sizeof(tmp), ".%s.%02x%02x%02x%02x%02x%02x", base,
-		 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
-	fd = openat(dfd, tmp,
-		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    mode & 0600);
-	if (fd < 0) {
-		r = -errno;
-		close(dfd);
-		return nf_fail(ctx, r, "cannot create '%s': %s", rel,
-			       strerror(-r));
-	}
-	r = 0;
-	if ((uid >= 0 || gid >= 0) &&
-	    fchown(fd, uid >= 0 ? (uid_t)uid : (uid_t)-1,
-		   gid >= 0 ? (gid_t)gid : (gid_t)-1) < 0)
-		r = -errno;
-	if (!r && fchmod(fd, mode) < 0)
-		r = -errno;
-	if (!r)
-		r = nf_write_full(fd, buf, len);
-	if (!r && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && !r)
-		r = -errno;
-	if (!r && renameat(dfd, tmp, dfd, base) < 0)
-		r = -errno;
-	if (r) {
-		unlinkat(dfd, tmp, 0);
-		close(dfd);
-		return nf_fail(ctx, r, "cannot write '%s': %s", rel,
-			       strerror(-r));
-	}
-	fsync(dfd);
-	close(dfd);
-	return 0;
+	return nf_root_write(ctx, rootfd, rel, buf, len, mode, uid, gid,
+			     NF_ROOT_CREATE | NF_ROOT_FSYNC);
 }
 
 int nf_root_user(struct nf_ctx *ctx, const char *root, const char *user,
@@ -415,7 +294,7 @@ int nf_password_ok(const char *pw, size_t len)
 int nf_slurmdbd_set_password(struct nf_ctx *ctx, int rootfd, const char *rel,
 			     const char *pw, long uid, long gid)
 {
-	const char *base;
+	char base[NAME_MAX + 1];
 	char *old = NULL, *out = NULL;
 	size_t oldlen = 0, outcap, outlen = 0, pwlen = strlen(pw);
 	int dfd, fd, r, done = 0;
@@ -425,7 +304,8 @@ int nf_slurmdbd_set_password(struct nf_ctx *ctx, int rootfd, const char *rel,
 			       "slurmdbd password has a character slurmdbd.conf "
 			       "cannot hold (control, '#', edge space) or is "
 			       "empty or too long");
-	dfd = open_parent_at(ctx, rootfd, rel, 1, &base);
+	dfd = nf_root_parent(ctx, rootfd, rel, NF_ROOT_CREATE, base,
+			     sizeof(base));
 	if (dfd < 0)
 		return dfd;
 	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);

@@ -1,20 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include "internal.h"
 
-#ifdef __has_include
-#if __has_include(<linux/openat2.h>)
-#include <linux/openat2.h>
-#define NF_HAVE_OPENAT2 1
-#endif
-#endif
-
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -324,31 +316,6 @@ char *nf_text_escape(const char *s)
 	if (out)
 		escape_into((const unsigned char *)s, 1, out, n + 1);
 	return out;
-}
-
-int nf_openat_root(int rootfd, const char *rel, int flags)
-{
-	int fd;
-
-	while (*rel == '/')
-		rel++;
-#ifdef NF_HAVE_OPENAT2
-	{
-		struct open_how how = { .flags = (unsigned)(flags | O_CLOEXEC),
-					.resolve = RESOLVE_IN_ROOT |
-						   RESOLVE_NO_MAGICLINKS };
-		long r = syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
-
-		if (r >= 0)
-			return (int)r;
-		if (errno != ENOSYS)
-			return -errno;
-	}
-#endif
-	/* without openat2 (kernels before 5.6): no symlink at the last
-	 * component; the image roots nodeforge opens are its own */
-	fd = openat(rootfd, rel, flags | O_CLOEXEC | O_NOFOLLOW);
-	return fd < 0 ? -errno : fd;
 }
 
 double nf_now_s(void)

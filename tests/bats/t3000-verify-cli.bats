@@ -124,17 +124,31 @@ PY
 			jq -r '.checks[].id'
 	done | sort -u > have
 	[ "$(wc -l < have)" -ge 50 ]
-	python3 - "$NF_SRCDIR/docs/nodeforge-verify.md" <<'PY' | sort -u > documented
+	# an id with an upper-case word (limits.unit.LIMIT) is a family: one
+	# check per entry of a list; every check must be documented and
+	# every documented id or family must be a check
+	python3 - "$NF_SRCDIR/docs/nodeforge-verify.md" have <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 table = text[text.index("## Checks"):]
 table = table[:table.index("\n\n", table.index("|---"))]
+doc = []
 for row in table.splitlines()[2:]:
     ids = row.split("|")[2]
-    for tok in re.findall(r"`([a-z_]+\.[a-z0-9_.{},]+)`", ids):
+    for tok in re.findall(r"`([a-z_]+\.[A-Za-z0-9_.{},]+)`", ids):
         m = re.match(r"(.*)\{(.*)\}(.*)", tok)
         for part in (m.group(2).split(",") if m else [None]):
-            print(m.group(1) + part + m.group(3) if m else tok)
+            doc.append(m.group(1) + part + m.group(3) if m else tok)
+pat = {d: re.compile("".join("[a-z0-9_]+" if re.fullmatch(r"[A-Z]+", s)
+                             else re.escape(s)
+                             for s in re.split(r"([A-Z]+)", d)) + "$")
+       for d in doc}
+have = open(sys.argv[2]).read().split()
+bad = ["undocumented: " + h for h in have
+       if not any(p.match(h) for p in pat.values())]
+bad += ["no such check: " + d for d, p in pat.items()
+        if not any(p.match(h) for h in have)]
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
 PY
-	diff have documented
 }
