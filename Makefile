@@ -38,7 +38,7 @@ ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) $(REPRO) -D_GNU_SOURCE -D
              -DNF_DATADIR='"$(PREFIX)/share/nodeforge"' -Ilib $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS    := $(PKG_LIBS) -ldl -lpthread $(EXTRA_LDLIBS)
 
-LIB_SRC   := $(sort $(wildcard lib/*.c lib/facets/*.c))
+LIB_SRC   := $(sort $(wildcard lib/*.c lib/adapters/*.c lib/facets/*.c))
 CMD_SRC   := $(sort $(wildcard cmd/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/commit.o
 CMD_OBJ   := $(CMD_SRC:%.c=$(BUILD)/%.o)
@@ -56,7 +56,7 @@ man: $(BUILD)/man/nodeforge.1
 $(BUILD)/man/nodeforge.1: $(BUILD)/nodeforge docs/man.sh $(wildcard docs/*.md)
 	docs/man.sh $(BUILD)/nodeforge $(BUILD)/man $(VERSION)
 
-$(BUILD)/%.o: %.c lib/nodeforge.h lib/internal.h $(wildcard lib/*.h cmd/*.h lib/facets/*.h) cmd/commands.def lib/facets/facets.def
+$(BUILD)/%.o: %.c lib/nodeforge.h lib/internal.h $(wildcard lib/*.h lib/adapters/*.h cmd/*.h lib/facets/*.h) cmd/commands.def lib/facets/facets.def
 	@mkdir -p $(dir $@)
 	@echo "  CC  $<"; $(CC) $(ALL_CFLAGS) -c -o $@ $<
 

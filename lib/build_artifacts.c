@@ -232,8 +232,8 @@ static int from_image(struct build *b, int rootfd, const json_t *a)
 }
 
 /* Pinned artifacts (system.artifacts): fetched into the content-addressed
- * cache (lib/fetch.c) and installed by kind.  One that cannot be fetched
- * stops the build unless the profile marks it optional. */
+ * cache (lib/adapters/fetch.c) and installed by kind.  One that cannot be
+ * fetched stops the build unless the profile marks it optional. */
 int nf_bld_stage_artifacts(struct build *b, int rootfd)
 {
 	const json_t *arts = json_object_get(json_object_get(b->prof, "system"),

@@ -26,12 +26,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/bio.h>
-#include <openssl/cms.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 
 #define MODSIG_MAGIC "~Module signature appended~\n"
 #define MODSIG_MAX (256ULL << 20)
@@ -84,102 +78,62 @@ int nf_bld_check_module_signing(struct build *b)
 	}
 }
 
-static int ssl_fail(struct build *b, const char *what)
-{
-	char e[256] = "";
-
-	ERR_error_string_n(ERR_get_error(), e, sizeof(e));
-	ERR_clear_error();
-	return nf_fail(b->ctx, NF_E_INVALID, "module signing: %s: %s", what,
-		       *e ? e : "unknown error");
-}
-
-struct signer {
-	EVP_PKEY *key;
-	X509 *cert;
-};
-
-static int load_signer(struct build *b, struct signer *s)
+/* The site's key (from its secrets, into wiped memory) and certificate */
+static int load_signer(struct build *b, struct nf_cms_signer **s)
 {
 	const char *cert = json_string_value(json_object_get(signing(b), "cert"));
 	uint8_t *kb = NULL;
 	size_t klen = 0;
-	BIO *bio;
-	FILE *f;
 	int r;
 
 	if ((r = nf_secret_read(b->ctx, b->modkey, 64 * 1024, &kb, &klen)))
 		return r;
-	bio = BIO_new_mem_buf(kb, (int)klen);
-	s->key = bio ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
-	BIO_free(bio);
+	r = nf_cms_signer_load(b->ctx, "module signing", kb, klen,
+			       "secrets.module_signing_key", cert,
+			       "module_signing.cert", s);
 	nf_wipe_free(kb, klen + 1);
-	if (!s->key)
-		return ssl_fail(b, "secrets.module_signing_key is not a PEM private key");
-	if (!(f = fopen(cert, "re")))
-		return nf_fail(b->ctx, -errno, "module signing: cannot read the "
-			       "certificate '%s': %s", cert, strerror(errno));
-	s->cert = PEM_read_X509(f, NULL, NULL, NULL);
-	fclose(f);
-	if (!s->cert)
-		return ssl_fail(b, "module_signing.cert is not a PEM certificate");
-	if (X509_check_private_key(s->cert, s->key) != 1)
-		return ssl_fail(b, "the certificate does not match "
-				"secrets.module_signing_key");
-	return 0;
+	return r;
 }
 
 /* The module's bytes with the signature appended, into *out */
-static int sign_buf(struct build *b, const struct signer *s, const char *name,
-		    const char *mod, size_t len, char **out, size_t *outlen)
+static int sign_buf(struct build *b, const struct nf_cms_signer *s,
+		    const char *name, const char *mod, size_t len, char **out,
+		    size_t *outlen)
 {
-	unsigned flags = CMS_NOCERTS | CMS_BINARY | CMS_DETACHED | CMS_NOSMIMECAP;
-	CMS_ContentInfo *cms = NULL;
-	BIO *in = BIO_new_mem_buf(mod, (int)len), *der = BIO_new(BIO_s_mem());
 	struct modsig ms = { .id_type = 2 /* PKEY_ID_PKCS7 */ };
-	char *sig = NULL, *o;
-	long slen;
-	int r = 0;
+	uint8_t *sig = NULL;
+	size_t slen = 0;
+	char *o;
+	int r;
 
-	if (!in || !der) {
-		r = -ENOMEM;
-		goto out;
-	}
-	cms = CMS_sign(NULL, NULL, NULL, NULL, flags | CMS_PARTIAL | CMS_STREAM);
-	if (!cms || !CMS_add1_signer(cms, s->cert, s->key, EVP_sha256(),
-				     flags | CMS_NOATTR) ||
-	    CMS_final(cms, in, NULL, flags) != 1 || i2d_CMS_bio(der, cms) != 1) {
-		r = ssl_fail(b, name);
-		goto out;
-	}
-	slen = BIO_get_mem_data(der, &sig);
-	if (slen <= 0 || (unsigned long)slen > 0xffffffffUL) {
-		r = ssl_fail(b, name);
-		goto out;
+	if ((r = nf_cms_sign_detached(b->ctx, s, name, mod, len, &sig, &slen)))
+		return r;
+	if (slen > 0xffffffffUL) {
+		free(sig);
+		return nf_fail(b->ctx, NF_E_LIMIT, "module signing: %s: the "
+			       "signature is too large", name);
 	}
 	ms.sig_len[0] = (uint8_t)(slen >> 24);
 	ms.sig_len[1] = (uint8_t)(slen >> 16);
 	ms.sig_len[2] = (uint8_t)(slen >> 8);
 	ms.sig_len[3] = (uint8_t)slen;
-	*outlen = len + (size_t)slen + sizeof(ms) + strlen(MODSIG_MAGIC);
+	*outlen = len + slen + sizeof(ms) + strlen(MODSIG_MAGIC);
 	if (!(o = malloc(*outlen))) {
-		r = -ENOMEM;
-		goto out;
+		free(sig);
+		return -ENOMEM;
 	}
 	memcpy(o, mod, len);
-	memcpy(o + len, sig, (size_t)slen);
+	memcpy(o + len, sig, slen);
 	memcpy(o + len + slen, &ms, sizeof(ms));
 	memcpy(o + len + slen + sizeof(ms), MODSIG_MAGIC, strlen(MODSIG_MAGIC));
+	free(sig);
 	*out = o;
-out:
-	CMS_ContentInfo_free(cms);
-	BIO_free(in);
-	BIO_free(der);
-	return r;
+	return 0;
 }
 
 /* Sign every *.ko of ROOT/lib/modules/KVER/DIR */
-static int sign_dir(struct build *b, int rootfd, const struct signer *s,
+static int sign_dir(struct build *b, int rootfd,
+		    const struct nf_cms_signer *s,
 		    const char *rel, int *n)
 {
 	int dfd = nf_openat_root(rootfd, rel, O_RDONLY | O_DIRECTORY);
@@ -242,7 +196,7 @@ static int sign_dir(struct build *b, int rootfd, const struct signer *s,
 int nf_bld_sign_modules(struct build *b, int rootfd)
 {
 	const json_t *dirs = nf_profile_get(b->prof, "kernel.built_modules");
-	struct signer s = { 0 };
+	struct nf_cms_signer *s = NULL;
 	int kfd, r = 0, n = 0;
 	struct dirent *de;
 	char msg[160];
@@ -281,7 +235,7 @@ int nf_bld_sign_modules(struct build *b, int rootfd)
 			if (!dir || strstr(dir, "..") || *dir == '/')
 				continue;
 			snprintf(rel, sizeof(rel), "/lib/modules/%s/%s", de->d_name, dir);
-			if ((r = sign_dir(b, rootfd, &s, rel, &n)))
+			if ((r = sign_dir(b, rootfd, s, rel, &n)))
 				break;
 		}
 	}
@@ -296,7 +250,6 @@ int nf_bld_sign_modules(struct build *b, int rootfd)
 		nf_bld_note(b, msg);
 	}
 out:
-	EVP_PKEY_free(s.key);
-	X509_free(s.cert);
+	nf_cms_signer_free(s);
 	return r;
 }

@@ -4,7 +4,7 @@
  * (checked, signed by enrolled nodes, stored durably), unknown MACs (rate
  * limited per address), and the enrollment and rotation endpoints.
  */
-#include "http_int.h"
+#include "adapters/http_int.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

@@ -70,7 +70,7 @@ int nf_junit_write(struct nf_ctx *ctx, const char *path, const char *suite,
 int nf_write_atomic(struct nf_ctx *ctx, const char *path, const void *buf,
 		    size_t len, unsigned mode);
 
-/* ---- YAML adapter (lib/yaml.c) ----
+/* ---- YAML adapter (lib/adapters/yaml.c) ----
  * Parse a YAML document into a jansson tree.  Every node's position is
  * recorded in `locs` (object: dotted path -> [file, line, col]).  Scalars
  * become strings unless they are plain (unquoted) and read as an integer,
@@ -280,7 +280,7 @@ int nf_apply_all(struct nf_ctx *ctx, int rootfd, const struct nf_profile *p);
 int nf_template_render(struct nf_ctx *ctx, const json_t *prof, const char *role,
 		       const char *file, const char *in, struct nf_buf *out);
 
-/* Pinned artifacts (lib/fetch.c, libcurl) */
+/* Pinned artifacts (lib/adapters/fetch.c, libcurl) */
 struct nf_fetch_opts {
 	const char *cache;          /* CACHE: files under CACHE/artifacts/ */
 	const char *mirror;         /* URL prefix or directory: the url's
@@ -302,8 +302,8 @@ int nf_fetch(struct nf_ctx *ctx, const char *name, const char *url,
 
 /* ---- end of image build ---- */
 
-/* ---- pack, manifests, signatures (lib/archive.c, pack.c, manifest.c,
- * unpack.c, crypto.c) ---- */
+/* ---- pack, manifests, signatures (lib/pack.c, manifest.c, unpack.c;
+ * lib/adapters/archive.c, crypto.c) ---- */
 #include <sys/types.h>
 
 /* Streaming SHA-256 (OpenSSL EVP) */
@@ -366,7 +366,20 @@ int nf_manifest_scan(struct nf_ctx *ctx, const char *buf, size_t len,
 #define NF_XATTR_VALUE_MAX 65536
 #define NF_XATTR_MAX 64
 
-/* Ed25519 signature in `sigpath` over buf (lib/crypto.c) */
+/* A detached CMS (PKCS#7) signer: a PEM private key (KEY, KLEN bytes)
+ * and the PEM certificate at CERT, which must match; WHAT prefixes the
+ * messages, KEYNAME and CERTNAME say where each came from */
+struct nf_cms_signer;
+int nf_cms_signer_load(struct nf_ctx *ctx, const char *what, const void *key,
+		       size_t klen, const char *keyname, const char *cert,
+		       const char *certname, struct nf_cms_signer **out);
+void nf_cms_signer_free(struct nf_cms_signer *s);
+/* DER SignedData over DATA: SHA-256, issuer and serial, no certificates
+ * and no signed attributes (reproducible); *sig is malloc'd */
+int nf_cms_sign_detached(struct nf_ctx *ctx, const struct nf_cms_signer *s,
+			 const char *name, const void *data, size_t len,
+			 uint8_t **sig, size_t *siglen);
+/* Ed25519 signature in `sigpath` over buf (lib/adapters/crypto.c) */
 int nf_sig_present(struct nf_ctx *ctx, const char *name, const char *sigpath);
 int nf_verify_buf(struct nf_ctx *ctx, const char *name, const void *buf,
 		  size_t len, const char *sigpath, const char *pubkey);
@@ -377,8 +390,8 @@ int nf_rm_tree_at(int dirfd, const char *name);
 /* ---- end of pack, manifests, signatures ---- */
 
 
-/* ---- secrets: sealing, munge keys, enrollment (lib/crypto.c, secrets.c,
- * enroll.c, curl.c) ---- */
+/* ---- secrets: sealing, munge keys, enrollment (lib/secrets.c,
+ * enroll.c; lib/adapters/crypto.c, curl.c) ---- */
 #include <stdint.h>
 
 #define NF_X25519_LEN 32
@@ -454,7 +467,8 @@ int nf_http_post(struct nf_ctx *ctx, const char *url, const char *bind,
 		 char **resp, size_t *resplen, long *status);
 
 /* ---- end of secrets ---- */
-/* ---- disks, EFI, install (lib/blkid.c, lib/efi.c, lib/install.c) ---- */
+/* ---- disks, EFI, install (lib/install.c; lib/adapters/blkid.c, efi.c)
+ * ---- */
 
 /* <sysroot> + the formatted path; caller frees */
 char *nf_sr_path(const struct nf_ctx *ctx, const char *fmt, ...)
@@ -473,7 +487,8 @@ int nf_efi_loadopt_parse(struct nf_ctx *ctx, const char *name,
 int nf_mountinfo_lookup(struct nf_ctx *ctx, char *buf, const char *want,
 			struct nf_mount_info *out);
 
-/* ---- boot server parsers (lib/http.c), exposed for tests and fuzzing ---- */
+/* ---- boot server parsers (lib/adapters/http.c), exposed for tests and
+ * fuzzing ---- */
 /* A request path made of plain names: no "..", no dot files, no empty
  * segments, a small alphabet, at most 1024 bytes */
 int nf_http_safe_path(const char *url);
@@ -617,7 +632,7 @@ int nf_ci_has_storagepass(const char *buf, size_t len);
 /* ---- end of image CI ---- */
 
 /* ---- storage checks: disks and EFI from the verifier (lib/verify.c,
- * lib/blkid.c, lib/diskrule.c, lib/facets/storage.c) ---- */
+ * lib/adapters/blkid.c, lib/diskrule.c, lib/facets/storage.c) ---- */
 /* A context whose sysroot is the run's, for library calls from a check
  * (nf_mount_find, nf_disk_scan_hw, nf_efi_open): the live node and a
  * fixture tree go through the same code.  Owned by the check; NULL on
@@ -723,7 +738,7 @@ int nf_apply_all_nodes(struct nf_ctx *ctx, int rootfd,
 		       const struct nf_profile *p, const json_t *cluster);
 /* ---- end of Slurm nodes ---- */
 
-/* ---- zstd stream (lib/zstd.c) ---- */
+/* ---- zstd stream (lib/adapters/zstd.c) ---- */
 /* Multi-threaded zstd (threads <= 0: one per CPU; the bytes do not depend
  * on it); compressed output goes to fn */
 struct nf_zstd;

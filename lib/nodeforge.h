@@ -427,7 +427,7 @@ struct nf_pxe_stats {
 int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 		  struct nf_pxe_stats *st);
 
-/* The embedded boot server (lib/http.c) */
+/* The embedded boot server (lib/adapters/http.c) */
 typedef void (*nf_access_log_fn)(void *userdata, const char *line);
 
 struct nf_serve_opts {
@@ -457,7 +457,8 @@ const char *nf_server_url(const struct nf_server *s);
 /* Stop, flush pending state writes, free */
 void nf_server_stop(struct nf_server *s);
 
-/* HTTP client (lib/curl.c): bounded transfers to memory, http/https only */
+/* HTTP client (lib/adapters/curl.c): bounded transfers to memory,
+ * http/https only */
 struct nf_http_req {
 	const char *url;
 	const void *body;          /* NULL: GET; else POST of body_len bytes */
@@ -478,7 +479,8 @@ int nf_http_get(struct nf_ctx *ctx, const char *url, size_t max,
 /* ============================================ end boot section */
 
 /* ================================================ disks, EFI, install
- * (lib/blkid.c, lib/diskrule.c, lib/efi.c, lib/install.c, lib/mounts.c) */
+ * (lib/diskrule.c, lib/install.c, lib/mounts.c; lib/adapters/blkid.c,
+ * efi.c) */
 
 /* One partition of a disk; sizes in bytes.  Strings may be NULL. */
 struct nf_part {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Verdict reporting to the boot server: a JSON POST through the HTTP
- * adapter (lib/curl.c), signed with the node's munge key when it has one. */
+ * adapter (lib/adapters/curl.c), signed with the node's munge key when it
+ * has one. */
 #include "internal.h"
 
 #include <stdlib.h>

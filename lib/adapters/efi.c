@@ -3,7 +3,7 @@
  * efivar/efiboot adapter: Boot#### load options, BootOrder, BootNext,
  * BootCurrent.  libefiboot parses and builds the load options and device
  * paths; the variables themselves are read and written through the
- * store in lib/efi_vars.c, which can follow --sysroot.
+ * store in lib/adapters/efi_vars.c, which can follow --sysroot.
  */
 #include "efi_int.h"
 

@@ -10,7 +10,7 @@
  * --sysroot.  On a real efivarfs the write is one write() of
  * attributes+data after clearing the immutable flag (what the kernel
  * expects); in a plain directory (a fixture) it is temp+rename.  Boot
- * entries, BootOrder and BootNext on top of it: lib/efi.c.
+ * entries, BootOrder and BootNext on top of it: lib/adapters/efi.c.
  */
 #include "efi_int.h"
 

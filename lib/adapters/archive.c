@@ -5,8 +5,8 @@
  *
  * Writing: tar is pax-restricted (plain ustar headers unless an entry needs
  * pax records: long names, xattrs); cpio is newc.  zstd is not
- * libarchive's filter but lib/zstd.c, fed with the uncompressed stream:
- * it sets the parameters libarchive does not expose, and it always runs
+ * libarchive's filter but lib/adapters/zstd.c, fed with the uncompressed
+ * stream: it sets the parameters libarchive does not expose, and it always runs
  * zstd's multi-threaded mode (see there).  xz: liblzma's multi-threaded
  * encoder cuts the input into blocks of a size fixed by the preset and its
  * output does not depend on the thread count, but libarchive picks the

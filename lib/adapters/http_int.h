@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The boot server's private parts, shared by its files: lib/http.c (node
- * state and its writer, responses, the request handler, listening),
- * lib/http_files.c (static files of the boot tree: sendfile, HEAD, Range,
- * ETag) and lib/http_api.c (nodes, verdicts, unknown MACs, enrollment).
+ * The boot server's private parts, shared by its files:
+ * lib/adapters/http.c (node state and its writer, responses, the request
+ * handler, listening), lib/adapters/http_files.c (static files of the boot
+ * tree: sendfile, HEAD, Range, ETag) and lib/http_api.c (nodes, verdicts, unknown MACs, enrollment).
  * libmicrohttpd's types stay in these files.
  */
 #ifndef NF_HTTP_INT_H
@@ -70,7 +70,7 @@ struct req {
 /* Status of the response this thread queued last (for the access log) */
 extern __thread unsigned nf_srv_last_status;
 
-/* state, responses, the request handler (lib/http.c) */
+/* state, responses, the request handler (lib/adapters/http.c) */
 void nf_srv_iso_now(char out[32]);
 void nf_srv_index_refresh(struct nf_server *s);
 json_t *nf_srv_index_node(struct nf_server *s, const char *name);
@@ -88,7 +88,7 @@ void nf_srv_access_log(struct nf_server *s, struct MHD_Connection *c,
 		       const char *method, const char *url, unsigned status,
 		       unsigned long long bytes);
 
-/* static files of the boot tree (lib/http_files.c) */
+/* static files of the boot tree (lib/adapters/http_files.c) */
 enum MHD_Result nf_srv_serve_file(struct nf_server *s,
 				  struct MHD_Connection *c, const char *method,
 				  const char *url);

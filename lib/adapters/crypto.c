@@ -682,3 +682,128 @@ int nf_memeq_ct(const void *a, const void *b, size_t len)
 }
 
 /* ============================================== end of secrets: sealing */
+
+/* ---- CMS (PKCS#7) detached signatures: the kernel's module signature */
+#include <openssl/cms.h>
+#include <openssl/err.h>
+#include <openssl/x509.h>
+
+struct nf_cms_signer {
+	EVP_PKEY *key;
+	X509 *cert;
+	char *what;
+};
+
+static int ssl_fail(struct nf_ctx *ctx, const char *what, const char *detail)
+{
+	char e[256] = "";
+
+	ERR_error_string_n(ERR_get_error(), e, sizeof(e));
+	ERR_clear_error();
+	return nf_fail(ctx, NF_E_INVALID, "%s: %s: %s", what, detail,
+		       *e ? e : "unknown error");
+}
+
+void nf_cms_signer_free(struct nf_cms_signer *s)
+{
+	if (!s)
+		return;
+	EVP_PKEY_free(s->key);
+	X509_free(s->cert);
+	free(s->what);
+	free(s);
+}
+
+int nf_cms_signer_load(struct nf_ctx *ctx, const char *what, const void *key,
+		       size_t klen, const char *keyname, const char *cert,
+		       const char *certname, struct nf_cms_signer **out)
+{
+	struct nf_cms_signer *s = calloc(1, sizeof(*s));
+	BIO *bio;
+	FILE *f;
+	int r = 0;
+
+	*out = NULL;
+	if (!s || !(s->what = strdup(what))) {
+		free(s);
+		return -ENOMEM;
+	}
+	bio = klen <= INT_MAX ? BIO_new_mem_buf(key, (int)klen) : NULL;
+	s->key = bio ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
+	BIO_free(bio);
+	if (!s->key) {
+		char *d = nf_asprintf("%s is not a PEM private key", keyname);
+
+		r = ssl_fail(ctx, what, d ? d : keyname);
+		free(d);
+		goto out;
+	}
+	if (!(f = fopen(cert, "re"))) {
+		r = nf_fail(ctx, -errno, "%s: cannot read the certificate '%s': "
+			    "%s", what, cert, strerror(errno));
+		goto out;
+	}
+	s->cert = PEM_read_X509(f, NULL, NULL, NULL);
+	fclose(f);
+	if (!s->cert) {
+		char *d = nf_asprintf("%s is not a PEM certificate", certname);
+
+		r = ssl_fail(ctx, what, d ? d : certname);
+		free(d);
+		goto out;
+	}
+	if (X509_check_private_key(s->cert, s->key) != 1) {
+		char *d = nf_asprintf("the certificate does not match %s",
+				      keyname);
+
+		r = ssl_fail(ctx, what, d ? d : keyname);
+		free(d);
+		goto out;
+	}
+out:
+	if (r)
+		nf_cms_signer_free(s);
+	else
+		*out = s;
+	return r;
+}
+
+int nf_cms_sign_detached(struct nf_ctx *ctx, const struct nf_cms_signer *s,
+			 const char *name, const void *data, size_t len,
+			 uint8_t **sig, size_t *siglen)
+{
+	unsigned flags = CMS_NOCERTS | CMS_BINARY | CMS_DETACHED | CMS_NOSMIMECAP;
+	CMS_ContentInfo *cms = NULL;
+	BIO *in = len <= INT_MAX ? BIO_new_mem_buf(data, (int)len) : NULL;
+	BIO *der = BIO_new(BIO_s_mem());
+	char *p = NULL;
+	long n;
+	int r = 0;
+
+	*sig = NULL;
+	if (!in || !der) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* no signed attributes: no signing time, so the same data and key
+	 * give the same bytes */
+	cms = CMS_sign(NULL, NULL, NULL, NULL, flags | CMS_PARTIAL | CMS_STREAM);
+	if (!cms || !CMS_add1_signer(cms, s->cert, s->key, EVP_sha256(),
+				     flags | CMS_NOATTR) ||
+	    CMS_final(cms, in, NULL, flags) != 1 || i2d_CMS_bio(der, cms) != 1 ||
+	    (n = BIO_get_mem_data(der, &p)) <= 0) {
+		r = ssl_fail(ctx, s->what, name);
+		goto out;
+	}
+	if (!(*sig = malloc((size_t)n))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	memcpy(*sig, p, (size_t)n);
+	*siglen = (size_t)n;
+out:
+	CMS_ContentInfo_free(cms);
+	BIO_free(in);
+	BIO_free(der);
+	return r;
+}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * EFI's private parts, shared by its files: lib/efi.c (boot entries,
- * BootOrder, BootNext, BootCurrent) and lib/efi_vars.c (the variable
+ * EFI's private parts, shared by its files: lib/adapters/efi.c (boot entries,
+ * BootOrder, BootNext, BootCurrent) and lib/adapters/efi_vars.c (the variable
  * store, opened and closed).
  */
 #ifndef NF_EFI_INT_H

@@ -4,7 +4,7 @@
  * a hard cap on the body, a total timeout; CURLcode never leaves this file.
  * Used by `nodeforge status`, by the verifier's report to the boot server
  * and by enrollment; artifact downloads (resume, stall detection) are
- * lib/fetch.c's.
+ * lib/adapters/fetch.c's.
  */
 #include "internal.h"
 
