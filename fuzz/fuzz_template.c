@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Overlay template rendering (nf_template_render) on arbitrary text. */
+/* Overlay template rendering (nf_overlay_render, on nf_template_render) on arbitrary text. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	memcpy(in, data, size);
 	in[size] = '\0';
-	nf_template_render(ctx, prof, "compute", "fuzz.tmpl", in, &out);
+	nf_overlay_render(ctx, prof, "compute", "fuzz.tmpl", in, &out);
 	nf_buf_free(&out);
 	nf_ctx_free(ctx);
 	free(in);

@@ -84,40 +84,26 @@ static int tmpl_lookup(const json_t *prof, const char *role, const char *var,
 	return 0;
 }
 
-int nf_template_render(struct nf_ctx *ctx, const json_t *prof, const char *role,
-		       const char *file, const char *in, struct nf_buf *out)
+struct ov_vars {
+	const json_t *prof;
+	const char *role;
+};
+
+static int ov_lookup(void *data, const char *name, char *out, size_t outsz)
 {
-	const char *p = in;
+	const struct ov_vars *v = data;
 
-	while (*p) {
-		const char *d = strstr(p, "${");
-		char var[256], val[4096];
-		const char *end;
+	return tmpl_lookup(v->prof, v->role, name, out, outsz);
+}
 
-		if (!d) {
-			nf_buf_printf(out, "%s", p);
-			break;
-		}
-		if (d > p && d[-1] == '$') {
-			nf_buf_printf(out, "%.*s${", (int)(d - p - 1), p);
-			p = d + 2;
-			continue;
-		}
-		nf_buf_printf(out, "%.*s", (int)(d - p), p);
-		end = strchr(d, '}');
-		if (!end || (size_t)(end - d - 2) >= sizeof(var))
-			return nf_fail(ctx, NF_E_PARSE, "template '%s': "
-				       "unterminated or too long '${'", file);
-		snprintf(var, sizeof(var), "%.*s", (int)(end - d - 2), d + 2);
-		if (tmpl_lookup(prof, role, var, val, sizeof(val)))
-			return nf_fail(ctx, NF_E_INVALID, "template '%s': "
-				       "undefined variable '${%s}' (known: "
-				       "${role}, ${site.KEY...}, ${profile.KEY...})",
-				       file, var);
-		nf_buf_printf(out, "%s", val);
-		p = end + 1;
-	}
-	return out->err;
+int nf_overlay_render(struct nf_ctx *ctx, const json_t *prof, const char *role,
+		      const char *file, const char *in, struct nf_buf *out)
+{
+	struct ov_vars v = { prof, role };
+
+	return nf_template_render(ctx, file, in, ov_lookup, &v,
+				  "{{role}}, {{site.KEY...}}, {{profile.KEY...}}",
+				  out);
 }
 
 static int ov_copy_cb(const char *p, const struct stat *st, int flag,
@@ -165,8 +151,8 @@ static int ov_copy_cb(const char *p, const struct stat *st, int flag,
 		struct nf_buf o = { 0 };
 
 		dest[n - 5] = '\0';
-		r = nf_template_render(w->b->ctx, w->b->prof, w->b->role, p,
-				       buf, &o);
+		r = nf_overlay_render(w->b->ctx, w->b->prof, w->b->role, p,
+				      buf, &o);
 		free(buf);
 		if (r) {
 			nf_buf_free(&o);

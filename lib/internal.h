@@ -274,11 +274,18 @@ int nf_apply_open_root(struct nf_ctx *ctx, const char *path, int *rootfd);
  * verifier's units */
 int nf_apply_all(struct nf_ctx *ctx, int rootfd, const struct nf_profile *p);
 
-/* Overlay templates (lib/build.c): ${role}, ${site.A.B}, ${profile.A.B}
- * (list items by index), $${ for a literal ${; an undefined variable is
- * NF_E_INVALID naming `file` */
-int nf_template_render(struct nf_ctx *ctx, const json_t *prof, const char *role,
-		       const char *file, const char *in, struct nf_buf *out);
+/* Templates (lib/template.c): {{name}} replaced by LOOKUP's value (0, or
+ * non-zero for an unknown name), \{{ a literal {{; an unknown name or an
+ * unterminated {{ is an error at FILE:LINE, the names KNOWN listed */
+typedef int (*nf_template_lookup)(void *data, const char *name, char *out,
+				  size_t outsz);
+int nf_template_render(struct nf_ctx *ctx, const char *file, const char *in,
+		       nf_template_lookup lookup, void *data, const char *known,
+		       struct nf_buf *out);
+/* An overlay's *.tmpl (lib/build_root.c): {{role}}, {{site.A.B}},
+ * {{profile.A.B}} (list items by index) */
+int nf_overlay_render(struct nf_ctx *ctx, const json_t *prof, const char *role,
+		      const char *file, const char *in, struct nf_buf *out);
 
 /* Pinned artifacts (lib/adapters/fetch.c, libcurl) */
 struct nf_fetch_opts {

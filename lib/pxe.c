@@ -24,45 +24,21 @@ struct var {
 	const char *name, *value;
 };
 
-/* Replace {{name}} with its value; an unknown name is an error at the
- * template's line */
-static int render_tmpl(struct pxe *p, const char *file, const char *t,
-		       const struct var *vars, size_t nvars, struct nf_buf *out)
+struct vars {
+	const struct var *v;
+	size_t n;
+};
+
+static int var_lookup(void *data, const char *name, char *out, size_t outsz)
 {
-	unsigned line = 1;
+	const struct vars *vs = data;
 
-	while (*t) {
-		const char *open = strstr(t, "{{"), *close;
-
-		if (!open) {
-			nf_buf_printf(out, "%s", t);
-			break;
+	for (size_t i = 0; i < vs->n; i++)
+		if (!strcmp(vs->v[i].name, name)) {
+			snprintf(out, outsz, "%s", vs->v[i].value);
+			return 0;
 		}
-		for (const char *c = t; c < open; c++)
-			line += *c == '\n';
-		nf_buf_printf(out, "%.*s", (int)(open - t), t);
-		close = strstr(open, "}}");
-		if (!close || close - open > 64)
-			return nf_fail(p->ctx, NF_E_PARSE,
-				       "%s:%u: unterminated '{{'", file, line);
-		{
-			char name[65];
-			size_t i, n = (size_t)(close - open - 2);
-
-			memcpy(name, open + 2, n);
-			name[n] = '\0';
-			for (i = 0; i < nvars; i++)
-				if (!strcmp(vars[i].name, name))
-					break;
-			if (i == nvars)
-				return nf_fail(p->ctx, NF_E_INVALID,
-					       "%s:%u: unknown template variable "
-					       "'%s'", file, line, name);
-			nf_buf_printf(out, "%s", vars[i].value);
-		}
-		t = close + 2;
-	}
-	return out->err ? -ENOMEM : 0;
+	return -1;
 }
 
 /* Kernel arguments and URLs land in iPXE, GRUB and kickstart scripts:
@@ -220,7 +196,12 @@ static int render_kickstart(struct pxe *p, const struct role *r,
 			{ "kernel_args", args },
 		};
 
-		e = render_tmpl(p, tpath, tmpl, vars, NF_ARRAY_SIZE(vars), b);
+		struct vars vs = { vars, NF_ARRAY_SIZE(vars) };
+
+		e = nf_template_render(p->ctx, tpath, tmpl, var_lookup, &vs,
+				       "{{role}}, {{cluster}}, {{server_url}}, "
+				       "{{rootfs_url}}, {{rootfs_sha256}}, "
+				       "{{kernel_args}}", b);
 	}
 	if (e)
 		goto out;

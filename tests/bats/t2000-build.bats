@@ -162,7 +162,7 @@ rootfs_file() {
 	b -q
 	sha=$(current rootfs_sha256)
 	mkdir -p ov/controller/etc ov/common/usr/local/bin
-	printf 'cluster ${site.cluster} role ${role} ntp ${site.ntp.0} cost $${HOME}\n' > ov/controller/etc/motd.tmpl
+	printf 'cluster {{site.cluster}} role {{role}} ntp {{site.ntp.0}} cost ${HOME} \\{{x}}\n' > ov/controller/etc/motd.tmpl
 	printf '#!/bin/sh\necho hi\n' > ov/common/usr/local/bin/hello
 	chmod 0700 ov/common/usr/local/bin/hello
 	run b
@@ -170,7 +170,7 @@ rootfs_file() {
 	[[ "$output" == *"cached"* ]]
 	[ "$(grep -c '^bootstrap' stub.log)" -eq 1 ]
 	[ "$(current rootfs_sha256)" != "$sha" ]
-	[ "$(rootfs_file etc/motd)" = 'cluster production role controller ntp 10.0.0.1 cost ${HOME}' ]
+	[ "$(rootfs_file etc/motd)" = 'cluster production role controller ntp 10.0.0.1 cost ${HOME} {{x}}' ]
 	zstd -dc "out/controller/$(current rootfs)" | tar -tv | grep 'usr/local/bin/hello' | grep -q '^-rwxr-xr-x 0/0'
 	zstd -dc "out/controller/$(current rootfs)" | tar -tv | grep -q 'etc/motd$'
 }
@@ -179,11 +179,10 @@ rootfs_file() {
 	b -q
 	before=$(cat out/controller/controller.current)
 	mkdir -p ov/controller/etc
-	printf 'x ${site.nosuchkey}\n' > ov/controller/etc/motd.tmpl
+	printf 'x\ny {{site.nosuchkey}}\n' > ov/controller/etc/motd.tmpl
 	run b
 	status_is 1
-	[[ "$output" == *"undefined variable '\${site.nosuchkey}'"* ]]
-	[[ "$output" == *"motd.tmpl"* ]]
+	[[ "$output" == *"motd.tmpl:2: unknown template variable '{{site.nosuchkey}}'"* ]]
 	[ "$(cat out/controller/controller.current)" = "$before" ]
 }
 

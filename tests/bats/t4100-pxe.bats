@@ -130,6 +130,20 @@ ksvalidator_or_skip() {
 	[[ "$output" == *install* ]]
 }
 
+@test "a site kickstart template with an unknown variable fails at its line; nothing is rendered" {
+	mkdir ks
+	printf '# role {{role}}\n%%post\necho ${HOME} \\{{kept}}\n%%end\nurl {{rootfs_link}}\n' > ks/default.ks.tmpl
+	run pxe --kickstart ks
+	status_is 1
+	[[ "$output" == *"ks/default.ks.tmpl:5: unknown template variable '{{rootfs_link}}' (known: {{role}}, {{cluster}}"* ]]
+	[ ! -e tree/kickstart ]
+	sed -i 's/{{rootfs_link}}/{{rootfs_url}}/' ks/default.ks.tmpl
+	run pxe --kickstart ks
+	status_is 0
+	grep -qx 'echo ${HOME} {{kept}}' tree/kickstart/compute.ks
+	grep -qx '# role compute' tree/kickstart/compute.ks
+}
+
 @test "a role without a built image fails naming the pointer file" {
 	mkdir -p out/compute
 	run nf -C "$FIXTURES/boot/profiles" pxe -i racks.yaml -o tree -u http://10.0.0.1:8080 \
