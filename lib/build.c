@@ -681,8 +681,9 @@ static int build_image(struct build *b, const struct nf_site *site,
 	}
 
 	stage_begin(b, "sign");
-	if ((r = nf_bld_find_kernel(b, kernel, sizeof(kernel))))
+	if ((r = nf_root_find_kernel(b->ctx, rootfd, p, sizeof(p), NULL, 0)))
 		goto out;
+	snprintf(kernel, sizeof(kernel), "%s%s", b->root, p);
 	snprintf(p, sizeof(p), "%s/rootfs.tar.zst.manifest.json", b->stage);
 	{
 		json_t *m = NULL;

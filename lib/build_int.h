@@ -116,7 +116,6 @@ int nf_bld_stage_site_artifacts(struct build *b, int rootfd);
 int nf_bld_stage_purge(struct build *b);
 
 /* kernel, archives and their publication (lib/build_publish.c) */
-int nf_bld_find_kernel(struct build *b, char *out, size_t outsz);
 int nf_bld_copy_file(struct nf_ctx *ctx, const char *from, const char *to);
 int nf_bld_name_archive(struct build *b, const char *tmpname,
 			const char *final, const char *manifest_final,

@@ -22,30 +22,6 @@
 
 /* ---------------------------------------------------------------- pack */
 
-/* Newest /boot/vmlinuz-* by version order */
-int nf_bld_find_kernel(struct build *b, char *out, size_t outsz)
-{
-	char dir[PATH_MAX + 8];
-	struct dirent **list = NULL;
-	int n, found = 0;
-
-	snprintf(dir, sizeof(dir), "%s/boot", b->root);
-	n = scandir(dir, &list, NULL, versionsort);
-	for (int i = n - 1; i >= 0; i--) {
-		if (!found && !strncmp(list[i]->d_name, "vmlinuz-", 8)) {
-			snprintf(out, outsz, "%s/%s", dir, list[i]->d_name);
-			found = 1;
-		}
-		free(list[i]);
-	}
-	free(list);
-	if (!found)
-		return nf_fail(b->ctx, NF_E_NOTFOUND, "no kernel in the image "
-			       "('%s/vmlinuz-*'): is the kernel package installed?",
-			       dir);
-	return 0;
-}
-
 int nf_bld_copy_file(struct nf_ctx *ctx, const char *from, const char *to)
 {
 	char buf[1 << 16];

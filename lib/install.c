@@ -308,48 +308,6 @@ static int hoist(struct nf_ctx *ctx, int rootfd, const char *sub)
 	return r;
 }
 
-/* The newest /boot/vmlinuz-VERSION in the new root (version order by
- * strverscmp), with its initrd if any */
-static int find_kernel(struct nf_ctx *ctx, int rootfd, char *kernel,
-		       size_t ksz, char *initrd, size_t isz)
-{
-	int bfd = nf_root_opendir(ctx, rootfd, "boot", 0);
-	struct dirent *de;
-	DIR *dp;
-	char best[NAME_MAX + 1] = "";
-	struct stat st;
-
-	if (bfd < 0)
-		return nf_fail(ctx, NF_E_NOTFOUND, "the image has no /boot");
-	dp = fdopendir(bfd);
-	if (!dp) {
-		close(bfd);
-		return -errno;
-	}
-	while ((de = readdir(dp)))
-		if (!strncmp(de->d_name, "vmlinuz-", 8) &&
-		    (!best[0] || strverscmp(de->d_name, best) > 0))
-			snprintf(best, sizeof(best), "%s", de->d_name);
-	initrd[0] = '\0';
-	if (best[0]) {
-		char cand[NAME_MAX + 16];
-
-		snprintf(kernel, ksz, "/boot/%s", best);
-		snprintf(cand, sizeof(cand), "initrd.img-%s", best + 8);
-		if (fstatat(dirfd(dp), cand, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			snprintf(initrd, isz, "/boot/%s", cand);
-		snprintf(cand, sizeof(cand), "initramfs-%s.img", best + 8);
-		if (!initrd[0] &&
-		    fstatat(dirfd(dp), cand, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			snprintf(initrd, isz, "/boot/%s", cand);
-	}
-	closedir(dp);
-	if (!best[0])
-		return nf_fail(ctx, NF_E_NOTFOUND,
-			       "the image has no kernel (/boot/vmlinuz-*)");
-	return 0;
-}
-
 /* GRUB EFI image: its embedded config finds the root by UUID and loads
  * /boot/grub/grub.cfg from it */
 static int build_grub(struct nf_ctx *ctx, const char *root_uuid,
@@ -611,8 +569,8 @@ int nf_install(struct nf_ctx *ctx, const struct nf_install_opts *o,
 	    (r = copy_file_in(ctx, rootfd, "etc/nodeforge",
 			      "installed.manifest.json.sig", sig)) < 0)
 		goto out;
-	if ((r = find_kernel(ctx, rootfd, kernel, sizeof(kernel), initrd,
-			     sizeof(initrd))) < 0)
+	if ((r = nf_root_find_kernel(ctx, rootfd, kernel, sizeof(kernel),
+				     initrd, sizeof(initrd))) < 0)
 		goto out;
 	text = nf_asprintf("# written by nodeforge install\n"
 			   "set timeout=1\n"

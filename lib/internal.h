@@ -264,6 +264,11 @@ int nf_root_write_in(struct nf_ctx *ctx, int dfd, const char *leaf,
 int nf_root_write(struct nf_ctx *ctx, int rootfd, const char *path,
 		  const void *data, size_t len, unsigned mode, long uid,
 		  long gid, int flags);
+/* The newest /boot/vmlinuz-VERSION of the root (version order) into
+ * KERNEL as "/boot/vmlinuz-VERSION", and its initrd (initrd.img-VERSION
+ * or initramfs-VERSION.img) into INITRD, "" if none; INITRD may be NULL */
+int nf_root_find_kernel(struct nf_ctx *ctx, int rootfd, char *kernel,
+			size_t ksz, char *initrd, size_t isz);
 /* Open REL inside the image root ROOTFD for reading (flags as open(2)):
  * every symlink, absolute or with "..", resolves inside the root
  * (openat2 RESOLVE_IN_ROOT); the fd, or -errno */

@@ -15,6 +15,7 @@
  */
 #include "internal.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -221,6 +222,49 @@ int nf_root_write(struct nf_ctx *ctx, int rootfd, const char *path,
 			     flags);
 	close(dfd);
 	return r;
+}
+
+int nf_root_find_kernel(struct nf_ctx *ctx, int rootfd, char *kernel,
+			size_t ksz, char *initrd, size_t isz)
+{
+	int bfd = nf_root_opendir(ctx, rootfd, "boot", 0);
+	char best[NAME_MAX + 1] = "";
+	struct dirent *de;
+	struct stat st;
+	DIR *dp;
+
+	if (bfd < 0)
+		return nf_fail(ctx, NF_E_NOTFOUND, "the image has no kernel (no "
+			       "/boot): is the kernel package installed?");
+	if (!(dp = fdopendir(bfd))) {
+		close(bfd);
+		return nf_fail(ctx, -errno, "cannot read /boot of the image: %s",
+			       strerror(errno));
+	}
+	while ((de = readdir(dp)))
+		if (!strncmp(de->d_name, "vmlinuz-", 8) &&
+		    (!best[0] || strverscmp(de->d_name, best) > 0))
+			snprintf(best, sizeof(best), "%s", de->d_name);
+	if (initrd && isz)
+		initrd[0] = '\0';
+	if (best[0] && initrd) {
+		static const char *const fmt[] = { "initrd.img-%s",
+						   "initramfs-%s.img" };
+		char cand[NAME_MAX + 16];
+
+		for (size_t i = 0; i < NF_ARRAY_SIZE(fmt) && !initrd[0]; i++) {
+			snprintf(cand, sizeof(cand), fmt[i], best + 8);
+			if (fstatat(dirfd(dp), cand, &st, AT_SYMLINK_NOFOLLOW) == 0)
+				snprintf(initrd, isz, "/boot/%s", cand);
+		}
+	}
+	closedir(dp);
+	if (!best[0])
+		return nf_fail(ctx, NF_E_NOTFOUND, "the image has no kernel "
+			       "(/boot/vmlinuz-*): is the kernel package "
+			       "installed?");
+	snprintf(kernel, ksz, "/boot/%s", best);
+	return 0;
 }
 
 int nf_openat_root(int rootfd, const char *rel, int flags)

@@ -205,6 +205,34 @@ static void test_openat_root_resolves_inside(void **state)
 	unlink(p);
 }
 
+/* The newest kernel by version order (10 after 9), with its initrd */
+static void test_find_kernel(void **state)
+{
+	char k[PATH_MAX], i[PATH_MAX];
+
+	(void)state;
+	assert_int_equal(nf_root_find_kernel(ctx, rootfd, k, sizeof(k), i,
+					     sizeof(i)), NF_E_NOTFOUND);
+	assert_non_null(strstr(nf_errmsg(ctx), "the image has no kernel"));
+	assert_int_equal(nf_root_write(ctx, rootfd, "/boot/vmlinuz-6.1.0-9-amd64",
+				       "k", 1, 0644, -1, -1, NF_ROOT_CREATE), 0);
+	assert_int_equal(nf_root_write(ctx, rootfd, "/boot/vmlinuz-6.1.0-10-amd64",
+				       "k", 1, 0644, -1, -1, 0), 0);
+	assert_int_equal(nf_root_write(ctx, rootfd, "/boot/initrd.img-6.1.0-9-amd64",
+				       "i", 1, 0644, -1, -1, 0), 0);
+	assert_int_equal(nf_root_find_kernel(ctx, rootfd, k, sizeof(k), i,
+					     sizeof(i)), 0);
+	assert_string_equal(k, "/boot/vmlinuz-6.1.0-10-amd64");
+	assert_string_equal(i, "");
+	assert_int_equal(nf_root_write(ctx, rootfd, "/boot/initramfs-6.1.0-10-amd64.img",
+				       "i", 1, 0644, -1, -1, 0), 0);
+	assert_int_equal(nf_root_find_kernel(ctx, rootfd, k, sizeof(k), i,
+					     sizeof(i)), 0);
+	assert_string_equal(i, "/boot/initramfs-6.1.0-10-amd64.img");
+	assert_int_equal(nf_root_find_kernel(ctx, rootfd, k, sizeof(k), NULL,
+					     0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_parents_made_0755_whatever_the_umask),
 		cmocka_unit_test(test_long_names_refused),
 		cmocka_unit_test(test_openat_root_resolves_inside),
+		cmocka_unit_test(test_find_kernel),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
