@@ -22,7 +22,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -277,40 +276,41 @@ static int take_lock(struct build *b)
 
 
 /* Digest of an overlay tree: paths, types, modes and contents */
-static struct nf_sha256 *ov_hash;
-static struct nf_ctx *ov_ctx;
-static size_t ov_prefix;
+/* An overlay's tree into the inputs' hash: each entry's path, mode and
+ * content (a symlink's target), in the walk's bytewise order */
+struct ov_hash {
+	struct nf_ctx *ctx;
+	struct nf_sha256 *h;
+};
 
-static int ov_hash_cb(const char *p, const struct stat *st, int flag,
-		      struct FTW *f)
+static int ov_hash_cb(void *data, const struct nf_walk_entry *e)
 {
+	struct ov_hash *oh = data;
+	struct nf_sha256 *h = oh->h;
 	char link[PATH_MAX];
 	char hex[NF_SHA256_HEX];
 	char line[PATH_MAX + 128];
 	unsigned long long sz;
 
-	(void)f;
-	if (flag == FTW_DNR || flag == FTW_NS)
-		return nf_fail(ov_ctx, -EACCES, "cannot read overlay '%s'", p);
-	snprintf(line, sizeof(line), "%s\n%o\n", p + ov_prefix, st->st_mode);
-	nf_sha256_update(ov_hash, line, strlen(line));
-	if (S_ISLNK(st->st_mode)) {
-		ssize_t n = readlink(p, link, sizeof(link) - 1);
+	snprintf(line, sizeof(line), "/%s\n%o\n", e->rel, e->st->st_mode);
+	nf_sha256_update(h, line, strlen(line));
+	if (S_ISLNK(e->st->st_mode)) {
+		ssize_t n = readlink(e->path, link, sizeof(link) - 1);
 
 		if (n >= 0)
-			nf_sha256_update(ov_hash, link, (size_t)n);
-	} else if (S_ISREG(st->st_mode)) {
-		int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			nf_sha256_update(h, link, (size_t)n);
+	} else if (S_ISREG(e->st->st_mode)) {
+		int fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		int r;
 
 		if (fd < 0)
-			return nf_fail(ov_ctx, -errno, "cannot read overlay '%s': %s",
-				       p, strerror(errno));
-		r = nf_sha256_fd(ov_ctx, fd, p, hex, &sz);
+			return nf_fail(oh->ctx, -errno, "cannot read overlay "
+				       "'%s': %s", e->path, strerror(errno));
+		r = nf_sha256_fd(oh->ctx, fd, e->path, hex, &sz);
 		close(fd);
 		if (r)
 			return r;
-		nf_sha256_update(ov_hash, hex, strlen(hex));
+		nf_sha256_update(h, hex, strlen(hex));
 	}
 	return 0;
 }
@@ -357,6 +357,7 @@ static int inputs_key(struct build *b, const char *bkey, char out[NF_SHA256_HEX]
 	size_t i;
 	json_t *n;
 	int r = 0;
+	struct nf_sha256 *ov_hash = NULL;
 
 	if (!doc || nf_sha256_new(&ov_hash)) {
 		free(doc);
@@ -399,23 +400,17 @@ static int inputs_key(struct build *b, const char *bkey, char out[NF_SHA256_HEX]
 		free(doc);
 	}
 	json_array_foreach(b->overlay_names, i, n) {
+		struct ov_hash oh = { b->ctx, ov_hash };
+
 		snprintf(line, sizeof(line), "%s/%s", b->overlays,
 			 json_string_value(n));
-		ov_ctx = b->ctx;
-		ov_prefix = strlen(line);
 		nf_sha256_update(ov_hash, json_string_value(n),
 				 strlen(json_string_value(n)) + 1);
-		r = nftw(line, ov_hash_cb, 32, FTW_PHYS);
-		if (r) {
-			if (r > 0)
-				r = nf_fail(b->ctx, NF_E_INVALID,
-					    "cannot read overlay '%s'", line);
+		if ((r = nf_walk_tree(b->ctx, line, ov_hash_cb, &oh)))
 			break;
-		}
 	}
 	nf_sha256_final_hex(ov_hash, out);
 	nf_sha256_free(ov_hash);
-	ov_hash = NULL;
 	return r;
 }
 

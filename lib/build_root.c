@@ -10,7 +10,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,12 +27,9 @@ struct ov_walk {
 	struct build *b;
 	struct nf_apply *a;
 	const char *name;
-	size_t prefix;
 	const char *dest;   /* where the tree goes in the image ("" = /) */
 	int raw;            /* artifact: modes kept, no templates */
 };
-
-static struct ov_walk *ov_cur;
 
 /* Value of a dotted path ("site.cluster", "profile.slurm.conf.X", "role") */
 static int tmpl_lookup(const json_t *prof, const char *role, const char *var,
@@ -106,21 +102,16 @@ int nf_overlay_render(struct nf_ctx *ctx, const json_t *prof, const char *role,
 				  out);
 }
 
-static int ov_copy_cb(const char *p, const struct stat *st, int flag,
-		      struct FTW *f)
+static int ov_copy_cb(void *data, const struct nf_walk_entry *e)
 {
-	struct ov_walk *w = ov_cur;
-	const char *rel = p + w->prefix;
+	struct ov_walk *w = data;
+	const char *p = e->path, *rel = e->rel;
+	const struct stat *st = e->st;
 	char dest[PATH_MAX];
 	size_t n;
 	int r;
 
-	(void)f;
-	if (!*rel)
-		return 0;
-	if (flag == FTW_DNR || flag == FTW_NS)
-		return nf_fail(w->b->ctx, -EACCES, "cannot read overlay '%s'", p);
-	snprintf(dest, sizeof(dest), "%s%s", w->dest ? w->dest : "", rel);
+	snprintf(dest, sizeof(dest), "%s/%s", w->dest ? w->dest : "", rel);
 	if (S_ISDIR(st->st_mode))
 		return nf_apply_mkdir(w->a, dest, w->raw ? st->st_mode & 0755
 				      : 0755, 0, 0);
@@ -179,14 +170,8 @@ int nf_bld_stage_overlays(struct build *b, int rootfd)
 		struct ov_walk w = { .b = b, .a = &a, .name = json_string_value(n) };
 
 		snprintf(dir, sizeof(dir), "%s/%s", b->overlays, w.name);
-		w.prefix = strlen(dir);
-		ov_cur = &w;
-		r = nftw(dir, ov_copy_cb, 32, FTW_PHYS);
-		ov_cur = NULL;
-		if (r)
-			return r < 0 ? r : nf_fail(b->ctx, NF_E_INVALID,
-						   "cannot copy overlay '%s'",
-						   w.name);
+		if ((r = nf_walk_tree(b->ctx, dir, ov_copy_cb, &w)))
+			return r;
 	}
 	return 0;
 }
@@ -300,7 +285,6 @@ int nf_bld_stage_identity(struct build *b, int rootfd)
 	return 0;
 }
 
-
 /* ------------------------------------------- artifact trees and commands */
 
 /* Copy an unpacked tree into the image under `dest` through the root's
@@ -311,8 +295,7 @@ int nf_bld_copy_tree_in(struct build *b, int rootfd, const char *tree,
 	struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd,
 			      .profile = b->profile, .prof = b->prof,
 			      .role = b->role };
-	struct ov_walk w = { .b = b, .a = &a, .name = name, .raw = 1,
-			     .prefix = strlen(tree) };
+	struct ov_walk w = { .b = b, .a = &a, .name = name, .raw = 1 };
 	char d[PATH_MAX];
 	int r;
 
@@ -322,13 +305,7 @@ int nf_bld_copy_tree_in(struct build *b, int rootfd, const char *tree,
 	w.dest = d;
 	if (*d && (r = nf_apply_mkdir(&a, d, 0755, 0, 0)))
 		return r;
-	ov_cur = &w;
-	r = nftw(tree, ov_copy_cb, 32, FTW_PHYS);
-	ov_cur = NULL;
-	if (r > 0)
-		r = nf_fail(b->ctx, NF_E_INVALID, "cannot install artifact '%s'",
-			    name);
-	return r;
+	return nf_walk_tree(b->ctx, tree, ov_copy_cb, &w);
 }
 
 /* Run `cmd` inside the image root */

@@ -269,6 +269,19 @@ int nf_root_write(struct nf_ctx *ctx, int rootfd, const char *path,
  * or initramfs-VERSION.img) into INITRD, "" if none; INITRD may be NULL */
 int nf_root_find_kernel(struct nf_ctx *ctx, int rootfd, char *kernel,
 			size_t ksz, char *initrd, size_t isz);
+/* One entry of a walked tree: PATH is the walked directory's path with
+ * REL appended, REL is relative to it (no leading '/') */
+struct nf_walk_entry {
+	const char *path;
+	const char *rel;
+	const struct stat *st;
+};
+typedef int (*nf_walk_fn)(void *data, const struct nf_walk_entry *e);
+/* Every entry below DIR (not DIR itself): a directory before what it
+ * holds, names in bytewise order, symlinks reported and never followed;
+ * FN's non-zero return stops the walk and is returned */
+int nf_walk_tree(struct nf_ctx *ctx, const char *dir, nf_walk_fn fn,
+		 void *data);
 /* Open REL inside the image root ROOTFD for reading (flags as open(2)):
  * every symlink, absolute or with "..", resolves inside the root
  * (openat2 RESOLVE_IN_ROOT); the fd, or -errno */

@@ -267,6 +267,118 @@ int nf_root_find_kernel(struct nf_ctx *ctx, int rootfd, char *kernel,
 	return 0;
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Walk the directory open at DFD; PATH (its path) and REL (relative to
+ * the top, "" for it) are extended in place up to their buffers' ends */
+static int walk_dir(struct nf_ctx *ctx, int dfd, char *path, size_t plen,
+		    char *rel, size_t rlen, nf_walk_fn fn, void *data)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int r = 0;
+
+	if (!d) {
+		r = -errno;
+		close(dfd);
+		return nf_fail(ctx, r, "cannot read '%s': %s", path, strerror(-r));
+	}
+	errno = 0;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (n == cap) {
+			char **nn = realloc(names, (cap = cap ? cap * 2 : 32) *
+						   sizeof(*names));
+
+			if (!nn) {
+				r = -ENOMEM;
+				goto out;
+			}
+			names = nn;
+		}
+		if (!(names[n] = strdup(de->d_name))) {
+			r = -ENOMEM;
+			goto out;
+		}
+		n++;
+	}
+	if (errno) {
+		r = nf_fail(ctx, -errno, "cannot read '%s': %s", path,
+			    strerror(errno));
+		goto out;
+	}
+	if (n)
+		qsort(names, n, sizeof(*names), name_cmp);
+	for (size_t i = 0; i < n && !r; i++) {
+		size_t nl = strlen(names[i]);
+		struct nf_walk_entry e;
+		struct stat st;
+
+		if (plen + 1 + nl >= PATH_MAX || rlen + 1 + nl >= PATH_MAX) {
+			r = nf_fail(ctx, NF_E_LIMIT, "'%s/%s' is too long a path",
+				    path, names[i]);
+			break;
+		}
+		snprintf(path + plen, PATH_MAX - plen, "/%s", names[i]);
+		snprintf(rel + rlen, PATH_MAX - rlen, "%s%s", rlen ? "/" : "",
+			 names[i]);
+		if (fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = nf_fail(ctx, -errno, "cannot read '%s': %s", path,
+				    strerror(errno));
+			break;
+		}
+		e = (struct nf_walk_entry){ .path = path, .rel = rel, .st = &st };
+		if ((r = fn(data, &e)))
+			break;
+		if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd(d), names[i], O_RDONLY | O_DIRECTORY |
+					 O_NOFOLLOW | O_CLOEXEC);
+
+			if (sub < 0)
+				r = nf_fail(ctx, -errno, "cannot read '%s': %s",
+					    path, strerror(errno));
+			else
+				r = walk_dir(ctx, sub, path,
+					     plen + 1 + nl, rel,
+					     rlen + (rlen ? 1 : 0) + nl, fn, data);
+		}
+		path[plen] = '\0';
+		rel[rlen] = '\0';
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+	return r;
+}
+
+int nf_walk_tree(struct nf_ctx *ctx, const char *dir, nf_walk_fn fn,
+		 void *data)
+{
+	char path[PATH_MAX], rel[PATH_MAX] = "";
+	size_t plen = strlen(dir);
+	int fd;
+
+	if (plen >= PATH_MAX)
+		return nf_fail(ctx, NF_E_LIMIT, "'%.64s...' is too long a path",
+			       dir);
+	memcpy(path, dir, plen + 1);
+	while (plen > 1 && path[plen - 1] == '/')
+		path[--plen] = '\0';
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return nf_fail(ctx, -errno, "cannot read '%s': %s", path,
+			       strerror(errno));
+	return walk_dir(ctx, fd, path, plen, rel, 0, fn, data);
+}
+
 int nf_openat_root(int rootfd, const char *rel, int flags)
 {
 	int fd;
