@@ -9,10 +9,8 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,59 +19,34 @@
 /* Run argv with stdout+stderr into `log` (NULL: /dev/null); env entries
  * are added.  Returns the exit status, or a negative errno.  A tool that
  * cannot be started at all is told apart from one that exits 127 (a
- * build line inside chroot whose command is missing): the child sends
- * execvp's errno through a close-on-exec pipe. */
+ * build line inside chroot whose command is missing). */
 int nf_bld_run_tool(struct nf_ctx *ctx, char *const argv[], const char *log,
 		    char *const env[])
 {
-	int ep[2], e = 0;
-	ssize_t n;
-	pid_t pid;
-	int st;
-
-	if (pipe2(ep, O_CLOEXEC) < 0)
-		return nf_fail(ctx, -errno, "cannot run '%s': %s", argv[0],
-			       strerror(errno));
-	pid = fork();
-	if (pid < 0) {
-		e = errno;
-		close(ep[0]);
-		close(ep[1]);
-		return nf_fail(ctx, -e, "cannot run '%s': %s", argv[0],
-			       strerror(e));
-	}
-	if (pid == 0) {
-		int fd = open(log ? log : "/dev/null",
-			      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-		close(ep[0]);
-		if (fd < 0 || nul < 0) {
-			e = errno;
-			(void)!write(ep[1], &e, sizeof(e));
-			_exit(127);
-		}
+	struct nf_spawn s = {
+		.argv = (const char *const *)argv,
+		.env = (const char *const *)env,
+		.out = NF_SPAWN_FD,
+		.err = NF_SPAWN_FD,
 		/* a killed build takes its tool with it */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(nul, 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		for (size_t i = 0; env && env[i]; i++)
-			putenv(env[i]);
-		execvp(argv[0], argv);
-		e = errno;
-		(void)!write(ep[1], &e, sizeof(e));
-		_exit(127);
+		.flags = NF_SPAWN_PARENT_DEATH,
+	};
+	int r;
+
+	s.fd = open(log ? log : "/dev/null",
+		    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (s.fd < 0)
+		return nf_fail(ctx, NF_E_EXTERNAL, "cannot run '%s': cannot "
+			       "open '%s': %s", argv[0], log ? log : "/dev/null",
+			       strerror(errno));
+	if ((r = nf_spawn_start(&s)) < 0 && !s.exec_errno) {
+		close(s.fd);
+		return nf_fail(ctx, r, "cannot run '%s': %s", argv[0],
+			       strerror(-r));
 	}
-	close(ep[1]);
-	while ((n = read(ep[0], &e, sizeof(e))) < 0 && errno == EINTR)
-		;
-	close(ep[0]);
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return nf_fail(ctx, -errno, "cannot wait for '%s': %s",
-				       argv[0], strerror(errno));
-	if (n == (ssize_t)sizeof(e)) {
+	close(s.fd);
+	if (s.exec_errno) {
+		int e = s.exec_errno;
 		const char *bn = strrchr(argv[0], '/');
 
 		return nf_fail(ctx, NF_E_EXTERNAL, "cannot run '%s': %s%s%s%s",
@@ -82,10 +55,13 @@ int nf_bld_run_tool(struct nf_ctx *ctx, char *const argv[], const char *log,
 			       e == ENOENT ? (bn ? bn + 1 : argv[0]) : "",
 			       e == ENOENT ? "' installed?)" : "");
 	}
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
+	if ((r = nf_spawn_wait(&s)) < 0)
+		return nf_fail(ctx, r, "cannot wait for '%s': %s", argv[0],
+			       strerror(-r));
+	if (WIFEXITED(s.status))
+		return WEXITSTATUS(s.status);
 	return nf_fail(ctx, NF_E_EXTERNAL, "'%s' was killed by signal %d",
-		       argv[0], WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+		       argv[0], WIFSIGNALED(s.status) ? WTERMSIG(s.status) : 0);
 }
 
 size_t nf_bld_package_name(const char *s, int el)

@@ -16,7 +16,6 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,14 +140,16 @@ static char *console_tail(const char *path, size_t max)
 	return s;
 }
 
-static pid_t vm_start(struct nf_ctx *ctx, const struct nf_ci_opts *o,
-		      const char *dir, unsigned port)
+/* QEMU in the background, its output in qemu.log; it stays in
+ * nodeforge's process group, so an interrupt stops it too */
+static int vm_start(struct nf_ctx *ctx, const struct nf_ci_opts *o,
+		    const char *dir, unsigned port, struct nf_spawn *vm)
 {
 	const char *qemu = o->qemu;
 	char netdev[160], device[200], serial[PATH_MAX + 16], mem[16], console[PATH_MAX];
 	const char *accel = o->boot_accel && *o->boot_accel ? o->boot_accel : "tcg";
 	char machine[64];
-	pid_t pid;
+	int r;
 
 	if (!qemu || !*qemu)
 		qemu = "qemu-system-x86_64";
@@ -166,41 +167,21 @@ static pid_t vm_start(struct nf_ctx *ctx, const struct nf_ci_opts *o,
 			       "-device", device, "-boot", "n", "-serial", serial,
 			       NULL };
 
-	pid = fork();
-	if (pid < 0) {
-		nf_fail(ctx, -errno, "cannot start '%s': %s", qemu, strerror(errno));
-		return -1;
-	}
-	if (pid == 0) {
-		int fd = open(console, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		if (nul >= 0)
-			dup2(nul, 0);
-		execvp(qemu, argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-static void vm_stop(pid_t pid)
-{
-	int st;
-
-	if (pid <= 0)
-		return;
-	kill(pid, SIGTERM);
-	for (int i = 0; i < 50; i++) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return;
-		usleep(100 * 1000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
+	*vm = (struct nf_spawn){
+		.argv = (const char *const *)argv,
+		.out = NF_SPAWN_FD,
+		.err = NF_SPAWN_FD,
+	};
+	vm->fd = open(console, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (vm->fd < 0)
+		return nf_fail(ctx, -errno, "cannot start '%s': cannot open "
+			       "'%s': %s", qemu, console, strerror(errno));
+	r = nf_spawn_start(vm);
+	close(vm->fd);
+	if (r)
+		return nf_fail(ctx, r, "cannot start '%s': %s", qemu,
+			       strerror(-r));
+	return 0;
 }
 
 static int write_file_str(struct nf_ctx *ctx, const char *path, const char *s,
@@ -226,7 +207,7 @@ static int boot_run(struct nf_ctx *ctx, struct nf_ci *ci, const char *role,
 	char *doc = NULL, *body = NULL;
 	json_t *j = NULL;
 	unsigned port;
-	pid_t vm = -1;
+	struct nf_spawn vm = { 0 };
 	double deadline;
 	int r;
 
@@ -329,7 +310,7 @@ static int boot_run(struct nf_ctx *ctx, struct nf_ci *ci, const char *role,
 	}
 
 	/* boot, and wait for the node's verdict */
-	if ((vm = vm_start(ctx, o, dir, port)) < 0) {
+	if (vm_start(ctx, o, dir, port, &vm)) {
 		r = NF_E_EXTERNAL;
 		goto out;
 	}
@@ -345,13 +326,11 @@ static int boot_run(struct nf_ctx *ctx, struct nf_ci *ci, const char *role,
 	deadline = nf_now_s() + (o->boot_timeout ? o->boot_timeout : 900);
 	for (;;) {
 		const char *s;
-		int st;
 
-		if (waitpid(vm, &st, WNOHANG) == vm) {
-			vm = -1;
+		if (nf_spawn_poll(&vm) == 1) {
 			*why = nf_asprintf("QEMU exited (status %d) before the node "
 					   "reported a verdict",
-					   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+					   WIFEXITED(vm.status) ? WEXITSTATUS(vm.status) : -1);
 			r = NF_E_EXTERNAL;
 			goto out;
 		}
@@ -376,7 +355,7 @@ static int boot_run(struct nf_ctx *ctx, struct nf_ci *ci, const char *role,
 out:
 	if (r && !*why && *nf_errmsg(ctx))
 		*why = nf_strdup(nf_errmsg(ctx));
-	vm_stop(vm);
+	nf_spawn_kill(&vm, 5000);
 	nf_server_stop(srv);
 	nf_enroll_free(en);
 	nf_inventory_free(inv);

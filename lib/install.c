@@ -19,8 +19,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mount.h>
@@ -69,101 +67,39 @@ static void step(const struct nf_install_opts *o, struct nf_ctx *ctx,
 static int run_tool(struct nf_ctx *ctx, const char *input,
 		    const char *const argv[])
 {
-	int in[2] = { -1, -1 }, err[2];
-	char ebuf[NF_TOOL_ERR_MAX];
-	size_t elen = 0;
-	pid_t pid;
-	int status;
+	struct nf_spawn s = {
+		.argv = argv,
+		.in = input,
+		.inlen = input ? strlen(input) : 0,
+		.err = NF_SPAWN_CAPTURE,
+		.cap_max = NF_TOOL_ERR_MAX - 1,
+		.flags = NF_SPAWN_CAP_TAIL,
+	};
+	const char *last;
+	int r = nf_spawn_run(&s);
 
-	if (pipe2(err, O_CLOEXEC) < 0)
-		return -errno;
-	if (input && pipe2(in, O_CLOEXEC) < 0) {
-		close(err[0]);
-		close(err[1]);
-		return -errno;
+	if (s.exec_errno)
+		return nf_fail(ctx, NF_E_EXTERNAL, "'%s' failed: cannot run "
+			       "'%s': %s", argv[0], argv[0],
+			       strerror(s.exec_errno));
+	if (r < 0) {
+		free(s.cap);
+		return nf_fail(ctx, r, "cannot run '%s': %s", argv[0],
+			       strerror(-r));
 	}
-	pid = fork();
-	if (pid < 0) {
-		int e = errno;
-
-		close(err[0]);
-		close(err[1]);
-		if (input) {
-			close(in[0]);
-			close(in[1]);
-		}
-		return nf_fail(ctx, -e, "cannot run '%s': %s", argv[0],
-			       strerror(e));
-	}
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDWR);
-
-		dup2(input ? in[0] : nul, 0);
-		dup2(nul, 1);
-		dup2(err[1], 2);
-		execvp(argv[0], (char *const *)argv);
-		dprintf(2, "cannot run '%s': %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(err[1]);
-	if (input) {
-		size_t left = strlen(input);
-		const char *p = input;
-
-		void (*old)(int);
-
-		close(in[0]);
-		/* a tool that exits early must not kill the caller */
-		old = signal(SIGPIPE, SIG_IGN);
-		while (left) {
-			ssize_t w = write(in[1], p, left);
-
-			if (w <= 0) {
-				if (w < 0 && errno == EINTR)
-					continue;
-				break;
-			}
-			p += w;
-			left -= (size_t)w;
-		}
-		close(in[1]);
-		signal(SIGPIPE, old);
-	}
-	for (;;) {
-		char tmp[1024];
-		ssize_t n = read(err[0], tmp, sizeof(tmp));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		/* keep the tail (tmp is smaller than ebuf) */
-		if (elen + (size_t)n >= sizeof(ebuf)) {
-			size_t drop = elen + (size_t)n - (sizeof(ebuf) - 1);
-
-			memmove(ebuf, ebuf + drop, elen - drop);
-			elen -= drop;
-		}
-		memcpy(ebuf + elen, tmp, (size_t)n);
-		elen += (size_t)n;
-	}
-	close(err[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	ebuf[elen] = '\0';
-	while (elen && (ebuf[elen - 1] == '\n' || ebuf[elen - 1] == ' '))
-		ebuf[--elen] = '\0';
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	while (s.caplen && (s.cap[s.caplen - 1] == '\n' ||
+			    s.cap[s.caplen - 1] == ' '))
+		s.cap[--s.caplen] = '\0';
+	if (WIFEXITED(s.status) && WEXITSTATUS(s.status) == 0) {
+		free(s.cap);
 		return 0;
-	{
-		const char *last = strrchr(ebuf, '\n');
-
-		return nf_fail(ctx, NF_E_EXTERNAL, "'%s' failed: %s", argv[0],
-			       elen ? (last ? last + 1 : ebuf)
-				    : WIFEXITED(status) ? "exit status"
-							: "killed");
 	}
+	last = strrchr(s.cap, '\n');
+	r = nf_fail(ctx, NF_E_EXTERNAL, "'%s' failed: %s", argv[0],
+		    s.caplen ? (last ? last + 1 : s.cap)
+			     : WIFEXITED(s.status) ? "exit status" : "killed");
+	free(s.cap);
+	return r;
 }
 
 /* Is the disk or one of its partitions mounted? */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/types.h>
 
 #define NF_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -39,11 +40,70 @@ int nf_cmdline_find(const char *cmdline, const char *key, char *out,
 int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,
 		 size_t *len);
 
-/* Run argv (PATH lookup) in its own process group, stdin `in` or
- * /dev/null, stdout and stderr captured together (64 KiB kept); killed with
- * its group at `deadline` (CLOCK_MONOTONIC): NF_E_TIMEOUT.  *status is the
- * exit status, 128+signal when killed by one (lib/verify.c) */
+/* Child processes (lib/spawn.c).  A struct nf_spawn, zeroed, then filled
+ * in: argv[0] is looked up in PATH as execvp does (the PATH of `env` when
+ * it sets one); stdin is `in` (inlen bytes) or /dev/null; stdout and
+ * stderr each go to /dev/null, into the capture buffer (both: one stream)
+ * or to `fd`.  A program that cannot be executed is told apart from one
+ * that exits 127: start fails with its -errno and exec_errno says why. */
+enum nf_spawn_to { NF_SPAWN_NULL, NF_SPAWN_CAPTURE, NF_SPAWN_FD };
+
+/* its own process group: a deadline or a kill takes what it started too */
+#define NF_SPAWN_PGROUP 0x1u
+/* killed (SIGKILL) when the caller dies */
+#define NF_SPAWN_PARENT_DEATH 0x2u
+/* the capture keeps the last cap_max bytes, not the first */
+#define NF_SPAWN_CAP_TAIL 0x4u
+
+#define NF_SPAWN_CAP_DEFAULT (64u * 1024)
+
 struct timespec;
+struct nf_spawn {
+	const char *const *argv;
+	const char *const *env;	/* NAME=VALUE entries added (NULL: none) */
+	const char *cwd;	/* NULL: the caller's */
+	const char *in;		/* NULL: /dev/null */
+	size_t inlen;
+	enum nf_spawn_to out, err;
+	int fd;			/* where NF_SPAWN_FD output goes */
+	size_t cap_max;		/* 0: NF_SPAWN_CAP_DEFAULT */
+	/* CLOCK_MONOTONIC; wait kills the child (its group) then */
+	const struct timespec *deadline;
+	unsigned flags;
+
+	/* results: pid while it runs (-1 once reaped), waitpid's status,
+	 * the capture (NUL-terminated, the caller frees it) */
+	pid_t pid;
+	int status;
+	int exec_errno;
+	char *cap;
+	size_t caplen;
+
+	/* a started child not yet waited for or killed: its pipes (the
+	 * parent's ends) */
+	bool started;
+	int in_fd, cap_fd;
+	size_t inoff;
+};
+
+/* Start the child: 0, or a negative errno (exec_errno set when the
+ * program itself could not be executed) */
+int nf_spawn_start(struct nf_spawn *s);
+/* Feed stdin and collect output until the child has exited: 0 (status
+ * set), NF_E_TIMEOUT at the deadline (killed), or a negative errno */
+int nf_spawn_wait(struct nf_spawn *s);
+/* Whether the child has exited (1: status set), without waiting */
+int nf_spawn_poll(struct nf_spawn *s);
+/* SIGTERM, SIGKILL after grace_ms (0: at once), and reap; nothing for
+ * a struct that was never started */
+void nf_spawn_kill(struct nf_spawn *s, unsigned grace_ms);
+/* nf_spawn_start, then nf_spawn_wait */
+int nf_spawn_run(struct nf_spawn *s);
+
+/* Run argv in its own process group, stdin `in` or /dev/null, stdout and
+ * stderr captured together (64 KiB kept); killed with its group at
+ * `deadline`: NF_E_TIMEOUT.  *status is the exit status, 128+signal when
+ * killed by one (lib/verify.c) */
 int nf_spawn_capture(const char *const *argv, const char *in,
 		     const struct timespec *deadline, char **out, int *status);
 

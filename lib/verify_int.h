@@ -17,7 +17,6 @@
 
 #define DEFAULT_BUDGET_MS 10000u
 #define CHECK_BUDGET_MS 2000u
-#define EXEC_OUT_MAX (64u * 1024)
 #define FIXTURE_MAX (1u << 20)
 
 /* State shared by the run and its worker threads; reference counted so an
