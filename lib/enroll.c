@@ -274,24 +274,36 @@ static int read_password(struct nf_enroll *e, char **pw, size_t *len)
 		if (r)
 			return r;
 	} else {
-		FILE *p = popen(e->pw_cmd, "r");
-		int st;
+		/* the site's command (a vault client, say) through the
+		 * shell; its stderr stays the server's, a hung one is
+		 * stopped after a minute */
+		const char *argv[] = { "/bin/sh", "-c", e->pw_cmd, NULL };
+		struct timespec dl;
+		struct nf_spawn sp = { .argv = argv, .out = NF_SPAWN_CAPTURE,
+				       .err = NF_SPAWN_FD, .fd = 2,
+				       .cap_max = NF_PASSWORD_MAX + 2,
+				       .deadline = &dl,
+				       .flags = NF_SPAWN_PGROUP };
 
-		if (!p)
-			return nf_fail(e->ctx, -errno, "cannot run '%s': %s",
-				       e->pw_cmd, strerror(errno));
+		clock_gettime(CLOCK_MONOTONIC, &dl);
+		dl.tv_sec += 60;
+		r = nf_spawn_run(&sp);
+		if (r || !WIFEXITED(sp.status) || WEXITSTATUS(sp.status)) {
+			if (sp.cap)
+				nf_wipe_free(sp.cap, sp.caplen + 1);
+			return nf_fail(e->ctx, NF_E_EXTERNAL,
+				       "slurmdbd password command '%s' failed%s",
+				       e->pw_cmd, r == NF_E_TIMEOUT
+				       ? " (stopped after 60 s)" : "");
+		}
 		if (!(b = calloc(1, NF_PASSWORD_MAX + 3))) {
-			pclose(p);
+			nf_wipe_free(sp.cap, sp.caplen + 1);
 			return -ENOMEM;
 		}
-		n = fread(b, 1, NF_PASSWORD_MAX + 2, p);
-		st = pclose(p);
-		if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st)) {
-			nf_wipe_free(b, NF_PASSWORD_MAX + 3);
-			return nf_fail(e->ctx, NF_E_EXTERNAL,
-				       "slurmdbd password command '%s' failed",
-				       e->pw_cmd);
-		}
+		n = sp.caplen < NF_PASSWORD_MAX + 2 ? sp.caplen
+						     : NF_PASSWORD_MAX + 2;
+		memcpy(b, sp.cap, n);
+		nf_wipe_free(sp.cap, sp.caplen + 1);
 		b[n] = 0;
 	}
 	while (n && (b[n - 1] == '\n' || b[n - 1] == '\r'))

@@ -737,10 +737,18 @@ int nf_rotate_client(struct nf_ctx *ctx, const struct nf_rotate_client_opts *o,
 					unlinkat(rootfd, next_rel, 0);
 					res->staged = 1;
 					if (o->restart_cmd && *o->restart_cmd) {
-						int st = system(o->restart_cmd);
+						const char *argv[] = {
+							"/bin/sh", "-c",
+							o->restart_cmd, NULL };
+						struct nf_spawn sp = {
+							.argv = argv,
+							.out = NF_SPAWN_FD,
+							.err = NF_SPAWN_FD,
+							.fd = 2 };
 
-						if (st == -1 || !WIFEXITED(st) ||
-						    WEXITSTATUS(st))
+						if (nf_spawn_run(&sp) ||
+						    !WIFEXITED(sp.status) ||
+						    WEXITSTATUS(sp.status))
 							nf_log(ctx, NF_LOG_ERR,
 							       "rotate: '%s' failed",
 							       o->restart_cmd);

@@ -86,6 +86,9 @@ static int teardown(void **state)
 
 static uint8_t munge_key[1024];
 
+/* the site's password command instead of its password file */
+static const char *server_pw_cmd;
+
 static struct nf_enroll *server(const char *statedir)
 {
 	struct nf_enroll_opts o = { 0 };
@@ -103,7 +106,8 @@ static struct nf_enroll *server(const char *statedir)
 	snprintf(mk, sizeof(mk), "%s/secrets/munge.key", tmp);
 	snprintf(pw, sizeof(pw), "%s/secrets/dbpass", tmp);
 	o.munge_key = mk;
-	o.slurmdbd_password = pw;
+	o.slurmdbd_password = server_pw_cmd ? NULL : pw;
+	o.slurmdbd_password_command = server_pw_cmd;
 	if (access(mk, F_OK)) {
 		for (size_t i = 0; i < sizeof(munge_key); i++)
 			munge_key[i] = (uint8_t)(i * 7 + 3);
@@ -241,6 +245,63 @@ static void test_enroll_controller_password(void **state)
 	free(body);
 	json_decref(resp);
 	nf_enroll_free(e);
+}
+
+/* secrets.slurmdbd_password as a command: its first line is the
+ * password; a command that fails enrolls nothing */
+static void test_enroll_password_command(void **state)
+{
+	static const char *const cmds[] = {
+		"printf 'from-a-vault\\n'; echo noise >&2",
+		"echo partial; exit 3",
+	};
+	(void)state;
+
+	for (size_t i = 0; i < 2; i++) {
+		struct nf_enroll *e;
+		struct nf_enroll_claim c;
+		struct nf_enroll_result res;
+		char *body, *dump, *conf, dir[32];
+		json_t *resp;
+		int status;
+
+		server_pw_cmd = cmds[i];
+		snprintf(dir, sizeof(dir), "state-pwcmd%zu", i);
+		e = server(dir);
+		server_pw_cmd = NULL;
+		mkdir(P("root/etc/slurm"), 0755);
+		put("root/etc/slurm/slurmdbd.conf", "StoragePass=old\n", 0644);
+		open_window(e, "cp-01");
+		assert_int_equal(nf_enroll_claim_make(ctx, &c, "cp-01", NULL,
+						      &body), 0);
+		if (i == 1) {
+			resp = NULL;
+			status = 200;
+			nf_enroll_claim(e, "::ffff:127.0.0.1", body, strlen(body),
+					&resp, &status);
+			assert_int_not_equal(status, 200);
+			assert_non_null(strstr(nf_errmsg(ctx), "echo partial; "
+					       "exit 3' failed"));
+			json_decref(resp);
+			free(body);
+			nf_enroll_free(e);
+			continue;
+		}
+		resp = claim(e, "::ffff:127.0.0.1", body, &status);
+		assert_int_equal(status, 200);
+		dump = json_dumps(resp, 0);
+		assert_int_equal(nf_enroll_claim_accept(ctx, &c, dump, strlen(dump),
+							P("root"), &res), 0);
+		assert_int_equal(res.slurmdbd_password, 1);
+		assert_int_equal(nf_read_file(ctx, P("root/etc/slurm/slurmdbd.conf"),
+					      4096, &conf, NULL), 0);
+		assert_string_equal(conf, "StoragePass=from-a-vault\n");
+		free(conf);
+		free(dump);
+		free(body);
+		json_decref(resp);
+		nf_enroll_free(e);
+	}
 }
 
 /* The key goes where the munge facet checks it: a profile that moves
@@ -815,6 +876,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_enroll_compute),
 		cmocka_unit_test(test_enroll_controller_password),
+		cmocka_unit_test(test_enroll_password_command),
 		cmocka_unit_test(test_enroll_profile_key_place),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_oversized_claim),
