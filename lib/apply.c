@@ -656,11 +656,11 @@ static int apply_verifier(struct nf_apply *a)
 
 int nf_apply_all(struct nf_ctx *ctx, int rootfd, const struct nf_profile *p)
 {
-	return nf_apply_all_nodes(ctx, rootfd, p, NULL);
+	return nf_apply_all_cluster(ctx, rootfd, p, NULL);
 }
 
-int nf_apply_all_nodes(struct nf_ctx *ctx, int rootfd,
-		       const struct nf_profile *p, const json_t *cluster)
+int nf_apply_all_cluster(struct nf_ctx *ctx, int rootfd,
+			 const struct nf_profile *p, const json_t *cluster)
 {
 	const json_t *prof = nf_profile_json(p);
 	const json_t *site = json_object_get(prof, "site");

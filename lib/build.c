@@ -627,7 +627,7 @@ static int build_image(struct build *b, const struct nf_site *site,
 	stage_end(b, 0);
 
 	stage_begin(b, "facets");
-	if ((r = nf_apply_all_nodes(b->ctx, rootfd, b->profile, b->nodes)) ||
+	if ((r = nf_apply_all_cluster(b->ctx, rootfd, b->profile, b->nodes)) ||
 	    (r = nf_bld_install_self(b, rootfd)))
 		goto out;
 	stage_end(b, 0);

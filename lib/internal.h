@@ -818,9 +818,11 @@ int nf_cluster_slurm_conf(struct nf_ctx *ctx, const json_t *cluster,
 			  struct nf_buf *b);
 /* The /etc/hosts block of every node of the cluster */
 int nf_cluster_hosts(const json_t *cluster, const char *domain, struct nf_buf *b);
-/* nf_apply_all() with the cluster (NULL: none) */
-int nf_apply_all_nodes(struct nf_ctx *ctx, int rootfd,
-		       const struct nf_profile *p, const json_t *cluster);
+/* nf_apply_all() that also writes the cluster part of slurm.conf (its
+ * controllers, nodes and partitions) from CLUSTER (NULL: the image gets
+ * it at boot from the boot server) */
+int nf_apply_all_cluster(struct nf_ctx *ctx, int rootfd,
+			 const struct nf_profile *p, const json_t *cluster);
 /* ---- end of Slurm nodes ---- */
 
 /* ---- zstd stream (lib/adapters/zstd.c) ---- */

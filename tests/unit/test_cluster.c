@@ -89,7 +89,7 @@ static char *apply_role(struct nf_ctx *ctx, struct nf_site *site, const char *ro
 	assert_non_null(mkdtemp(root));
 	assert_int_equal(nf_profile_resolve(ctx, role, site, &p, &d), 0);
 	assert_int_equal(nf_apply_open_root(ctx, root, &fd), 0);
-	if (nf_apply_all_nodes(ctx, fd, p, cluster))
+	if (nf_apply_all_cluster(ctx, fd, p, cluster))
 		fail_msg("%s", nf_errmsg(ctx));
 	buf = read_in(ctx, fd, path);
 	close(fd);
