@@ -7,7 +7,11 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #define NF_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -26,7 +30,6 @@ int nf_fail(struct nf_ctx *ctx, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void nf_log(struct nf_ctx *ctx, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-
 
 /* Checked allocation helpers: they return NULL only on ENOMEM */
 char *nf_strdup(const char *s);
@@ -232,7 +235,6 @@ int nf_profile_runs_when(const json_t *prof, const json_t *obj);
 int nf_parse_cidr(const char *s, uint32_t *net, unsigned *prefix);
 
 /* ---- image build: facet apply and build pipeline (lib/apply.c, lib/build.c) ---- */
-#include <sys/types.h>
 
 /* What a facet's apply gets: everything is written relative to `rootfd`
  * through the nf_apply_* helpers (openat, O_NOFOLLOW, no "..") */
@@ -389,7 +391,6 @@ int nf_fetch(struct nf_ctx *ctx, const char *name, const char *url,
 
 /* ---- pack, manifests, signatures (lib/pack.c, manifest.c, unpack.c;
  * lib/adapters/archive.c, crypto.c) ---- */
-#include <sys/types.h>
 
 /* Streaming SHA-256 (OpenSSL EVP) */
 struct nf_sha256;
@@ -474,10 +475,8 @@ int nf_rm_tree_at(int dirfd, const char *name);
 
 /* ---- end of pack, manifests, signatures ---- */
 
-
 /* ---- secrets: sealing, munge keys, enrollment (lib/secrets.c,
  * enroll.c; lib/adapters/crypto.c, curl.c) ---- */
-#include <stdint.h>
 
 #define NF_X25519_LEN 32
 /* Largest plaintext a sealed box carries */
@@ -590,9 +589,6 @@ const char *nf_verdict_check(const json_t *v, const char *name, char *buf,
 void nf_quote_value(const char *s, char *out, size_t sz);
 
 /* ---- verifier (lib/verify.c) ---- */
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/stat.h>
 
 /* The verifier's checks.
  * A facet's checks: a table of nf_check_def.  Each check function fills the
