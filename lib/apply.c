@@ -193,7 +193,7 @@ int nf_apply_read(struct nf_apply *a, const char *path, size_t max,
 	int dfd, fd, r;
 
 	if ((r = walk_parent(a, path, 0, &dfd, leaf, sizeof(leaf))))
-		return r == -ENOENT ? (a->ctx->errmsg[0] = '\0', -ENOENT) : r;
+		return r == -ENOENT ? (nf_clear_error(a->ctx), -ENOENT) : r;
 	fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	close(dfd);
 	if (fd < 0)

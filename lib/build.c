@@ -774,7 +774,7 @@ static int build_image(struct build *b, const struct nf_site *site,
 			if (r)
 				goto out;
 		} else {
-			b->ctx->errmsg[0] = '\0';
+			nf_clear_error(b->ctx);
 		}
 	}
 	stage_end(b, 0);

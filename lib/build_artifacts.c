@@ -272,7 +272,7 @@ int nf_bld_stage_artifacts(struct build *b, int rootfd)
 			snprintf(msg, sizeof(msg), "optional artifact skipped: %s",
 				 nf_errmsg(b->ctx));
 			nf_bld_note(b, msg);
-			b->ctx->errmsg[0] = '\0';
+			nf_clear_error(b->ctx);
 			continue;
 		}
 		if (r)

@@ -84,6 +84,12 @@ int nf_fail(struct nf_ctx *ctx, int code, const char *fmt, ...)
 	return code;
 }
 
+void nf_clear_error(struct nf_ctx *ctx)
+{
+	if (ctx)
+		ctx->errmsg[0] = '\0';
+}
+
 void nf_log(struct nf_ctx *ctx, int level, const char *fmt, ...)
 {
 	char buf[1024];

@@ -28,6 +28,9 @@ struct nf_ctx {
 /* Record a message for the caller and return `code` */
 int nf_fail(struct nf_ctx *ctx, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Forget the last error: a failure the caller handled (an optional file,
+ * a user the image lacks yet) leaves no message behind */
+void nf_clear_error(struct nf_ctx *ctx);
 void nf_log(struct nf_ctx *ctx, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

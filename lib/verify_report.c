@@ -285,7 +285,7 @@ int nf_verify_publish(struct nf_ctx *ctx, const struct nf_verify *v,
 		free(post);
 		free(url);
 	}
-	ctx->errmsg[0] = '\0';
+	nf_clear_error(ctx);
 	json_decref(doc);
 	return 0;
 }

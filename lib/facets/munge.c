@@ -131,7 +131,7 @@ static int apply(struct nf_apply *a, const json_t *sec)
 		 * root (tests) keeps root ownership */
 		if (owner && nf_apply_user(a, owner, &uid, &gid) == -ENOENT)
 			uid = 0, gid = 0;
-		a->ctx->errmsg[0] = '\0';
+		nf_clear_error(a->ctx);
 		if ((r = nf_apply_mkdir(a, "/etc/munge", 0700, uid, gid)))
 			return r;
 	}

@@ -467,7 +467,7 @@ static int write_dbd_conf(struct nf_apply *a, const json_t *dbd)
 
 	if (user && nf_apply_user(a, user, &uid, &gid))
 		uid = 0, gid = 0;
-	a->ctx->errmsg[0] = '\0';
+	nf_clear_error(a->ctx);
 	nf_apply_header(&b, "#", "slurm");
 	/* slurmdbd runs where this file is: "localhost" is the name slurmdbd
 	 * accepts whatever the node is called; slurm.conf's
