@@ -71,6 +71,14 @@ profile_set() {
 	[ "$(verdict_of slurm.gres.cores)" = "pass 8 lines match the topology" ]
 }
 
+@test "fixture: the passing sysroot's GPU lines are render's own: rendering them again changes nothing" {
+	vfx pass
+	grender --json
+	status_is 0
+	[ "$(echo "$output" | jq -r '.state + " " + (.changed|tostring)')" = "unchanged false" ]
+	diff -u "$NF_SRCDIR/$GRES/nvswitch.gres.conf" "$SYS/etc/slurm/gres.conf"
+}
+
 @test "fixture nvswitch: --dry-run says what would change and writes nothing" {
 	gfx
 	grender --dry-run
