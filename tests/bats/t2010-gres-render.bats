@@ -1,15 +1,17 @@
 #!/usr/bin/env bats
-# nodeforge gres render: the first-boot GPU lines of gres.conf, on fixture
-# sysroots (tests/fixtures/sysroot/gres-nvswitch on top of pass: the image's
-# gres.conf and gres.auto.json, /proc/driver/nvidia, NVML's NVLinks).
+# nodeforge gres render: the first-boot GPU lines of gres.conf, on the
+# passing fixture sysroot (/proc/driver/nvidia, NVML's NVLinks, the image's
+# gres.auto.json) with gres.conf as the image has it before its first boot
+# (apply's, tests/fixtures/apply/compute).
 load verify_helper
 
 GRES=tests/fixtures/gres
 
-# The gres-nvswitch fixture; sets SYS
+# The node before its first boot; sets SYS
 gfx() {
-	vfx gres-nvswitch
+	vfx pass
 	CONF=$SYS/etc/slurm/gres.conf
+	cp "$FIXTURES/apply/compute/etc/slurm/gres.conf" "$CONF"
 	cp "$CONF" "$SCRATCH/gres.conf.before"
 }
 
@@ -67,6 +69,14 @@ profile_set() {
 	status_is 0
 	[ "$(verdict_of slurm.gres.conf)" = "pass 8 GPUs in 8 lines" ]
 	[ "$(verdict_of slurm.gres.cores)" = "pass 8 lines match the topology" ]
+}
+
+@test "fixture: the passing sysroot's GPU lines are render's own: rendering them again changes nothing" {
+	vfx pass
+	grender --json
+	status_is 0
+	[ "$(echo "$output" | jq -r '.state + " " + (.changed|tostring)')" = "unchanged false" ]
+	diff -u "$NF_SRCDIR/$GRES/nvswitch.gres.conf" "$SYS/etc/slurm/gres.conf"
 }
 
 @test "fixture nvswitch: --dry-run says what would change and writes nothing" {
@@ -183,7 +193,7 @@ profile_set() {
 
 @test "fixture: GPU lines already in gres.conf outside the block are refused" {
 	gfx
-	cp "$FIXTURES/sysroot/pass/etc/slurm/gres.conf" "$CONF"
+	printf 'Name=gpu Type=h100 File=/dev/nvidia0 Cores=0-63\nName=nvme Type=local File=/dev/nvme0n1\n' > "$CONF"
 	cp "$CONF" "$SCRATCH/gres.conf.before"
 	grender
 	status_is 1
@@ -203,6 +213,7 @@ profile_set() {
 
 @test "fixture: no gres.auto.json: nothing to render (exit 1); usage errors exit 2" {
 	vfx pass
+	rm "$SYS/etc/nodeforge/gres.auto.json"
 	run "$NF_BIN" gres render --root "$SYS"
 	status_is 1
 	[[ "$output" == *"nothing to render: no '/etc/nodeforge/gres.auto.json'"* ]]

@@ -3,9 +3,9 @@
 # munge): each fails with its own id, root cause first.
 load verify_helper
 
-@test "kernel: argument configured in GRUB but not running says reboot needed" {
+@test "kernel: argument configured for the next boot but not running says reboot needed" {
 	expect_root fail-kernel kernel.cmdline.running "reboot needed"
-	[[ "$(verdict_of kernel.cmdline.pending)" == "fail reboot needed: /etc/default/grub adds"* ]]
+	[[ "$(verdict_of kernel.cmdline.pending)" == "fail reboot needed: /etc/kernel/cmdline adds"* ]]
 }
 
 @test "memory: THP not never" {

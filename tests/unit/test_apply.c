@@ -3,7 +3,9 @@
  * Facet apply: every role of the embedded default is applied into an empty
  * root and the tree is compared with tests/fixtures/apply/<role>/ (files by
  * content and mode, symlinks by target).  NF_UPDATE_FIXTURES=1 rewrites the
- * expected trees instead.
+ * expected trees instead.  The passing sysroot of the verify tests
+ * (tests/fixtures/sysroot/pass) holds the compute role's files as apply
+ * writes them.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -621,12 +623,142 @@ static void test_apply_enroot_dirs(void **state)
 	nf_ctx_free(ctx);
 }
 
+/* ------------------------------------------------ the passing sysroot */
+
+#define PASS_DIR "tests/fixtures/sysroot/pass"
+#define GRES_BEGIN "# BEGIN nodeforge gres render"
+#define GRES_END "# END nodeforge gres render\n"
+#define APPLY_MARK "# Written by nodeforge build"
+
+static char pass_applied[64], pass_dir[PATH_MAX];
+static int pass_bad, pass_files;
+
+static char *read_all(const char *dir, const char *rel, size_t *len)
+{
+	char path[2 * PATH_MAX], *buf = NULL;
+
+	snprintf(path, sizeof(path), "%s%s", dir, rel);
+	if (nf_read_file(NULL, path, 1 << 20, &buf, len))
+		return NULL;
+	return buf;
+}
+
+/* profile.json: apply's, with the site's pin of the munge key that the
+ * sysroot's /etc/munge/munge.key matches */
+static int pass_profile_equal(const char *a, const char *b)
+{
+	json_t *ja = json_loads(a, 0, NULL), *jb = json_loads(b, 0, NULL);
+	json_t *fp = json_object_get(json_object_get(jb, "site"), "fingerprints");
+	int eq = fp && json_is_string(json_object_get(fp, "munge_key")) &&
+		 json_object_del(fp, "munge_key") == 0 && json_equal(ja, jb);
+
+	json_decref(ja);
+	json_decref(jb);
+	return eq;
+}
+
+/* gres.conf: apply's, with the GPU lines 'nodeforge gres render' put in
+ * at first boot between its markers */
+static int pass_gres_equal(const char *a, const char *b)
+{
+	const char *beg = strstr(b, "\n" GRES_BEGIN), *end;
+
+	if (!beg || !(end = strstr(beg, "\n" GRES_END)))
+		return 0;
+	beg++;
+	end += strlen(GRES_END) + 1;
+	return strlen(a) == strlen(b) - (size_t)(end - beg) &&
+	       !strncmp(a, b, (size_t)(beg - b)) && !strcmp(a + (beg - b), end);
+}
+
+/* Each entry apply wrote is in the sysroot, the same */
+static int pass_cmp_cb(const char *p, const struct stat *st, int flag,
+		       struct FTW *f)
+{
+	const char *rel = p + strlen(pass_applied);
+	char la[PATH_MAX] = "", lb[PATH_MAX] = "", pb[2 * PATH_MAX];
+	char *a = NULL, *b = NULL;
+	size_t na = 0, nb = 0;
+	int ok;
+
+	(void)f;
+	if (flag == FTW_D || S_ISDIR(st->st_mode))
+		return 0;
+	pass_files++;
+	snprintf(pb, sizeof(pb), "%s%s", pass_dir, rel);
+	if (S_ISLNK(st->st_mode)) {
+		ok = readlink(p, la, sizeof(la) - 1) > 0 &&
+		     readlink(pb, lb, sizeof(lb) - 1) > 0 && !strcmp(la, lb);
+	} else {
+		a = read_all(pass_applied, rel, &na);
+		b = read_all(pass_dir, rel, &nb);
+		if (!a || !b)
+			ok = 0;
+		else if (!strcmp(rel, "/etc/nodeforge/profile.json"))
+			ok = pass_profile_equal(a, b);
+		else if (!strcmp(rel, "/etc/slurm/gres.conf"))
+			ok = pass_gres_equal(a, b);
+		else
+			ok = na == nb && !memcmp(a, b, na);
+	}
+	if (!ok) {
+		print_error("%s%s is not what apply writes for the compute role "
+			    "(make-pass.py regenerates it)\n", PASS_DIR, rel);
+		pass_bad++;
+	}
+	free(a);
+	free(b);
+	return 0;
+}
+
+/* ... and a file of the sysroot that says apply wrote it is apply's */
+static int pass_mark_cb(const char *p, const struct stat *st, int flag,
+			struct FTW *f)
+{
+	const char *rel = p + strlen(pass_dir);
+	char ap[2 * PATH_MAX], head[sizeof(APPLY_MARK)] = "";
+	struct stat sa;
+	FILE *fp;
+
+	(void)f;
+	(void)flag;
+	if (!S_ISREG(st->st_mode) || !(fp = fopen(p, "r")))
+		return 0;
+	if (fread(head, 1, sizeof(head) - 1, fp) != sizeof(head) - 1)
+		head[0] = '\0';
+	fclose(fp);
+	snprintf(ap, sizeof(ap), "%s%s", pass_applied, rel);
+	if (!strcmp(head, APPLY_MARK) && lstat(ap, &sa)) {
+		print_error("%s%s says apply wrote it, but apply writes no such file "
+			    "for the compute role\n", PASS_DIR, rel);
+		pass_bad++;
+	}
+	return 0;
+}
+
+static void test_apply_pass_sysroot(void **s)
+{
+	(void)s;
+	/* make-pass.py regenerates pass from the updated trees */
+	if (getenv("NF_UPDATE_FIXTURES"))
+		skip();
+	snprintf(pass_dir, sizeof(pass_dir), "%s/" PASS_DIR, srcdir());
+	apply_role("compute", pass_applied, sizeof(pass_applied));
+	pass_bad = pass_files = 0;
+	assert_int_equal(nftw(pass_applied, pass_cmp_cb, 16, FTW_PHYS), 0);
+	assert_int_equal(nftw(pass_dir, pass_mark_cb, 16, FTW_PHYS), 0);
+	assert_int_equal(pass_bad, 0);
+	assert_true(pass_files > 5);
+	rm_rf(pass_applied);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_apply_compute),
 		cmocka_unit_test(test_apply_controller),
 		cmocka_unit_test(test_apply_login),
+		cmocka_unit_test(test_apply_pass_sysroot),
 		cmocka_unit_test(test_apply_unsafe),
 		cmocka_unit_test(test_apply_pam_edit),
 		cmocka_unit_test(test_apply_slurm_dirs),
