@@ -684,6 +684,8 @@ int nf_memeq_ct(const void *a, const void *b, size_t len)
 /* ============================================== end of secrets: sealing */
 
 /* ---- CMS (PKCS#7) detached signatures: the kernel's module signature */
+#include <stdarg.h>
+
 #include <openssl/cms.h>
 #include <openssl/err.h>
 #include <openssl/x509.h>
@@ -694,13 +696,19 @@ struct nf_cms_signer {
 	char *what;
 };
 
-static int ssl_fail(struct nf_ctx *ctx, const char *what, const char *detail)
+/* WHAT: DETAIL (printf): OpenSSL's reason */
+__attribute__((format(printf, 3, 4)))
+static int ssl_fail(struct nf_ctx *ctx, const char *what, const char *fmt, ...)
 {
-	char e[256] = "";
+	char e[256] = "", d[512];
+	va_list ap;
 
+	va_start(ap, fmt);
+	vsnprintf(d, sizeof(d), fmt, ap);
+	va_end(ap);
 	ERR_error_string_n(ERR_get_error(), e, sizeof(e));
 	ERR_clear_error();
-	return nf_fail(ctx, NF_E_INVALID, "%s: %s: %s", what, detail,
+	return nf_fail(ctx, NF_E_INVALID, "%s: %s: %s", what, d,
 		       *e ? e : "unknown error");
 }
 
@@ -732,10 +740,7 @@ int nf_cms_signer_load(struct nf_ctx *ctx, const char *what, const void *key,
 	s->key = bio ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
 	BIO_free(bio);
 	if (!s->key) {
-		char *d = nf_asprintf("%s is not a PEM private key", keyname);
-
-		r = ssl_fail(ctx, what, d ? d : keyname);
-		free(d);
+		r = ssl_fail(ctx, what, "%s is not a PEM private key", keyname);
 		goto out;
 	}
 	if (!(f = fopen(cert, "re"))) {
@@ -746,18 +751,12 @@ int nf_cms_signer_load(struct nf_ctx *ctx, const char *what, const void *key,
 	s->cert = PEM_read_X509(f, NULL, NULL, NULL);
 	fclose(f);
 	if (!s->cert) {
-		char *d = nf_asprintf("%s is not a PEM certificate", certname);
-
-		r = ssl_fail(ctx, what, d ? d : certname);
-		free(d);
+		r = ssl_fail(ctx, what, "%s is not a PEM certificate", certname);
 		goto out;
 	}
 	if (X509_check_private_key(s->cert, s->key) != 1) {
-		char *d = nf_asprintf("the certificate does not match %s",
-				      keyname);
-
-		r = ssl_fail(ctx, what, d ? d : keyname);
-		free(d);
+		r = ssl_fail(ctx, what, "the certificate does not match %s",
+			     keyname);
 		goto out;
 	}
 out:
@@ -792,7 +791,7 @@ int nf_cms_sign_detached(struct nf_ctx *ctx, const struct nf_cms_signer *s,
 				     flags | CMS_NOATTR) ||
 	    CMS_final(cms, in, NULL, flags) != 1 || i2d_CMS_bio(der, cms) != 1 ||
 	    (n = BIO_get_mem_data(der, &p)) <= 0) {
-		r = ssl_fail(ctx, s->what, name);
+		r = ssl_fail(ctx, s->what, "%s", name);
 		goto out;
 	}
 	if (!(*sig = malloc((size_t)n))) {
