@@ -205,6 +205,9 @@ struct nf_facet {
 	int (*lint)(struct nf_facet_lint *l, const json_t *section);
 	/* Kernel arguments this facet adds to the boot artifacts */
 	int (*boot_args)(const json_t *section, json_t *args);
+	/* What the profile leaves to the site: fills SECTION from the site
+	 * file's public part when the profile does not say */
+	void (*from_site)(json_t *section, const json_t *site);
 	/* What the image build writes into the image root for this facet */
 	int (*apply)(struct nf_apply *a, const json_t *section);
 	/* What the verifier checks on a live node or an image root */

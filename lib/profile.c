@@ -496,19 +496,16 @@ int nf_profile_kernel_args(struct nf_ctx *ctx, const struct nf_profile *p,
 
 /* ------------------------------------------------------------- site */
 
-const json_t *nf_site_public(const struct nf_site *site);
-
 static void apply_site(struct nf_profile *p, const struct nf_site *site)
 {
 	const json_t *pub = nf_site_public(site);
-	json_t *time = json_object_get(p->json, "time");
 
 	json_object_set(p->json, "site", (json_t *)pub);
-	if (time && !json_object_get(time, "servers")) {
-		json_t *ntp = json_object_get(pub, "ntp");
+	for (size_t f = 0; f < nf_nfacets; f++) {
+		json_t *sec = json_object_get(p->json, nf_facets[f]->name);
 
-		if (ntp)
-			json_object_set_new(time, "servers", json_deep_copy(ntp));
+		if (sec && nf_facets[f]->from_site)
+			nf_facets[f]->from_site(sec, pub);
 	}
 }
 

@@ -294,10 +294,20 @@ static const struct nf_checkset checks = NF_CHECKSET(defs);
 
 /* ---- end of check ---- */
 
+/* The site's time servers, where the profile names none */
+static void from_site(json_t *section, const json_t *site)
+{
+	json_t *ntp = json_object_get(site, "ntp");
+
+	if (ntp && !json_object_get(section, "servers"))
+		json_object_set_new(section, "servers", json_deep_copy(ntp));
+}
+
 const struct nf_facet nf_facet_time = {
 	.name = "time",
 	.summary = "time synchronisation (chrony)",
 	.apply = apply,
+	.from_site = from_site,
 	.schema = fields,
 	.lint = lint,
 	.checks = &checks,
