@@ -373,6 +373,10 @@ int nf_template_render(struct nf_ctx *ctx, const char *file, const char *in,
 int nf_overlay_render(struct nf_ctx *ctx, const json_t *prof, const char *role,
 		      const char *file, const char *in, struct nf_buf *out);
 
+/* libcurl's global set-up, once per process (lib/adapters/curl.c): 0, or
+ * -ENOMEM when libcurl cannot start */
+int nf_curl_init(void);
+
 /* Pinned artifacts (lib/adapters/fetch.c, libcurl) */
 struct nf_fetch_opts {
 	const char *cache;          /* CACHE: files under CACHE/artifacts/ */

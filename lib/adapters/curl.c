@@ -20,10 +20,17 @@ struct sink {
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static int curl_ok;
 
 static void curl_init_once(void)
 {
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	curl_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+}
+
+int nf_curl_init(void)
+{
+	pthread_once(&curl_once, curl_init_once);
+	return curl_ok ? 0 : -ENOMEM;
 }
 
 static size_t on_data(char *p, size_t sz, size_t n, void *data)
@@ -73,8 +80,7 @@ int nf_http_request(struct nf_ctx *ctx, const struct nf_http_req *rq,
 		return nf_fail(ctx, NF_E_UNSUPPORTED,
 			       "cannot fetch '%s': only http and https URLs",
 			       rq->url);
-	pthread_once(&curl_once, curl_init_once);
-	c = curl_easy_init();
+	c = nf_curl_init() ? NULL : curl_easy_init();
 	if (!c)
 		return -ENOMEM;
 	curl_easy_setopt(c, CURLOPT_URL, rq->url);
@@ -210,8 +216,7 @@ int nf_http_post(struct nf_ctx *ctx, const char *url, const char *bind,
 	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
 		return nf_fail(ctx, NF_E_INVALID,
 			       "'%s' is not an http:// or https:// URL", url);
-	pthread_once(&curl_once, curl_init_once);
-	if (!(c = curl_easy_init()))
+	if (nf_curl_init() || !(c = curl_easy_init()))
 		return -ENOMEM;
 	h = curl_slist_append(h, "Content-Type: application/json");
 	curl_easy_setopt(c, CURLOPT_URL, url);

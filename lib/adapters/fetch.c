@@ -12,7 +12,6 @@
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -20,14 +19,6 @@
 #include <unistd.h>
 
 #define NF_FETCH_MAX_DEFAULT (8ULL << 30)
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static int curl_ok;
-
-static void curl_init_once(void)
-{
-	curl_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
-}
 
 static const char *base_name(const char *url)
 {
@@ -378,8 +369,7 @@ int nf_fetch(struct nf_ctx *ctx, const char *name, const char *url,
 			       "--offline is set: place the file at '%s' or pass "
 			       "--mirror DIR holding '%s'", name, url, dest,
 			       base_name(url));
-	pthread_once(&curl_once, curl_init_once);
-	if (!curl_ok)
+	if (nf_curl_init())
 		return nf_fail(ctx, NF_E_NETWORK, "cannot initialize libcurl");
 	tries = o->retries > 0 ? o->retries + 1 : o->retries < 0 ? 1 : 4;
 	backoff = o->backoff_ms > 0 ? o->backoff_ms : 500;
