@@ -201,7 +201,7 @@ static void test_deadline_kills_group(void **state)
 	(void)state;
 	in_ms(&dl, 300);
 	assert_int_equal(nf_spawn_run(&s), NF_E_TIMEOUT);
-	assert_true(now_s() - t0 < 3.0);
+	assert_true(now_s() - t0 < 10.0); /* not the child's 100 s */
 	assert_int_equal(s.pid, -1);
 	assert_true(WIFSIGNALED(s.status));
 	assert_int_equal(WTERMSIG(s.status), SIGKILL);
@@ -222,7 +222,7 @@ static void test_deadline_kills_group(void **state)
 		t0 = now_s();
 		in_ms(&dl, 300);
 		assert_int_equal(nf_spawn_run(&s), NF_E_TIMEOUT);
-		assert_true(now_s() - t0 < 3.0);
+		assert_true(now_s() - t0 < 10.0); /* not the child's 100 s */
 		free(s.cap);
 	}
 }
@@ -350,7 +350,7 @@ static void test_background(void **state)
 	t0 = now_s();
 	nf_spawn_kill(&s, 200);
 	assert_true(now_s() - t0 >= 0.15);
-	assert_true(now_s() - t0 < 3.0);
+	assert_true(now_s() - t0 < 10.0); /* not the child's 100 s */
 	assert_true(WIFSIGNALED(s.status));
 	assert_int_equal(WTERMSIG(s.status), SIGKILL);
 	free(s.cap);
