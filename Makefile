@@ -56,7 +56,7 @@ man: $(BUILD)/man/nodeforge.1
 $(BUILD)/man/nodeforge.1: $(BUILD)/nodeforge docs/man.sh $(wildcard docs/*.md)
 	docs/man.sh $(BUILD)/nodeforge $(BUILD)/man $(VERSION)
 
-$(BUILD)/%.o: %.c lib/nodeforge.h lib/internal.h $(wildcard lib/*.h lib/nodeforge/*.h lib/adapters/*.h cmd/*.h lib/facets/*.h) cmd/commands.def lib/facets/facets.def
+$(BUILD)/%.o: %.c lib/nodeforge.h lib/internal.h $(wildcard lib/*.h lib/internal/*.h lib/nodeforge/*.h lib/adapters/*.h cmd/*.h lib/facets/*.h) cmd/commands.def lib/facets/facets.def
 	@mkdir -p $(dir $@)
 	@echo "  CC  $<"; $(CC) $(ALL_CFLAGS) -c -o $@ $<
 

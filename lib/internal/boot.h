@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* libnodeforge's private declarations: disks and install, the boot server's parsers, the cluster of an inventory.
+ * Included by internal.h; not meant to be included alone. */
+#ifndef NF_INTERNAL_BOOT_H
+#define NF_INTERNAL_BOOT_H
+
+/* ---- disks, EFI, install (lib/install.c; lib/adapters/blkid.c, efi.c)
+ * ---- */
+
+/* <sysroot> + the formatted path; caller frees */
+char *nf_sr_path(const struct nf_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A small /sys or /proc attribute under the sysroot, whitespace-trimmed;
+ * NULL when absent or empty; caller frees */
+char *nf_sr_read_attr(const struct nf_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Parse a Boot#### load option (the variable's data, without the
+ * attributes); for the fuzz target */
+int nf_efi_loadopt_parse(struct nf_ctx *ctx, const char *name,
+			 const uint8_t *data, size_t len,
+			 struct nf_efi_entry *e);
+/* The mount holding clean absolute path `want` in mountinfo text `buf`
+ * (modified in place); lib/mounts.c */
+int nf_mountinfo_lookup(struct nf_ctx *ctx, char *buf, const char *want,
+			struct nf_mount_info *out);
+
+/* ---- boot server parsers (lib/adapters/http.c), exposed for tests and
+ * fuzzing ---- */
+/* A request path made of plain names: no "..", no dot files, no empty
+ * segments, a small alphabet, at most 1024 bytes */
+int nf_http_safe_path(const char *url);
+/* One "bytes=" range against size: 0 ok, -1 ignore the header (serve the
+ * whole file), -2 unsatisfiable */
+int nf_http_parse_range(const char *h, uint64_t size, uint64_t *off,
+			uint64_t *len);
+/* NULL when v is an acceptable verdict for node `name`, else why not,
+ * naming the values (written into buf) */
+const char *nf_verdict_check(const json_t *v, const char *name, char *buf,
+			     size_t sz);
+/* s as an error message may quote it: at most 64 bytes, anything but
+ * printable ASCII as '?' */
+void nf_quote_value(const char *s, char *out, size_t sz);
+
+/* ---- The cluster of an inventory (lib/cluster.c) ----
+ * Where every node keeps the cluster part of slurm.conf */
+#define NF_CLUSTER_CONF "/etc/slurm/cluster.conf"
+/*
+ * {"cluster", "controllers": [{name, ip}] (inventory order), "dbd": {name,
+ * ip} or null, "hosts": [{name, ip}], "roles": [{"role", "nodes": hostlist,
+ * "node", "gres", "partitions", "conf": the role's slurm.conf settings,
+ * "slurmd", "slurmctld", "slurmdbd"}] sorted by role}.  Fails when no role
+ * runs slurmctld, when roles disagree on slurm.conf, or when the site names
+ * controllers that are not the inventory's */
+int nf_cluster_load(struct nf_ctx *ctx, const char *inventory,
+		    const struct nf_site *site, json_t **out);
+/* nodeforge ci, static stage: the image's own programs parse the files
+ * nodeforge wrote into the unpacked `root` (lib/ci_daemons.c).  *out:
+ * [{"id": "slurm.conf", "verdict": enum nf_verdict, "message"}]; a
+ * cluster.conf is written into `root` first (the inventory's, or one
+ * stand-in node of the role) */
+int nf_ci_daemons(struct nf_ctx *ctx, const char *root, const char *inventory,
+		  const struct nf_site *site, json_t **out);
+/* The cluster part of slurm.conf (/etc/slurm/cluster.conf) */
+int nf_cluster_slurm_conf(struct nf_ctx *ctx, const json_t *cluster,
+			  struct nf_buf *b);
+/* The /etc/hosts block of every node of the cluster */
+int nf_cluster_hosts(const json_t *cluster, const char *domain, struct nf_buf *b);
+/* nf_apply_all() that also writes the cluster part of slurm.conf (its
+ * controllers, nodes and partitions) from CLUSTER (NULL: the image gets
+ * it at boot from the boot server) */
+int nf_apply_all_cluster(struct nf_ctx *ctx, int rootfd,
+			 const struct nf_profile *p, const json_t *cluster);
+/* ---- end of Slurm nodes ---- */
+
+#endif

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* libnodeforge's private declarations: YAML positions, schema validation, the facet table.
+ * Included by internal.h; not meant to be included alone. */
+#ifndef NF_INTERNAL_PROFILE_H
+#define NF_INTERNAL_PROFILE_H
+
+/* ---- YAML adapter (lib/adapters/yaml.c) ----
+ * Parse a YAML document into a jansson tree.  Every node's position is
+ * recorded in `locs` (object: dotted path -> [file, line, col]).  Scalars
+ * become strings unless they are plain (unquoted) and read as an integer,
+ * a real, true/false or null.  Duplicate keys, anchors/aliases, tags and
+ * multiple documents are errors. */
+int nf_yaml_load(struct nf_ctx *ctx, const char *path, json_t **out,
+		 json_t *locs, struct nf_diags *diags);
+int nf_yaml_load_buf(struct nf_ctx *ctx, const char *name, const char *buf,
+		     size_t len, json_t **out, json_t *locs,
+		     struct nf_diags *diags);
+
+/* Position of a dotted path in a locs object; 0 when unknown */
+int nf_locs_get(const json_t *locs, const char *path, const char **file,
+		unsigned *line, unsigned *col);
+
+/* ---- schema validation (lib/schema.c) ----
+ * A small typed schema, declared by each facet, checked against a parsed
+ * tree; every error names file:line:col via locs. */
+enum nf_type {
+	NF_T_ANY = 0,
+	NF_T_STR,
+	NF_T_INT,
+	NF_T_BOOL,
+	NF_T_NUM,       /* integer or real */
+	NF_T_SIZE,      /* "64M", "1G" or an integer of bytes */
+	NF_T_LIMIT,     /* integer or "unlimited" */
+	NF_T_STRLIST,   /* list of strings */
+	NF_T_OBJ,       /* object with its own fields */
+	NF_T_OBJLIST,   /* list of objects with their own fields */
+	NF_T_MAP,       /* free-form object: string keys, scalar values */
+	NF_T_PATH,      /* absolute path */
+	NF_T_MODE,      /* octal string such as "0400" */
+};
+
+struct nf_field {
+	const char *name;
+	int type;
+	const struct nf_field *fields; /* NF_T_OBJ / NF_T_OBJLIST */
+	const char *const *choices;    /* NF_T_STR: allowed values (NULL-ended) */
+	bool required;
+};
+
+int nf_schema_check(const json_t *obj, const struct nf_field *fields,
+		    const char *path, const json_t *locs,
+		    struct nf_diags *diags);
+/* Parse sizes such as "64M", "1G", "45G" (powers of 1024) */
+int nf_parse_size(const char *s, unsigned long long *out);
+
+/* ---- facets (lib/facets/) ---- */
+struct nf_facet_lint {
+	struct nf_ctx *ctx;
+	const struct nf_profile *profile;
+	struct nf_diags *diags;
+};
+
+/* Defined by the image builder (lib/build.c) and the verifier (lib/verify.c) */
+struct nf_apply;
+struct nf_checkset;
+
+struct nf_facet {
+	const char *name;     /* facet name, also its profile section */
+	const char *summary;
+	const struct nf_field *schema;
+	/* Cross-field validation and best-practice lint of the resolved
+	 * profile; diags carry positions */
+	int (*lint)(struct nf_facet_lint *l, const json_t *section);
+	/* Kernel arguments this facet adds to the boot artifacts */
+	int (*boot_args)(const json_t *section, json_t *args);
+	/* What the profile leaves to the site: fills SECTION from the site
+	 * file's public part when the profile does not say */
+	void (*from_site)(json_t *section, const json_t *site);
+	/* What the image build writes into the image root for this facet */
+	int (*apply)(struct nf_apply *a, const json_t *section);
+	/* What the verifier checks on a live node or an image root */
+	const struct nf_checkset *checks;
+};
+
+extern const struct nf_facet *const nf_facets[];
+extern const size_t nf_nfacets;
+const struct nf_facet *nf_facet_find(const char *name);
+/* The definition of check ID in any facet, or NULL */
+const struct nf_check_def *nf_check_find(const char *id);
+
+/* Position helper for facet lint: diag at the value's location */
+int nf_lint_at(struct nf_facet_lint *l, const char *path, int sev,
+	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* The key of a kernel argument ("hugepages" of "hugepages=160", the whole
+ * word without '=') into key; 1 if it has a value, 0 if not, NF_E_LIMIT
+ * when keysz is too small (lib/profile.c) */
+int nf_kargs_key(const char *arg, char *key, size_t keysz);
+
+/* The site as profiles may carry it: no secret sources (lib/site.c) */
+const json_t *nf_site_public(const struct nf_site *site);
+/* The value at a dotted path of a resolved profile's objects
+ * ("gpu.nvswitch"), or NULL */
+const json_t *nf_profile_get(const json_t *prof, const char *path);
+/* 1 when obj (an artifact) has no 'when', or the profile setting its
+ * 'when' names is true: the role needs it */
+int nf_profile_runs_when(const json_t *prof, const json_t *obj);
+/* "10.0.0.0/16" -> host-order network and prefix length */
+int nf_parse_cidr(const char *s, uint32_t *net, unsigned *prefix);
+
+#endif

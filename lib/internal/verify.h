@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/* libnodeforge's private declarations: the verifier, image CI, storage checks, gres render.
+ * Included by internal.h; not meant to be included alone. */
+#ifndef NF_INTERNAL_VERIFY_H
+#define NF_INTERNAL_VERIFY_H
+
+/* ---- verifier (lib/verify.c) ---- */
+
+/* The verifier's checks.
+ * A facet's checks: a table of nf_check_def.  Each check function fills the
+ * running check (expected, seen, remedy) and returns its verdict.  Checks
+ * flagged NF_CHECK_PROBE may block (exec, sockets, NVML): they run in a
+ * worker thread with a deadline and are abandoned, reported `hung`, when
+ * they pass it. */
+enum nf_check_flags {
+	NF_CHECK_STATIC = 1 << 0, /* decidable on an unbooted image root */
+	NF_CHECK_PROBE = 1 << 1,  /* may block: runs with a deadline */
+};
+
+struct nf_vcheck;
+
+struct nf_check_def {
+	const char *id;       /* "munge.key.mode" */
+	const char *summary;
+	const char *deps;     /* space-separated ids of checks it needs */
+	unsigned flags;
+	unsigned budget_ms;   /* 0: the default (2000 ms) */
+	int (*fn)(struct nf_vcheck *c, const json_t *section);
+	/* space-separated ids of checks whose failure also makes this one
+	 * fail: such a failure is reported as their consequence (its cause
+	 * set, not among the root causes) */
+	const char *explained_by;
+	/* what the check needs that not every machine has: "gpu",
+	 * "nvswitch", "ib", "nvme", "disk" (an installed system disk),
+	 * "hugepage-memory", "ntp" (the site's time servers), "cluster-key"
+	 * (the cluster's munge key), "controller" (a cluster around it);
+	 * NULL: nothing.  'nodeforge ci --boot' skips by environment what its
+	 * VM lacks. */
+	const char *needs;
+};
+
+struct nf_checkset {
+	const struct nf_check_def *v;
+	size_t n;
+};
+
+#define NF_CHECKSET(tbl) { (tbl), NF_ARRAY_SIZE(tbl) }
+
+/* Where a path is read from: the node's files (--root) or /proc and /sys
+ * (--sysroot) */
+enum nf_vwhere { NF_VROOT = 0, NF_VSYS = 1 };
+
+/* Result helpers; each returns the verdict so checks can `return` them */
+void nf_v_expect(struct nf_vcheck *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void nf_v_seen(struct nf_vcheck *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void nf_v_remedy(struct nf_vcheck *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int nf_v_skip(struct nf_vcheck *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The resolved profile (whole document) and the check's mode */
+const json_t *nf_v_profile(const struct nf_vcheck *c);
+/* the profile's role name, for remedies ("ROLE" when it has none) */
+const char *nf_v_role(const struct nf_vcheck *c);
+/* did this node boot from the network (nodeforge.server= on its
+ * /proc/cmdline): its kernel arguments come from 'nodeforge pxe' */
+int nf_v_netboot(struct nf_vcheck *c);
+bool nf_v_static(const struct nf_vcheck *c);
+/* The node's name, as its report names it: nodeforge.node= of the
+ * kernel command line, else the short host name; caller frees */
+char *nf_v_node(const struct nf_vcheck *c);
+/* The running check's id */
+const char *nf_v_id(const struct nf_vcheck *c);
+/* Names in a directory of the node (NF_VROOT) or sysroot, sorted; at most
+ * `max`; returns the count or -errno */
+int nf_v_list(struct nf_vcheck *c, int where, const char *dir, char ***names,
+	      size_t max);
+
+/* Read a file of the node (NF_VROOT) or of /proc, /sys (NF_VSYS); at most
+ * `max` bytes; returns 0 or -errno.  Paths never escape their root. */
+int nf_v_read(struct nf_vcheck *c, int where, const char *path, size_t max,
+	      char **buf, size_t *len);
+int nf_v_stat(struct nf_vcheck *c, int where, const char *path,
+	      struct stat *st);
+/* Full host path of `path` under the root or sysroot */
+const char *nf_v_path(struct nf_vcheck *c, int where, const char *path,
+		      char *buf, size_t sz);
+/* Run a program with the check's deadline; stdout+stderr captured (64 KiB
+ * cap).  Returns 0 (exit status in *status), NF_E_TIMEOUT, or -errno */
+int nf_v_exec(struct nf_vcheck *c, const char *const *argv, const char *in,
+	      char **out, int *status);
+/* nf_v_exec() as an unprivileged user (nobody, uid and gid 65534, no
+ * supplementary groups, its own environment, through util-linux setpriv)
+ * when the verifier is root, so a probe cannot leave root-owned files
+ * behind; fixtures answer for argv itself and log the setpriv line */
+#define NF_V_NOBODY 65534
+int nf_v_exec_unprivileged(struct nf_vcheck *c, const char *const *argv,
+			   char **out, int *status);
+/* Shared answers between checks of one run (borrowed on get; put steals) */
+const json_t *nf_v_cache_get(struct nf_vcheck *c, const char *key);
+void nf_v_cache_put(struct nf_vcheck *c, const char *key, json_t *val);
+
+/* Hardware answers (the ops table; tests replace it with a fixture) */
+struct nf_timex {
+	bool synced;
+	double offset_ms;
+	double maxerror_ms;
+};
+int nf_v_nvml(struct nf_vcheck *c, json_t **snapshot);
+int nf_v_adjtimex(struct nf_vcheck *c, struct nf_timex *t);
+int nf_v_cgroup2(struct nf_vcheck *c, const char *path);
+/* `systemctl is-active UNIT`: 1 active, 0 not, <0 error */
+int nf_v_service_active(struct nf_vcheck *c, const char *unit, char *state,
+			size_t statesz);
+
+/* Small parsing helpers shared by the facets */
+/* Value of `key` in a "key = value" / "Key=Value" / "key value" text, last
+ * one wins; case-insensitive key; NULL when absent.  Caller frees. */
+char *nf_v_conf_get(const char *text, const char *key, const char *seps);
+/* The profile value as a string for comparing with a config file */
+int nf_v_json_str(const json_t *v, char *buf, size_t sz);
+
+/* ---- image CI (lib/ci.c) ---- */
+/* Installed Package -> Version of a dpkg status file (NUL-terminated) */
+json_t *nf_ci_dpkg_packages(const char *text);
+/* A "StoragePass=" line with a value in buf */
+int nf_ci_has_storagepass(const char *buf, size_t len);
+/* ---- end of image CI ---- */
+
+/* ---- storage checks: disks and EFI from the verifier (lib/verify.c,
+ * lib/adapters/blkid.c, lib/diskrule.c, lib/facets/storage.c) ---- */
+/* A context whose sysroot is the run's, for library calls from a check
+ * (nf_mount_find, nf_disk_scan_hw, nf_efi_open): the live node and a
+ * fixture tree go through the same code.  Owned by the check; NULL on
+ * ENOMEM; its nf_errmsg() holds the last library error */
+struct nf_ctx *nf_v_ctx(struct nf_vcheck *c);
+/* What <sysroot>/sys/block says about each disk (size, model, transport,
+ * rotational, removable), without opening the devices: contents are not
+ * probed (probe_error says so), so a failing disk cannot block a check */
+int nf_disk_scan_hw(struct nf_ctx *ctx, struct nf_disks *out);
+/* Drop the terms about a disk's contents (empty, pttype, fstype, label)
+ * from a rule: they describe the disk before provisioning formats it.
+ * Returns how many were dropped; their keys go to `dropped` */
+int nf_diskrule_hardware_only(struct nf_diskrule *r, char *dropped,
+			      size_t sz);
+/* ---- end of storage checks ---- */
+
+/* ---- gres render (lib/gres.c) ---- */
+#define NF_PCI_ADDR_LEN 24     /* "0000:18:00.0" (VMD: 5-digit domain) */
+#define NF_GRES_MAX_GPUS 64
+#define NF_GRES_MAX_CPUS 8192
+#define NF_GRES_CPULIST_MAX 4096
+
+/* A PCI address in the kernel's form (domain:bus:dev.fn, lower-case hex,
+ * 4-digit domain) from NVML's "00000000:18:00.0" or the kernel's own */
+int nf_pci_addr_norm(const char *s, char out[NF_PCI_ADDR_LEN]);
+
+/* One GPU of the node */
+struct nf_gres_gpu {
+	int minor;                            /* /dev/nvidiaN */
+	char bus_id[NF_PCI_ADDR_LEN];
+	char cpulist[NF_GRES_CPULIST_MAX];    /* its local_cpulist */
+};
+
+/* The node's GPUs, ordered by minor, and the NVLinks between them */
+struct nf_gres_topo {
+	size_t n;
+	struct nf_gres_gpu gpu[NF_GRES_MAX_GPUS];
+	int nvlink_known;                     /* NVML gave NVLink data */
+	unsigned links[NF_GRES_MAX_GPUS][NF_GRES_MAX_GPUS]; /* i -> j */
+};
+
+/* "Device Minor:" and "Bus Location:" of a
+ * /proc/driver/nvidia/gpus/BUS/information file */
+int nf_gres_parse_information(const char *text, int *minor,
+			      char bus_id[NF_PCI_ADDR_LEN]);
+/* gres.auto.json: an array of gres objects {name, type, count, file,
+ * cores, links}; validated, at most 64 KiB */
+int nf_gres_auto_parse(struct nf_ctx *ctx, const char *buf, size_t len,
+		       json_t **out);
+/* NVLink counts between the topology's GPUs from an NVML snapshot (its
+ * gpus[].pci_bus_id and nvlink_remote[]): a link to a peer GPU counts
+ * for that peer, a link to an NVSwitch for every GPU on that switch */
+int nf_gres_topo_links(struct nf_ctx *ctx, struct nf_gres_topo *t,
+		       const json_t *nvml);
+/* The gres.conf lines of one gres.auto.json entry: one per GPU it names
+ * (its File= list, else every GPU), Cores= folded onto `ncores` cores,
+ * Links= over all the node's GPUs (omitted when no GPU has an NVLink).
+ * `nvlink_required`: refuse when there is no NVLink data */
+int nf_gres_entry_lines(struct nf_ctx *ctx, const json_t *entry,
+			const struct nf_gres_topo *t, unsigned ncores,
+			int nvlink_required, struct nf_buf *out);
+/* Replace the rendered block of gres.conf text `old` with `lines`;
+ * the result in *out (caller frees) */
+int nf_gres_merge(struct nf_ctx *ctx, const char *old, const char *lines,
+		  char **out);
+
+/* The NVML snapshot (libnvidia-ml via dlopen), or a hardware-ops
+ * fixture's "nvml" object; NF_E_NOHW when there is none, with *snap
+ * {"error", "missing": "software" (no libnvidia-ml) or "driver" (NVML
+ * there, its kernel module not loaded)} when it can say why (the caller
+ * frees it either way) */
+int nf_nvml_snapshot(const json_t *fixture, json_t **snap);
+/* Load a hardware-ops fixture (fixture.json, size-capped) */
+int nf_hw_fixture_load(struct nf_ctx *ctx, const char *path, json_t **out);
+/* ---- end of gres render ---- */
+
+#endif
