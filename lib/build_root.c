@@ -96,7 +96,26 @@ int nf_overlay_render(struct nf_ctx *ctx, const json_t *prof, const char *role,
 		      const char *file, const char *in, struct nf_buf *out)
 {
 	struct ov_vars v = { prof, role };
+	static const char *const old[] = { "${site.", "${profile." };
 
+	/* the syntax overlay templates had before {{...}}: no shell variable
+	 * has a dot in its name, so these can only be meant for nodeforge */
+	for (size_t i = 0; i < NF_ARRAY_SIZE(old); i++) {
+		const char *at = strstr(in, old[i]), *end;
+		unsigned line = 1;
+
+		if (!at)
+			continue;
+		for (const char *c = in; c < at; c++)
+			line += *c == '\n';
+		end = strchr(at, '}');
+		if (end && end - at > 128)
+			end = NULL;
+		return nf_fail(ctx, NF_E_INVALID, "%s:%u: '%.*s' is the old "
+			       "template syntax: write '{{%.*s}}'", file, line,
+			       end ? (int)(end - at + 1) : 24, at,
+			       end ? (int)(end - at - 2) : 0, at + 2);
+	}
 	return nf_template_render(ctx, file, in, ov_lookup, &v,
 				  "{{role}}, {{site.KEY...}}, {{profile.KEY...}}",
 				  out);

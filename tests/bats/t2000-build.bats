@@ -183,6 +183,11 @@ rootfs_file() {
 	run b
 	status_is 1
 	[[ "$output" == *"motd.tmpl:2: unknown template variable '{{site.nosuchkey}}'"* ]]
+	# the syntax overlay templates had before: refused, with the new spelling
+	printf 'x\ny\nz ${site.cluster} ${role}\n' > ov/controller/etc/motd.tmpl
+	run b
+	status_is 1
+	[[ "$output" == *"motd.tmpl:3: '\${site.cluster}' is the old template syntax: write '{{site.cluster}}'"* ]]
 	[ "$(cat out/controller/controller.current)" = "$before" ]
 }
 
