@@ -47,7 +47,7 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
 
-.PHONY: FORCE deb rpm pkg-src image-pkgs fuzz-lib test all check check-unit check-bats check-e2e asan fuzz fuzz-run deps install \
+.PHONY: FORCE deb rpm rpm-build pkg-src image-pkgs fuzz-lib test all check check-unit check-bats check-e2e asan fuzz fuzz-run deps install \
         clean bench ci-image check-cluster man
 all: $(BUILD)/nodeforge man
 
@@ -88,29 +88,23 @@ check: check-unit check-bats
 # tests again under ASan/UBSan (the CLI tests run once, there: `make
 # check` runs them on the plain build), fuzz smoke, the slow
 # real-component tests (on the plain build), and last the cluster the
-# images form
-test: all
-	@date -u +'== %T check-unit'
-	$(MAKE) check-unit
-	@date -u +'== %T asan'
-	$(MAKE) asan
-	@date -u +'== %T fuzz'
-	$(MAKE) fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-10}
-	@date -u +'== %T check-e2e'
-	$(MAKE) check-e2e
-	@date -u +'== %T check-cluster'
-	$(MAKE) check-cluster
-	@date -u +'== %T done'
+# images form; the packages the images install are built in the
+# background meanwhile.  tests/run-all.sh prints each stage's time
+test:
+	MAKE="$(MAKE)" BUILD=$(BUILD) tests/run-all.sh
 
 check-unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
 		NF_SRCDIR=$(CURDIR) $$t; done
 
 # the stand-in bootstrap roots of these tests have no package manager:
-# their images get this binary (build --self-package host)
+# their images get this binary (build --self-package host).  BATS_JOBS
+# files run side by side (GNU parallel; the tests of one file in order)
+BATS_JOBS ?= 2
+BATS_PAR  := $(if $(filter-out 1,$(BATS_JOBS)),$(if $(shell command -v parallel),--jobs $(BATS_JOBS) --no-parallelize-within-files))
 check-bats: $(BUILD)/nodeforge man
 	NODEFORGE_SELF_PACKAGE=host NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
-		bats --timing --print-output-on-failure tests/bats
+		bats --timing --print-output-on-failure $(BATS_PAR) tests/bats
 
 # the image-building tests share one bootstrap cache; the package install
 # tests take the packages from $(PKG); the pinned sources (enroot, pyxis)
@@ -154,13 +148,18 @@ build-fuzz/%: fuzz/%.c fuzz-lib
 		build-fuzz/libnodeforge.a $(LDLIBS)
 
 FUZZ_SECONDS ?= 0
+# the targets side by side, FUZZ_JOBS at a time (each is one process on
+# one core); each one's last lines printed once it is done
+FUZZ_JOBS ?= 2
 fuzz: fuzz-lib $(FUZZ_BIN)
-	@set -e; if [ "$(FUZZ_SECONDS)" -gt 0 ]; then for f in $(FUZZ_BIN); do \
-		n=$$(basename $$f); mkdir -p build-fuzz/corpus-$$n; \
-		echo "== $$n ($(FUZZ_SECONDS)s)"; \
-		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 build-fuzz/corpus-$$n \
-			$$( [ -d fuzz/seeds/$$n ] && echo fuzz/seeds/$$n ) 2>&1 | tail -n 3; \
-	done; fi
+	@set -e; if [ "$(FUZZ_SECONDS)" -gt 0 ]; then \
+		printf '%s\n' $(FUZZ_BIN) | xargs -P $(FUZZ_JOBS) -I{} sh -c \
+		'n=$$(basename {}); mkdir -p build-fuzz/corpus-$$n; \
+		 s=; [ -d fuzz/seeds/$$n ] && s=fuzz/seeds/$$n; \
+		 rc=0; {} -max_total_time=$(FUZZ_SECONDS) -max_len=65536 build-fuzz/corpus-$$n $$s \
+			> build-fuzz/$$n.log 2>&1 || rc=$$?; \
+		 echo "== $$n ($(FUZZ_SECONDS)s, exit $$rc)"; tail -n 3 build-fuzz/$$n.log; exit $$rc'; \
+	fi
 
 bench: $(BUILD)/nodeforge
 	@set -e; for b in bench/*.sh; do echo "== $$b"; NF_BIN=$(CURDIR)/$(BUILD)/nodeforge bash $$b; done
@@ -182,6 +181,8 @@ DEPS_TEST += python3-requests
 DEPS_TEST += man-db groff-base
 # the iPXE binaries pxe copies into the tree for plain PXE firmware
 DEPS_TEST += ipxe
+# the CLI test files side by side (bats --jobs)
+DEPS_TEST += parallel
 # the packages (make deb, make rpm) and their install tests; the source
 # tarball is the list git gives
 DEPS_PKG := debhelper dpkg-dev lintian rpm git
@@ -234,7 +235,14 @@ deb: pkg-src
 	echo "$$sum" > $(PKG)/.deb-source-sha256
 
 rpm: pkg-src
-	rm -rf $(PKG)/rpmbuild
+	@set -e; sum=$$(sha256sum $(PKG_TAR) | cut -d' ' -f1); \
+	if ls $(PKG)/nodeforge-$(VERSION)-*.rpm >/dev/null 2>&1 && \
+	   [ "$$(cat $(PKG)/.rpm-source-sha256 2>/dev/null)" = "$$sum" ]; then \
+		echo "rpm: $$(ls $(PKG)/nodeforge-$(VERSION)-*.rpm) is this source's"; exit 0; fi; \
+	$(MAKE) --no-print-directory rpm-build; echo "$$sum" > $(PKG)/.rpm-source-sha256
+
+rpm-build:
+	rm -rf $(PKG)/rpmbuild $(PKG)/.rpm-source-sha256
 	@# --nodeps: on a Debian host the build dependencies are dpkg's (make deps),
 	@# not in an rpm database
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) rpmbuild -bb --nodeps --define '_topdir $(abspath $(PKG))/rpmbuild' \
