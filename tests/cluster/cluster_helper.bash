@@ -7,15 +7,16 @@
 # sequence for a real site.
 #
 # Layout of the run ($W, kept when a test failed):
-#   overlays/   overlays/ of the source tree plus root/.ssh/authorized_keys
 #   tree/       `nodeforge pxe` output      state/   `nodeforge serve` state
 #   secrets/    munge key, slurmdbd password (0700; never in an image)
 #   enroll/     enrollment state (0700)     site.yaml  the server's site
 #   log/        console-NODE.log, qemu-NODE.out, serve, dnsmasq, chronyd
 #   pids/       one file per process started here
-# Images and the test's ssh key live in $NF_E2E_CACHE/cluster: an
-# unchanged tree rebuilds nothing.
+# Images, their overlays and the test's ssh key live in
+# $NF_E2E_CACHE/cluster (tests/e2e/images.bash): an unchanged tree
+# rebuilds nothing.
 load ../bats/helper
+load ../e2e/images
 
 SRV_IP=10.0.0.1
 SRV_NET=10.0.0.1/16
@@ -47,29 +48,10 @@ cl_roles() { cl_nodes | awk '{ print $4 }' | awk '!seen[$0]++'; }
 
 # ------------------------------------------------------------ images
 
-# The ssh key the images trust: made once per cache, so an unchanged
-# tree keeps its images.  A throwaway key for VMs inside the namespace.
-cl_ssh_key() {
-	mkdir -p "$E2E/cluster/ssh"
-	chmod 700 "$E2E/cluster/ssh"
-	KEY=$E2E/cluster/ssh/id_ed25519
-	[ -s "$KEY" ] || ssh-keygen -q -t ed25519 -N '' -C nodeforge-cluster-test -f "$KEY"
-	export KEY
-}
-
-# The source tree's overlays plus the key, as `build --overlays DIR`
-cl_overlays() {
-	rm -rf "$W/overlays"
-	cp -R "$NF_SRCDIR/overlays" "$W/overlays"
-	mkdir -p "$W/overlays/common/root/.ssh"
-	cp "$KEY.pub" "$W/overlays/common/root/.ssh/authorized_keys"
-}
-
 cl_build() {
 	local role=$1 t0 rc
 	t0=$(date +%s)
-	nf -C "$PROFS" ${NF_TEST_SITE:+-s "$NF_TEST_SITE"} build "$role" --cache "$E2E" --out "$OUT" \
-		--overlays "$W/overlays" >"$W/log/build-$role.log" 2>&1
+	img_build "$role" "$W/log/build-$role.log"
 	rc=$?
 	cl_log "build $role: $(( $(date +%s) - t0 )) s (exit $rc)"
 	[ $rc -eq 0 ] || { tail -n 30 "$W/log/build-$role.log" >&2; return 1; }
@@ -82,7 +64,7 @@ cl_render() {
 	for role in $(cl_roles); do
 		args+=(--kernel-args "$role=$(nf -C "$PROFS" profile show "$role" --args) console=ttyS0,115200")
 	done
-	nf -C "$PROFS" pxe --inventory "$INV" --out "$TREE" --images "$OUT" \
+	nf -C "$PROFS" pxe --inventory "$INV" --out "$TREE" --images "$IMG_OUT" \
 		-u "$SRV" "${args[@]}" >"$W/log/pxe.log" 2>&1 ||
 		{ cat "$W/log/pxe.log" >&2; return 1; }
 }
@@ -262,7 +244,7 @@ if role == "cpu":
     s, c, t = node["sockets"], node["cores_per_socket"], node["threads_per_core"]
     mem = max(mem, node["real_memory_mb"] + slack)
 print("-smp %d,sockets=%d,cores=%d,threads=%d -m %d" % (s * c * t, s, c, t, mem))
-' "$role" "$OUT"
+' "$role" "$IMG_OUT"
 }
 
 # cl_power_on NODE: start its VM; it PXE-boots from its inventory MAC

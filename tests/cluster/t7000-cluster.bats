@@ -32,26 +32,20 @@ setup_file() {
 	export LC_ALL=C TZ=UTC
 	export E2E=${NF_E2E_CACHE:-$NF_SRCDIR/build/e2e-cache}
 	export PROFS=$NF_SRCDIR/profiles INV=$NF_SRCDIR/examples/cluster-box.yaml
-	export OUT=$E2E/cluster/out
 	export W
 	W=$(mktemp -d "${TMPDIR:-/tmp}/nf-cluster.XXXXXX")
 	chmod 755 "$W"   # dnsmasq's TFTP runs as nobody
 	export TREE=$W/tree STATE=$W/state NS=nfcl$$
-	mkdir -p "$W/log" "$W/pids" "$OUT"
+	mkdir -p "$W/log" "$W/pids"
 	export LOGIN CTL
 	LOGIN=$(cl_node_of login)
 	CTL=$(cl_node_of controller)
 	cl_log "work dir $W, namespace $NS, $(cl_accel)"
 
-	cl_ssh_key
-	cl_overlays
-	# the images' site: the embedded default plus the pin of a STAND-IN
-	# fabric manager deb, which the GPU role needs from the site
-	# (tests/fixtures/fabricmanager), with a mirror that holds it
-	"$NF_SRCDIR/tests/fixtures/fabricmanager/test-site.sh" "$W/imgsite" \
-		"$PROFS/site.yaml" "${NODEFORGE_ARTIFACT_MIRROR:-}" || return 1
-	export NF_TEST_SITE=$W/imgsite/site.yaml
-	export NODEFORGE_ARTIFACT_MIRROR=$W/imgsite/mirror
+	# the images' site, overlays (with the test's ssh key) and output
+	# directory are tests/e2e/images.bash's: the images t2950 built are
+	# current here, and a run of this test alone builds them
+	img_setup "$W/imgsite" || return 1
 	# the roles' images side by side: their bootstraps and compiles do not
 	# depend on each other
 	local pids=() p

@@ -1,74 +1,78 @@
 #!/usr/bin/env bats
 # The image's own daemons accept every file nodeforge wrote into it:
-# 'nodeforge ci ROLE --inventory examples/racks.yaml' (static stage) runs
-# the image's scontrol, srun --help, slurmdbd, chronyd and
-# mariadbd inside the real image root, for controller, compute and login,
-# on the embedded default (Debian 13: Slurm 24.11, MariaDB 11.8) and on the
-# Debian 12 example site (Slurm 22.05, MariaDB 10.11).  A key the image's Slurm does not
-# know fails with Slurm's own words.
+# 'nodeforge ci ROLE' (static stage) runs the image's own scontrol, srun
+# --help, slurmdbd, chronyd and mariadbd inside the real image root: for
+# controller, compute (GPU) and login on the embedded default (Debian 13:
+# Slurm 24.11, MariaDB 11.8), the images the cluster test boots
+# (tests/e2e/images.bash: built here once, found current there; their
+# cluster part is the one a node fetches at boot, so ci checks them with
+# its one-node stand-in, and the cluster test with the real one), and for
+# controller and cpu on the Debian 12 example site (Slurm 22.05, MariaDB
+# 10.11) with --inventory examples/racks.yaml.  A key the image's Slurm
+# does not know fails with Slurm's own words.
 # Slow: one real bootstrap per role and distribution (cached in
 # $NF_E2E_CACHE, shared with the cluster test).  Needs root and mmdebstrap.
 load ../bats/helper
+load images
 
 setup_file() {
 	command -v mmdebstrap >/dev/null || skip "mmdebstrap not installed"
 	[ "$(id -u)" = 0 ] || skip "needs root (chroot into the image)"
+	command -v ssh-keygen >/dev/null || skip "ssh-keygen not installed"
 	export E2E=${NF_E2E_CACHE:-$BATS_FILE_TMPDIR/cache}
 	export INV=$NF_SRCDIR/examples/racks.yaml
-	# the embedded default plus the pin of a STAND-IN fabric manager deb
-	# (the GPU role needs the site's; tests/fixtures/fabricmanager), and
-	# a mirror with it beside the pinned sources
-	"$NF_SRCDIR/tests/fixtures/fabricmanager/test-site.sh" "$BATS_FILE_TMPDIR/site" \
-		"$NF_SRCDIR/profiles/site.yaml" "${NODEFORGE_ARTIFACT_MIRROR:-}"
-	export NF_TEST_SITE=$BATS_FILE_TMPDIR/site/site.yaml
-	export NODEFORGE_ARTIFACT_MIRROR=$BATS_FILE_TMPDIR/site/mirror
+	img_setup "$BATS_FILE_TMPDIR/site"
 	prebuild
 }
 
 D12=examples/site-debian12.yaml
 
-# The six images (three roles each: controller, login and the compute
-# role, two releases) are built side by side before
-# the tests: the bootstraps and compiles are most of the time and do not
-# depend on each other.  Each test's ci then finds its image
-# current (the same inputs) and runs the daemons on it.  A build that fails
-# here fails again, with its words, in its test.
+# The six images are built side by side before the tests: the four
+# Debian 13 roles the cluster test boots (controller, login, cpu and the
+# GPU compute role) and the Debian 12 example site's controller and cpu
+# role.  The bootstraps and compiles are most of the time and do not
+# depend on each other.  Each test's ci then finds its image current (the
+# same inputs) and runs the daemons on it.  A build that fails here fails
+# again, with its words, in its test.
 prebuild() {
-	local t0=$SECONDS site tag role
-	for site in "$NF_TEST_SITE" "$NF_SRCDIR/$D12"; do
-		tag=$(outtag ${site:+-s "$site"})
-		for role in controller $(compute_role ${site:+-s "$site"}) login; do
-			"$NF_BIN" -C "$NF_SRCDIR/profiles" ${site:+-s "$site"} build "$role" \
-				--cache "$E2E" --out "$BATS_FILE_TMPDIR/$tag" --inventory "$INV" -q \
-				>"$BATS_FILE_TMPDIR/prebuild-$tag-$role.log" 2>&1 3>&- &
-		done
+	local t0=$SECONDS role
+	for role in controller compute login cpu; do
+		img_build "$role" "$BATS_FILE_TMPDIR/prebuild-d13-$role.log" -q 3>&- &
 	done
-	# all six at once: the downloads of some overlap the compiles of
+	for role in controller cpu; do
+		"$NF_BIN" -C "$NF_SRCDIR/profiles" -s "$NF_SRCDIR/$D12" build "$role" \
+			--cache "$E2E" --out "$BATS_FILE_TMPDIR/out-d12" --inventory "$INV" -q \
+			>"$BATS_FILE_TMPDIR/prebuild-d12-$role.log" 2>&1 3>&- &
+	done
+	# all at once: the downloads of some overlap the compiles of
 	# others (the GPU image's driver is the longest)
 	wait
 	echo "# prebuilt 6 images in $((SECONDS - t0)) s" >&3
 }
 
-# The compute role of a site: the GPU role (compute: the NVIDIA driver
-# of Debian 13, nvidia.yaml) on Debian 13; on the Debian 12 example site,
-# which that driver's pins refuse, the CPU role (cpu: enroot and pyxis too)
-compute_role() {
-	case " $* " in *"$D12"*) echo cpu ;; *) echo compute ;; esac
-}
-
-# the output directory of a site's images
+# the output directory of the images a ci call names: the Debian 12
+# example site's, the shared Debian 13 ones (the test site), or a
+# test's own (any other profiles or site)
 outtag() {
-	case " $* " in *"$D12"*) echo out-d12 ;; *) echo out-d13 ;; esac
+	case " $* " in
+	*"$D12"*) echo out-d12 ;;
+	*" $NF_TEST_SITE "*) echo out-d13 ;;
+	*) echo out-scratch ;;
+	esac
 }
 
 # ci ROLE [nf options...]: the static.daemons cases as "id verdict message"
 daemons() {
 	local role=$1
 	shift
-	local rc=0 tag
+	local rc=0 tag where
 	tag=$(outtag "$@")
-	"$NF_BIN" "$@" ci "$role" --cache "$E2E" --out "$BATS_FILE_TMPDIR/$tag" \
-		--inventory "$INV" --json > "$BATS_TEST_TMPDIR/ci.json" 2>"$BATS_TEST_TMPDIR/ci.err" || rc=$?
+	case $tag in
+	out-d13) where=(--out "$IMG_OUT" --overlays "$IMG_OVL") ;;
+	*) where=(--out "$BATS_FILE_TMPDIR/$tag" --inventory "$INV") ;;
+	esac
+	"$NF_BIN" "$@" ci "$role" --cache "$E2E" "${where[@]}" \
+		--json > "$BATS_TEST_TMPDIR/ci.json" 2>"$BATS_TEST_TMPDIR/ci.err" || rc=$?
 	# the whole report, for the tests of the static stage as a whole
 	cp "$BATS_TEST_TMPDIR/ci.json" "$BATS_FILE_TMPDIR/ci-$tag-$role.json"
 	echo "$rc" > "$BATS_FILE_TMPDIR/ci-$tag-$role.rc"
@@ -105,10 +109,10 @@ all_pass() {
 # and its --help lists --container-image (the plugstack.conf case asks for
 # it).  enroot, built the same way, answers 'enroot version' as nobody.
 enroot_runs() {
-	local role=$1 tag=$2 root=$BATS_TEST_TMPDIR/root rootfs
-	rootfs=$(jq -r .rootfs "$BATS_FILE_TMPDIR/$tag/$role/$role.current")
+	local role=$1 out=$2 root=$BATS_TEST_TMPDIR/root rootfs
+	rootfs=$(jq -r .rootfs "$out/$role/$role.current")
 	mkdir -p "$root"
-	zstd -dc "$BATS_FILE_TMPDIR/$tag/$role/$rootfs" | tar -x -C "$root" --numeric-owner
+	zstd -dc "$out/$role/$rootfs" | tar -x -C "$root" --numeric-owner
 	# the compilers and headers were there for the build only
 	! chroot "$root" dpkg-query -W -f '${Status}' gcc make libslurm-dev 2>/dev/null | grep -q 'install ok installed'
 	[ ! -e "$root/usr/src/nodeforge" ]
@@ -132,7 +136,7 @@ enroot_runs() {
 @test "ci daemons, Debian 13: the compute image's scontrol accepts its files; its srun loads pyxis; enroot runs as a user" {
 	got=$(daemons compute -C "$NF_SRCDIR/profiles" -s "$NF_TEST_SITE")
 	all_pass "$got" slurm.conf plugstack.conf chrony.conf
-	enroot_runs compute out-d13
+	enroot_runs compute "$IMG_OUT"
 }
 
 # Part of the static stage is the daemons' (above); all of it must pass on
@@ -149,7 +153,7 @@ enroot_runs() {
 }
 
 @test "the Debian 13 compute image carries the site's fabric manager (a STAND-IN deb pinned in the test site): its package and version, enabled, started before slurmd; no copy of the deb left" {
-	local root=$BATS_TEST_TMPDIR/root cur=$BATS_FILE_TMPDIR/out-d13/compute
+	local root=$BATS_TEST_TMPDIR/root cur=$IMG_OUT/compute
 	mkdir -p "$root"
 	zstd -dc "$cur/$(jq -r .rootfs "$cur/compute.current")" |
 		tar -x -C "$root" --numeric-owner var/lib/dpkg/status etc/systemd var/cache \
@@ -202,9 +206,9 @@ enroot_runs() {
 # signing key) stays
 @test "the Debian 13 compute image: NVIDIA's open modules built for its own kernel, modprobe finds them, NVML and nvidia-smi are there, no build leftovers" {
 	local root=$BATS_TEST_TMPDIR/root rootfs kver m
-	rootfs=$(jq -r .rootfs "$BATS_FILE_TMPDIR/out-d13/compute/compute.current")
+	rootfs=$(jq -r .rootfs "$IMG_OUT/compute/compute.current")
 	mkdir -p "$root"
-	zstd -dc "$BATS_FILE_TMPDIR/out-d13/compute/$rootfs" | tar -x -C "$root" --numeric-owner
+	zstd -dc "$IMG_OUT/compute/$rootfs" | tar -x -C "$root" --numeric-owner
 	# one kernel, the pinned one
 	run ls "$root/lib/modules"
 	echo "kernels: $output"
@@ -263,7 +267,7 @@ enroot_runs() {
 # boots the same image over PXE and asks the same on the GPU node.
 @test "the Debian 13 compute image's kernel loads its NVIDIA module up to the missing GPU (QEMU, no GPU): no version-magic or symbol error; nvidia-smi runs" {
 	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86 not installed"
-	local d=$BATS_TEST_TMPDIR/vm cur=$BATS_FILE_TMPDIR/out-d13/compute
+	local d=$BATS_TEST_TMPDIR/vm cur=$IMG_OUT/compute
 	mkdir -p "$d/x"
 	cat > "$d/x/nf-gpu-test" <<-'EOF'
 	#!/bin/sh
@@ -307,7 +311,7 @@ enroot_runs() {
 @test "ci daemons, Debian 12 example site: the CPU compute image's scontrol accepts its files; its srun loads pyxis (Slurm 22.05)" {
 	got=$(daemons cpu -C "$NF_SRCDIR/profiles" -s "$NF_SRCDIR/$D12")
 	all_pass "$got" slurm.conf plugstack.conf chrony.conf
-	enroot_runs cpu out-d12
+	enroot_runs cpu "$BATS_FILE_TMPDIR/out-d12"
 }
 
 @test "Debian 12 example site: the GPU compute role, whose driver is pinned to Debian 13, is refused before anything is fetched" {
@@ -317,11 +321,6 @@ enroot_runs() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"profile 'nvidia' is made for debian13 (its distros:), and this site's distro is debian12"* ]]
 	[ ! -e "$BATS_TEST_TMPDIR/c/bootstrap" ]
-}
-
-@test "ci daemons, Debian 12 example site: the login image's scontrol accepts its files; its srun lists --container-image" {
-	got=$(daemons login -C "$NF_SRCDIR/profiles" -s "$NF_SRCDIR/$D12")
-	all_pass "$got" slurm.conf plugstack.conf chrony.conf
 }
 
 @test "ci daemons: a slurm.conf key the image's Slurm does not know fails with Slurm's own words" {

@@ -8,6 +8,7 @@
 # Slow: a systemd boot under software emulation (about a minute).
 # Needs: mmdebstrap, qemu-system-x86, ipxe-qemu.
 load ../bats/helper
+load images
 
 setup_file() {
 	command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86 not installed"
@@ -74,14 +75,15 @@ PY
 # no GPU: every check that needs what the VM lacks (GPU, NVSwitch,
 # InfiniBand, NVMe, the hugepage pool, the time servers, the cluster) is
 # skipped by environment, and nothing fails.  The compute image is
-# t2950's (the driver's compile is cached).
+# t2950's and the cluster test's (tests/e2e/images.bash): current, not
+# built again.
 @test "ci compute --boot (GPU role, STAND-IN fabric manager deb): gpu.* and the other checks the VM cannot pass are skipped by environment, none fails" {
-	"$NF_SRCDIR/tests/fixtures/fabricmanager/test-site.sh" site \
-		"$NF_SRCDIR/profiles/site.yaml" "${NODEFORGE_ARTIFACT_MIRROR:-}"
+	command -v ssh-keygen >/dev/null || skip "ssh-keygen not installed"
+	img_setup "$SCRATCH/site"
 	mkdir t
 	rc=0
 	TMPDIR=$SCRATCH/t nf -C "$NF_SRCDIR/profiles" -s site/site.yaml ci compute --boot \
-		--cache "$E2E" --out out --overlays "$NF_SRCDIR/overlays" \
+		--cache "$E2E" --out "$IMG_OUT" --overlays "$IMG_OVL" \
 		--artifact-mirror "$SCRATCH/site/mirror" --json > ci.json 2> ci.err || rc=$?
 	tail -n 5 ci.err >&3
 	jq -r '.cases[] | select(.class | startswith("boot.")) | select(.verdict != "pass") |
