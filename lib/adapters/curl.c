@@ -110,6 +110,20 @@ int nf_http_request(struct nf_ctx *ctx, const struct nf_http_req *rq,
 	}
 	for (size_t i = 0; rq->headers && rq->headers[i]; i++)
 		hdr = curl_slist_append(hdr, rq->headers[i]);
+	if (rq->method)
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
+	if (rq->user) {
+		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(c, CURLOPT_USERNAME, rq->user);
+		curl_easy_setopt(c, CURLOPT_PASSWORD,
+				 rq->password ? rq->password : "");
+	}
+	if (rq->ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, rq->ca_file);
+	if (rq->no_verify) {
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
 	if (hdr)
 		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 	cc = curl_easy_perform(c);
