@@ -182,6 +182,9 @@ DEPS_TEST += python3-requests
 DEPS_TEST += man-db groff-base
 # the iPXE binaries pxe copies into the tree for plain PXE firmware
 DEPS_TEST += ipxe
+# power and bootdev: ipmitool runs them, ipmi_sim (openipmi) is the BMC
+# of their tests
+DEPS_TEST += ipmitool openipmi
 # the packages (make deb, make rpm) and their install tests; the source
 # tarball is the list git gives
 DEPS_PKG := debhelper dpkg-dev lintian rpm git

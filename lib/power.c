@@ -60,6 +60,7 @@ struct pool {
 	struct target *t;
 	size_t n, next;
 	long timeout_ms;
+	int cipher_suite; /* -1: ipmitool asks the BMC */
 	const char *ca_file;
 	int no_verify;
 	pthread_mutex_t lock;
@@ -108,7 +109,7 @@ static void ipmi_run(struct pool *pl, struct target *t)
 {
 	struct nf_power_result *r = t->res;
 	const char *sub[4] = { NULL };
-	char port[8], tmo[16], why[256], *env0 = NULL;
+	char port[8], retries[16], cs[16], why[256], *env0 = NULL;
 	const char *env[2] = { NULL, NULL };
 	const char *argv[24];
 	struct timespec dl;
@@ -131,17 +132,24 @@ static void ipmi_run(struct pool *pl, struct target *t)
 		break;
 	}
 	snprintf(port, sizeof(port), "%u", t->port);
-	/* ipmitool's own retries fit inside our deadline */
-	snprintf(tmo, sizeof(tmo), "%ld",
-		 pl->timeout_ms / 3000 > 0 ? pl->timeout_ms / 3000 : 1);
+	/* a lost datagram is sent again after a second, as often as fits in
+	 * the deadline (a session takes a few round trips), at most 4 times */
+	snprintf(retries, sizeof(retries), "%ld",
+		 pl->timeout_ms / 4000 < 1 ? 1 : pl->timeout_ms / 4000 > 4 ? 4
+		 : pl->timeout_ms / 4000);
+	snprintf(cs, sizeof(cs), "%d", pl->cipher_suite);
 	argv[k++] = "ipmitool";
 	argv[k++] = "-I"; argv[k++] = "lanplus";
 	argv[k++] = "-H"; argv[k++] = t->addr;
 	argv[k++] = "-p"; argv[k++] = port;
 	argv[k++] = "-U"; argv[k++] = t->user;
 	argv[k++] = "-E"; /* the password from IPMI_PASSWORD, never argv */
-	argv[k++] = "-N"; argv[k++] = tmo;
-	argv[k++] = "-R"; argv[k++] = "2";
+	argv[k++] = "-N"; argv[k++] = "1";
+	argv[k++] = "-R"; argv[k++] = retries;
+	if (pl->cipher_suite >= 0) {
+		argv[k++] = "-C";
+		argv[k++] = cs;
+	}
 	argv[k++] = "chassis";
 	for (size_t i = 0; sub[i]; i++)
 		argv[k++] = sub[i];
@@ -176,7 +184,11 @@ static void ipmi_run(struct pool *pl, struct target *t)
 		res_fail(r, "cannot run 'ipmitool': %s", strerror(-rc));
 	} else if (!WIFEXITED(sp.status) || WEXITSTATUS(sp.status)) {
 		last_line(sp.cap, why, sizeof(why));
-		res_fail(r, "ipmitool: %s", *why ? why : "failed");
+		/* the same words for silence and for a refused password */
+		res_fail(r, "ipmitool: %s%s", *why ? why : "failed",
+			 strstr(why, "Unable to establish")
+			 ? " (no answer, or the user or password was refused)"
+			 : "");
 	} else if (pl->o->action == NF_POWER_STATUS) {
 		/* "Chassis Power is on" */
 		const char *p = sp.cap ? strstr(sp.cap, "Chassis Power is ") : NULL;
@@ -490,6 +502,10 @@ int nf_power_run(struct nf_ctx *ctx, const struct nf_site *site,
 		pl.timeout_ms = (long)json_integer_value(json_object_get(bmc, "timeout")) * 1000;
 	if (!pl.timeout_ms)
 		pl.timeout_ms = BMC_TIMEOUT_MS;
+	pl.cipher_suite = json_is_integer(json_object_get(bmc, "cipher_suite"))
+		? (int)json_integer_value(json_object_get(bmc, "cipher_suite")) : -1;
+	if (pl.cipher_suite > 255)
+		pl.cipher_suite = -1;
 	pl.ca_file = json_string_value(json_object_get(bmc, "ca"));
 	pl.no_verify = json_is_false(json_object_get(bmc, "tls_verify"));
 	if ((r = creds_load(ctx, sj, &creds, &file)))

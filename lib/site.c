@@ -73,6 +73,9 @@ static const struct nf_field bmc_fields[] = {
 	{ "ca", NF_T_PATH },
 	{ "tls_verify", NF_T_BOOL },
 	{ "timeout", NF_T_INT },
+	/* IPMI's cipher suite (ipmitool -C): 17 or 3; absent: ipmitool
+	 * asks the BMC, which some BMCs cannot answer (a wait per node) */
+	{ "cipher_suite", NF_T_INT },
 	{ 0 }
 };
 
