@@ -141,13 +141,15 @@ int nf_http_request(struct nf_ctx *ctx, const struct nf_http_req *rq,
 			    *errbuf ? errbuf : curl_easy_strerror(cc));
 	else if (code >= 400) {
 		/* the server's own words: nodeforge serve answers
-		 * {"error": "..."} */
+		 * {"error": "..."}, a Redfish service {"error": {"message"}} */
 		json_t *j = s.buf ? json_loadb(s.buf, s.len, 0, NULL) : NULL;
+		json_t *err = json_object_get(j, "error");
 		char why[160] = "";
 
-		if (json_is_string(json_object_get(j, "error")))
-			nf_quote_value(json_string_value(json_object_get(j, "error")),
-				       why, sizeof(why));
+		if (json_is_object(err))
+			err = json_object_get(err, "message");
+		if (json_is_string(err))
+			nf_quote_value(json_string_value(err), why, sizeof(why));
 		json_decref(j);
 		r = nf_fail(ctx, NF_E_NETWORK, "cannot fetch '%s': HTTP %ld%s%s",
 			    rq->url, code, *why ? ": " : "", why);
