@@ -309,6 +309,9 @@ static json_t *make_public(const json_t *j)
 	}
 	json_object_del(pub, "secrets");
 	json_object_del(pub, "profiles");
+	/* how the BMCs are reached is no part of an image: a changed timeout
+	 * must not make a new one */
+	json_object_del(pub, "bmc");
 	json_object_set_new(pub, "fingerprints", fps);
 	return pub;
 }
