@@ -184,11 +184,16 @@ static void ipmi_run(struct pool *pl, struct target *t)
 		res_fail(r, "cannot run 'ipmitool': %s", strerror(-rc));
 	} else if (!WIFEXITED(sp.status) || WEXITSTATUS(sp.status)) {
 		last_line(sp.cap, why, sizeof(why));
-		/* the same words for silence and for a refused password */
-		res_fail(r, "ipmitool: %s%s", *why ? why : "failed",
-			 strstr(why, "Unable to establish")
-			 ? " (no answer, or the user or password was refused)"
-			 : "");
+		/* a BMC that refuses says so in the RAKP exchange; one that
+		 * drops a wrong password, like one that is down, does not */
+		if (sp.cap && (strstr(sp.cap, "RAKP") || strstr(sp.cap, "nauthorized")))
+			res_fail(r, "the BMC refused the user or password (ipmitool: "
+				 "%s)", why);
+		else
+			res_fail(r, "ipmitool: %s%s", *why ? why : "failed",
+				 strstr(why, "Unable to establish")
+				 ? " (no answer, or the user or password was "
+				   "refused)" : "");
 	} else if (pl->o->action == NF_POWER_STATUS) {
 		/* "Chassis Power is on" */
 		const char *p = sp.cap ? strstr(sp.cap, "Chassis Power is ") : NULL;
