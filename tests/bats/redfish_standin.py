@@ -8,15 +8,23 @@ nodeforge uses, as DMTF's Redfish schema names them.
   POST  /redfish/v1/Systems/1/Actions/ComputerSystem.Reset  ResetType
 
 HTTP basic authentication with USER:PASSWORD; every request is appended
-to LOG as one JSON line.  Usage: redfish_standin.py PORTFILE USER PASSWORD LOG
-Listens on 127.0.0.1 on a free port, written to PORTFILE.
+to LOG as one JSON line, with how many requests were in flight.
+Usage: redfish_standin.py PORTFILE USER PASSWORD LOG [DELAY]
+Listens on 127.0.0.1 on a free port, written to PORTFILE; each answer
+waits DELAY seconds (default 0), one thread per connection.
 """
 import base64
 import json
+import os
 import sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 portfile, user, password, log = sys.argv[1:5]
+delay = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
+lock = threading.Lock()
+inflight = 0
 want = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 system = {
     "@odata.id": "/redfish/v1/Systems/1",
@@ -49,10 +57,22 @@ class H(BaseHTTPRequestHandler):
         return json.loads(self.rfile.read(n) or b"null")
 
     def handle_one(self, method):
+        global inflight
+        with lock:
+            inflight += 1
+            now = inflight
+        try:
+            time.sleep(delay)
+            self.handle_locked(method, now)
+        finally:
+            with lock:
+                inflight -= 1
+
+    def handle_locked(self, method, now):
         doc = self.body() if method in ("PATCH", "POST") else None
-        with open(log, "a") as f:
+        with lock, open(log, "a") as f:
             f.write(json.dumps({"method": method, "path": self.path,
-                                "body": doc}) + "\n")
+                                "body": doc, "inflight": now}) + "\n")
         if self.headers.get("Authorization") != want:
             return self.answer(401, {"error": {"message": "unauthorized"}})
         p = self.path
@@ -87,9 +107,8 @@ class H(BaseHTTPRequestHandler):
         self.handle_one("POST")
 
 
-srv = HTTPServer(("127.0.0.1", 0), H)
+srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
 with open(portfile + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))
-import os
 os.rename(portfile + ".tmp", portfile)
 srv.serve_forever()

@@ -107,9 +107,10 @@ start_ipmi_sim() {
 	return 1
 }
 
-# The Redfish stand-in on a free loopback port: sets RF_PORT
+# The Redfish stand-in on a free loopback port: sets RF_PORT; $1: seconds
+# each answer waits
 start_redfish() {
-	python3 "$NF_SRCDIR/tests/bats/redfish_standin.py" rf.port admin s3cret rf.log 3>&- &
+	python3 "$NF_SRCDIR/tests/bats/redfish_standin.py" rf.port admin s3cret rf.log ${1:-0} 3>&- &
 	RF_PID=$!
 	for _ in $(seq 100); do
 		[ -s rf.port ] && break
@@ -214,6 +215,23 @@ assert d["failed"] == 0'
 	    {"BootSourceOverrideTarget": "Pxe", "BootSourceOverrideEnabled": "Once"},
 	    {"BootSourceOverrideTarget": "Hdd", "BootSourceOverrideEnabled": "Continuous"},
 	], boots
+	EOF
+}
+
+@test "at most --fanout BMCs are asked at once (Redfish stand-in counting requests in flight)" {
+	start_redfish 0.3
+	echo "nodes:" > racks.yaml
+	for i in 1 2 3 4 5 6; do
+		node gpu-0$i $i "{ address: 127.0.0.1, port: $RF_PORT, protocol: redfish, scheme: http }"
+	done
+	run nf -C "$PROFILES" -s site.yaml power status 'gpu-[01-06]' --fanout 2
+	status_is 0
+	python3 - <<-'EOF'
+	import json
+	log = [json.loads(l) for l in open("rf.log")]
+	assert len(log) == 12, len(log)
+	peak = max(r["inflight"] for r in log)
+	assert peak == 2, peak
 	EOF
 }
 
