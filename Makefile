@@ -183,6 +183,9 @@ DEPS_TEST += man-db groff-base
 DEPS_TEST += ipxe
 # the CLI test files side by side (bats --jobs)
 DEPS_TEST += parallel
+# power and bootdev: ipmitool runs them, ipmi_sim (openipmi) is the BMC
+# of their tests
+DEPS_TEST += ipmitool openipmi
 # the packages (make deb, make rpm) and their install tests; the source
 # tarball is the list git gives
 DEPS_PKG := debhelper dpkg-dev lintian rpm git

@@ -82,6 +82,24 @@ void nf_cmd_site_note(struct nf_global *g, const char *cmd, const char *what);
 int nf_cmd_inventory_load(struct nf_global *g, const char *cmd,
 			  const char *path, struct nf_inventory **inv);
 
+/* The options power and bootdev share, as their --help says them */
+#define NF_BMC_HELP_OPTS \
+	"  -i, --inventory FILE  inventory (default: racks.yaml)\n" \
+	"  -f, --fanout N        BMCs asked at once (default: 32)\n" \
+	"  -t, --timeout N       give up on a BMC after N seconds (default:\n" \
+	"                        the site's bmc.timeout, else 20)\n" \
+	"\n" \
+	"With --json: {\"nodes\": [{name, protocol, bmc, action, ok, state,\n" \
+	"error}], \"failed\": N}.\n" \
+	"\n"
+
+/* power and bootdev (cmd/power.c): parse VERB HOSTLIST and the options,
+ * run ACTIONS[i] for VERBS[i] on the nodes' BMCs, render one row per
+ * node; ALLOW_ONCE takes --once.  Returns the exit status */
+int nf_cmd_bmc_run(struct nf_global *g, const struct nf_cmd *c, int argc,
+		   char **argv, const char *const *verbs, size_t nverbs,
+		   const enum nf_power_action *actions, int allow_once);
+
 /* ---- verify and gate (cmd/verify.c) ---- */
 struct nf_verify_cli {
 	const char *role, *profile, *junit, *verdict;

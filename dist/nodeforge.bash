@@ -82,6 +82,17 @@ _nodeforge() {
 			_nodeforge_words "$("$nf" "${global[@]}" profile list 2>/dev/null | awk '{ print $1 }')" "$cur"
 		fi
 		;;
+	power | bootdev)
+		if [ "$npos" -eq 0 ]; then
+			if [ "$cmd" = power ]; then
+				_nodeforge_words "on off cycle reset status" "$cur"
+			else
+				_nodeforge_words "pxe disk" "$cur"
+			fi
+		else
+			_nodeforge_words "$("$nf" "${global[@]}" inventory show -i "$inv" 2>/dev/null | awk 'NR > 1 { print $1 }')" "$cur"
+		fi
+		;;
 	status)
 		_nodeforge_words "$("$nf" "${global[@]}" inventory show -i "$inv" 2>/dev/null | awk 'NR > 1 { print $1 }')" "$cur"
 		;;

@@ -6,7 +6,8 @@
  *     - name: gpu-[01-16]          # a Slurm hostlist expands to many nodes
  *       mac: 52:54:00:00:01:01+    # start value, +1 per node ...
  *       ip: [10.0.1.11, ...]       # ... or a list of exactly as many values
- *       bmc: 10.1.1.11+
+ *       bmc: 10.1.1.11+          # or {address: 10.1.1.11+, protocol:
+ *                                #     ipmi|redfish, port: N, scheme: http}
  *       role: compute
  *       rack: r01
  *
@@ -405,6 +406,73 @@ static int add_node(struct nf_inventory *inv, struct nf_node *nd,
 	return 0;
 }
 
+/* The settings of a mapping `bmc:` besides its address: protocol, port,
+ * scheme; 0, or -1 after an error */
+static int bmc_opts(struct loader *l, const json_t *bmc, const char *path,
+		    struct nf_node *tmpl)
+{
+	static const char *const keys[] = { "address", "protocol", "port",
+					    "scheme", NULL };
+	char kpath[128];
+	const char *k;
+	json_t *v;
+	int bad = 0;
+
+	json_object_foreach((json_t *)bmc, k, v) {
+		int known = 0;
+
+		for (size_t i = 0; keys[i]; i++)
+			known |= !strcmp(k, keys[i]);
+		snprintf(kpath, sizeof(kpath), "%s.%s", path, k);
+		if (!known) {
+			load_err(l, kpath, "unknown key '%s' (expected address, "
+				 "protocol, port, scheme)", k);
+			bad = 1;
+		} else if (!strcmp(k, "protocol")) {
+			const char *p = json_string_value(v);
+
+			if (p && !strcmp(p, "ipmi"))
+				tmpl->bmc_protocol = NF_BMC_IPMI;
+			else if (p && !strcmp(p, "redfish"))
+				tmpl->bmc_protocol = NF_BMC_REDFISH;
+			else {
+				load_err(l, kpath, "'protocol' must be ipmi or "
+					 "redfish");
+				bad = 1;
+			}
+		} else if (!strcmp(k, "port")) {
+			if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+			    json_integer_value(v) > 65535) {
+				load_err(l, kpath, "'port' must be a number from "
+					 "1 to 65535");
+				bad = 1;
+			} else {
+				tmpl->bmc_port = (uint16_t)json_integer_value(v);
+			}
+		} else if (!strcmp(k, "scheme")) {
+			const char *p = json_string_value(v);
+
+			if (p && (!strcmp(p, "http") || !strcmp(p, "https")))
+				tmpl->bmc_http = !strcmp(p, "http");
+			else {
+				load_err(l, kpath, "'scheme' must be http or "
+					 "https");
+				bad = 1;
+			}
+		}
+	}
+	if (!json_object_get(bmc, "address")) {
+		load_err(l, path, "'bmc' has no 'address'");
+		bad = 1;
+	}
+	if (!bad && tmpl->bmc_http && tmpl->bmc_protocol != NF_BMC_REDFISH) {
+		snprintf(kpath, sizeof(kpath), "%s.scheme", path);
+		load_err(l, kpath, "'scheme' is for protocol: redfish");
+		bad = 1;
+	}
+	return bad ? -1 : 0;
+}
+
 static const char *const entry_keys[] = { "name", "mac", "ip", "role",
 					  "rack", "bmc", NULL };
 
@@ -420,6 +488,7 @@ static int load_entry(struct loader *l, const json_t *e, size_t idx)
 	char (*wmac)[160] = NULL, (*wip)[160] = NULL, (*wbmc)[160] = NULL;
 	char rackbuf[32];
 	const char *rackstr = "";
+	struct nf_node tmpl = { 0 };
 	int bad = 0, r = 0;
 
 	snprintf(path, sizeof(path), "nodes[%zu]", idx);
@@ -516,8 +585,14 @@ static int load_entry(struct loader *l, const json_t *e, size_t idx)
 		bad = 1;
 	if (bmc) {
 		snprintf(kpath, sizeof(kpath), "%s.bmc", path);
-		if (expand_addr(l, bmc, kpath, V_IP, n,
-				json_string_value(name), bmcs, wbmc))
+		if (json_is_object(bmc)) {
+			if (bmc_opts(l, bmc, kpath, &tmpl))
+				bad = 1;
+			bmc = json_object_get(bmc, "address");
+			snprintf(kpath, sizeof(kpath), "%s.bmc.address", path);
+		}
+		if (bmc && expand_addr(l, bmc, kpath, V_IP, n,
+				       json_string_value(name), bmcs, wbmc))
 			bad = 1;
 	}
 	if (bad)
@@ -562,6 +637,9 @@ static int load_entry(struct loader *l, const json_t *e, size_t idx)
 			nd.mac[b] = (uint8_t)(macs[i] >> (40 - 8 * b));
 		nd.ip = (uint32_t)ips[i];
 		nd.bmc = (uint32_t)bmcs[i];
+		nd.bmc_port = tmpl.bmc_port;
+		nd.bmc_protocol = tmpl.bmc_protocol;
+		nd.bmc_http = tmpl.bmc_http;
 		nd.file = l->inv->path;
 		snprintf(kpath, sizeof(kpath), "%s", path);
 		at(l, kpath, &nd.line, &nd.col);

@@ -57,6 +57,25 @@ static const struct nf_field secrets[] = {
 	/* the private key (PEM) kernel modules the images build are signed
 	 * with (module_signing) */
 	{ "module_signing_key", NF_T_OBJ, secret_fields },
+	/* the BMC credentials file: user and password per rack and per node
+	 * (lib/power.c) */
+	{ "bmc", NF_T_OBJ, secret_fields },
+	{ 0 }
+};
+
+static const char *const bmc_protocols[] = { "ipmi", "redfish", NULL };
+
+/* How `nodeforge power` and `bootdev` reach the BMCs by default; the
+ * inventory may say otherwise per node */
+static const struct nf_field bmc_fields[] = {
+	{ "protocol", NF_T_STR, .choices = bmc_protocols },
+	/* the CA that signed the Redfish services' certificates */
+	{ "ca", NF_T_PATH },
+	{ "tls_verify", NF_T_BOOL },
+	{ "timeout", NF_T_INT },
+	/* IPMI's cipher suite (ipmitool -C): 17 or 3; absent: ipmitool
+	 * asks the BMC, which some BMCs cannot answer (a wait per node) */
+	{ "cipher_suite", NF_T_INT },
 	{ 0 }
 };
 
@@ -105,6 +124,7 @@ static const struct nf_field site_fields[] = {
 	{ "module_signing", NF_T_OBJ, module_signing_fields },
 	{ "server", NF_T_OBJ, server_fields },
 	{ "secrets", NF_T_OBJ, secrets },
+	{ "bmc", NF_T_OBJ, bmc_fields },
 	{ "profiles", NF_T_STR },
 	{ 0 }
 };
@@ -289,6 +309,9 @@ static json_t *make_public(const json_t *j)
 	}
 	json_object_del(pub, "secrets");
 	json_object_del(pub, "profiles");
+	/* how the BMCs are reached is no part of an image: a changed timeout
+	 * must not make a new one */
+	json_object_del(pub, "bmc");
 	json_object_set_new(pub, "fingerprints", fps);
 	return pub;
 }

@@ -110,6 +110,20 @@ int nf_http_request(struct nf_ctx *ctx, const struct nf_http_req *rq,
 	}
 	for (size_t i = 0; rq->headers && rq->headers[i]; i++)
 		hdr = curl_slist_append(hdr, rq->headers[i]);
+	if (rq->method)
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
+	if (rq->user) {
+		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(c, CURLOPT_USERNAME, rq->user);
+		curl_easy_setopt(c, CURLOPT_PASSWORD,
+				 rq->password ? rq->password : "");
+	}
+	if (rq->ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, rq->ca_file);
+	if (rq->no_verify) {
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
 	if (hdr)
 		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 	cc = curl_easy_perform(c);
@@ -127,13 +141,15 @@ int nf_http_request(struct nf_ctx *ctx, const struct nf_http_req *rq,
 			    *errbuf ? errbuf : curl_easy_strerror(cc));
 	else if (code >= 400) {
 		/* the server's own words: nodeforge serve answers
-		 * {"error": "..."} */
+		 * {"error": "..."}, a Redfish service {"error": {"message"}} */
 		json_t *j = s.buf ? json_loadb(s.buf, s.len, 0, NULL) : NULL;
+		json_t *err = json_object_get(j, "error");
 		char why[160] = "";
 
-		if (json_is_string(json_object_get(j, "error")))
-			nf_quote_value(json_string_value(json_object_get(j, "error")),
-				       why, sizeof(why));
+		if (json_is_object(err))
+			err = json_object_get(err, "message");
+		if (json_is_string(err))
+			nf_quote_value(json_string_value(err), why, sizeof(why));
 		json_decref(j);
 		r = nf_fail(ctx, NF_E_NETWORK, "cannot fetch '%s': HTTP %ld%s%s",
 			    rq->url, code, *why ? ": " : "", why);

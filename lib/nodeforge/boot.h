@@ -27,9 +27,16 @@ struct nf_node {
 	uint8_t mac[6];
 	uint32_t ip;        /* host byte order */
 	uint32_t bmc;       /* BMC address; 0 when not given */
+	uint16_t bmc_port;  /* 0: the protocol's own (623, 443) */
+	unsigned char bmc_protocol; /* enum nf_bmc_protocol */
+	unsigned char bmc_http; /* Redfish over plain http (a test stand-in) */
 	const char *file;   /* where the node was declared (borrowed) */
 	unsigned line, col;
 };
+
+/* How a node's BMC is spoken to: the inventory's bmc.protocol, else the
+ * site's bmc.protocol, else IPMI */
+enum nf_bmc_protocol { NF_BMC_DEFAULT = 0, NF_BMC_IPMI, NF_BMC_REDFISH };
 
 struct nf_inventory;
 
@@ -138,6 +145,10 @@ struct nf_http_req {
 	size_t max_bytes;          /* response cap (NF_E_LIMIT); 0: 1 MiB */
 	long timeout_ms;           /* whole transfer; 0: 30 s */
 	const char *const *headers;/* extra "Name: value" lines, NULL-ended */
+	const char *method;        /* NULL: GET, or POST with a body; PATCH */
+	const char *user, *password; /* HTTP basic authentication */
+	const char *ca_file;       /* NULL: the system's CAs */
+	int no_verify;             /* accept any TLS certificate */
 };
 
 /* *body is NUL-terminated, caller frees; HTTP status >= 400 fails with

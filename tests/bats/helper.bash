@@ -22,6 +22,16 @@ teardown() { nf_teardown; }
 
 nf() { "$NF_BIN" "$@"; }
 
+# comp WORD...: what dist/nodeforge.bash completes the last word to, one
+# per line (the caller sources it, with the binary on PATH)
+comp() {
+	COMP_WORDS=("$@")
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMPREPLY=()
+	_nodeforge 2>/dev/null
+	printf '%s\n' "${COMPREPLY[@]}"
+}
+
 # Fail with the output shown when the last `run` status is not $1
 status_is() {
 	if [ "$status" -ne "$1" ]; then

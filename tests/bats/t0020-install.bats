@@ -32,13 +32,6 @@ load helper
 	PATH=$(dirname "$NF_BIN"):$PATH
 	# shellcheck disable=SC1091
 	source "$NF_SRCDIR/dist/nodeforge.bash"
-	comp() {
-		COMP_WORDS=("$@")
-		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
-		COMPREPLY=()
-		_nodeforge 2>/dev/null
-		printf '%s\n' "${COMPREPLY[@]}"
-	}
 	[ "$(comp nodeforge veri)" = verify ]
 	comp nodeforge verify --ro | grep -qx -- --role
 	comp nodeforge verify --ro | grep -qx -- --root

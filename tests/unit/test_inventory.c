@@ -192,6 +192,65 @@ static void test_errors_collected(void **state)
 	nf_ctx_free(ctx);
 }
 
+/* bmc: as a mapping: the address forms of the string, and how to reach it */
+static void test_bmc_mapping(void **state)
+{
+	struct nf_ctx *ctx;
+	struct nf_inventory *inv = NULL;
+	struct nf_diags d;
+	const struct nf_node *n;
+	char s[16];
+
+	(void)state;
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	assert_int_equal(load(ctx,
+			      "nodes:\n"
+			      "  - name: gpu-[01-02]\n"
+			      "    mac: 52:54:00:00:01:01+\n"
+			      "    ip: 10.0.1.11+\n"
+			      "    role: compute\n"
+			      "    bmc: { address: 10.1.1.11+, protocol: redfish,"
+			      " port: 8443 }\n"
+			      "  - name: cpu-01\n"
+			      "    mac: 52:54:00:00:02:01\n"
+			      "    ip: 10.0.2.1\n"
+			      "    role: compute\n"
+			      "    bmc: 10.1.2.1\n",
+			      &inv, &d), 0);
+	n = nf_inventory_find(inv, "gpu-02");
+	assert_non_null(n);
+	nf_ipv4_format(n->bmc, s);
+	assert_string_equal(s, "10.1.1.12");
+	assert_int_equal(n->bmc_protocol, NF_BMC_REDFISH);
+	assert_int_equal(n->bmc_port, 8443);
+	assert_int_equal(n->bmc_http, 0);
+	n = nf_inventory_find(inv, "cpu-01");
+	assert_int_equal(n->bmc_protocol, NF_BMC_DEFAULT);
+	assert_int_equal(n->bmc_port, 0);
+	nf_diags_free(&d);
+	nf_inventory_free(inv);
+	inv = NULL;
+
+	/* no address, an unknown key, scheme on IPMI */
+	assert_int_equal(load(ctx,
+			      "nodes:\n"
+			      "  - name: a\n"
+			      "    mac: 52:54:00:00:00:01\n"
+			      "    ip: 10.0.0.1\n"
+			      "    role: compute\n"
+			      "    bmc: { protocol: ipmi, vendor: x }\n"
+			      "  - name: b\n"
+			      "    mac: 52:54:00:00:00:02\n"
+			      "    ip: 10.0.0.2\n"
+			      "    role: compute\n"
+			      "    bmc: { address: 10.1.0.2, scheme: http }\n",
+			      &inv, &d), NF_E_INVALID);
+	assert_null(inv);
+	assert_int_equal(nf_diags_errors(&d), 3);
+	nf_diags_free(&d);
+	nf_ctx_free(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_ipv4),
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_errors_collected),
+		cmocka_unit_test(test_bmc_mapping),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
