@@ -80,6 +80,38 @@ int nf_cmd_fail(struct nf_global *g, const char *cmd, int r)
 	return NF_EXIT_FAILURE;
 }
 
+int nf_cmd_path_arg(const char *cmd, const char *opt, const char *val,
+		    unsigned flags)
+{
+	const char *what = flags & NF_PATH_FILE ? "file or directory"
+						: "directory";
+	struct stat st;
+
+	if ((flags & NF_PATH_URL) && nf_is_url(val)) {
+		if (!strncmp(val, "http://", 7) || !strncmp(val, "https://", 8) ||
+		    !strncmp(val, "file://", 7))
+			return 0;
+		fprintf(stderr, "%s%s%s: %s '%s': a URL is http://, https:// or "
+			"file://, else a directory\n", prog, cmd ? " " : "",
+			cmd ? cmd : "", opt, val);
+		return NF_EXIT_FAILURE;
+	}
+	if (!*val || stat(val, &st) < 0) {
+		fprintf(stderr, "%s%s%s: %s '%s': %s\n", prog, cmd ? " " : "",
+			cmd ? cmd : "", opt, val, !*val || errno == ENOENT
+			? (flags & NF_PATH_FILE ? "no such file or directory"
+						: "no such directory")
+			: strerror(errno));
+		return NF_EXIT_FAILURE;
+	}
+	if (!S_ISDIR(st.st_mode) && !(flags & NF_PATH_FILE)) {
+		fprintf(stderr, "%s%s%s: %s '%s': not a %s\n", prog,
+			cmd ? " " : "", cmd ? cmd : "", opt, val, what);
+		return NF_EXIT_FAILURE;
+	}
+	return 0;
+}
+
 void nf_cmd_help(const struct nf_cmd *c, FILE *fp)
 {
 	fputs(c->help, fp);
@@ -340,12 +372,22 @@ int main(int argc, char **argv)
 	nf_ctx_set_log_level(g.ctx, g.quiet ? NF_LOG_ERR
 				    : g.verbose >= 2 ? NF_LOG_DEBUG
 				    : g.verbose ? NF_LOG_INFO : NF_LOG_WARN);
-	if (!profiles) {
+	if (profiles) {
+		r = nf_cmd_path_arg(cmd->name, "-C", profiles, 0);
+	} else {
 		profiles = getenv("NODEFORGE_PROFILES");
-		if (!profiles || !*profiles) {
+		if (profiles && *profiles) {
+			r = nf_cmd_path_arg(cmd->name, "NODEFORGE_PROFILES",
+					    profiles, 0);
+		} else {
 			default_profiles_dir(defdir, sizeof(defdir));
 			profiles = defdir;
+			r = 0;
 		}
+	}
+	if (r) {
+		nf_ctx_free(g.ctx);
+		return r;
 	}
 	nf_ctx_set_profiles_dir(g.ctx, profiles);
 	if (!g.site_path) {

@@ -49,3 +49,20 @@ load helper
 	status_is 0
 	echo "$output" | jq -e '.windows[0].node == "n1"' >/dev/null
 }
+
+@test "flags: a path option's directory is relative to the working directory; a missing one is named" {
+	run nf serve --tree ../tree
+	status_is 1
+	[ "$output" = "nodeforge serve: --tree '../tree': no such directory" ]
+	cp "$NF_SRCDIR/examples/racks.yaml" .
+	run nf pxe -i racks.yaml --tree t --images ../out --server http://10.0.0.9:8080
+	status_is 1
+	[ "$output" = "nodeforge pxe: --images '../out': no such directory" ]
+	[ ! -e t ]
+	run nf -C profiles lint
+	status_is 1
+	[ "$output" = "nodeforge lint: -C 'profiles': no such directory" ]
+	NODEFORGE_PROFILES=profiles run nf lint
+	status_is 1
+	[ "$output" = "nodeforge lint: NODEFORGE_PROFILES 'profiles': no such directory" ]
+}
