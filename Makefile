@@ -183,7 +183,7 @@ DEPS_TEST += man-db groff-base
 # the iPXE binaries pxe copies into the tree for plain PXE firmware
 DEPS_TEST += ipxe
 # the packages (make deb, make rpm) and their install tests; the source
-# tarball is the list git gives
+# tarball is the list git gives (dist/ls-source.sh)
 DEPS_PKG := debhelper dpkg-dev lintian rpm git
 deps:
 	apt-get update -qq
@@ -202,21 +202,23 @@ install: $(BUILD)/nodeforge man
 	cp -R profiles overlays kickstart $(DESTDIR)$(PREFIX)/share/nodeforge/
 
 # Packages (docs/packages.md), under $(PKG)/.  Both build from one source
-# tarball of the checkout's files (what git tracks or would track), so
-# nothing of a local build/ enters them; debian/rules and dist/nodeforge.spec
+# tarball of the checkout's files (what git tracks or would track; in a
+# tree without .git, every file but what .gitignore names:
+# dist/ls-source.sh), so nothing of a local build/ enters them; debian/rules and dist/nodeforge.spec
 # build and install with this Makefile (make install DESTDIR= PREFIX=/usr)
 PKG       := $(BUILD)/pkg
 PKG_JOBS  ?= 2
 PKG_TAR   := $(PKG)/nodeforge-$(VERSION).tar.gz
 # the last commit's time stamps the tarball and the rpm (dpkg takes
-# debian/changelog's date)
-SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+# debian/changelog's date); without git, debian/changelog's
+SOURCE_DATE_EPOCH ?= $(or $(shell git log -1 --format=%ct 2>/dev/null),$(shell dpkg-parsechangelog -STimestamp 2>/dev/null),0)
 
 pkg-src:
 	@mkdir -p $(PKG)
 	rm -rf $(PKG)/src && mkdir -p $(PKG)/src/nodeforge-$(VERSION)
-	git ls-files -z -co --exclude-standard | \
-		tar -c --null --ignore-failed-read -T - | tar -x -C $(PKG)/src/nodeforge-$(VERSION)
+	dist/ls-source.sh > $(PKG)/src/files
+	tar -c --null --ignore-failed-read -T $(PKG)/src/files | tar -x -C $(PKG)/src/nodeforge-$(VERSION)
+	test -f $(PKG)/src/nodeforge-$(VERSION)/debian/changelog
 	echo '$(COMMIT)' > $(PKG)/src/nodeforge-$(VERSION)/COMMIT
 	tar -c --sort=name --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner \
 		-C $(PKG)/src nodeforge-$(VERSION) | gzip -n > $(PKG_TAR)
