@@ -122,7 +122,7 @@ check-e2e: $(BUILD)/nodeforge image-pkgs rpm
 		NF_E2E_CACHE=$${NF_E2E_CACHE:-$(CURDIR)/$(BUILD)/e2e-cache} \
 		bats --timing --print-output-on-failure tests/e2e
 
-# The cluster acceptance test (DESIGN.md, docs/bring-up-a-rack.md): every
+# The cluster acceptance test (docs/architecture.md, docs/bring-up-a-rack.md): every
 # role's image, booted together in QEMU VMs inside a network namespace,
 # must form a working Slurm cluster.  Root; slow (NF_E2E_KVM=1 uses KVM)
 check-cluster: $(BUILD)/nodeforge image-pkgs
