@@ -1,0 +1,34 @@
+#!/usr/bin/env bats
+# The README opens with the two commands a newcomer runs, CI runs the
+# second one, and the pages it points to exist (tests/e2e/t0900-readme
+# runs the first one as written, in a fresh clone).
+load helper
+
+@test "readme: it opens with exactly two commands, setup.sh first" {
+	run awk 'NR <= 6' "$NF_SRCDIR/README.md"
+	[ "${lines[0]}" = "# nodeforge" ]
+	[ "${lines[1]}" = '```sh' ]
+	[ "${lines[4]}" = '```' ]
+	[[ "$(readme_command 1)" == "./setup.sh && make all image-pkgs && build/nodeforge build cpu --artifact-mirror ../shared/artifacts" ]]
+	[[ "$(readme_command 2)" == "./setup.sh && make test" ]]
+	[ -x "$NF_SRCDIR/setup.sh" ]
+	sh -n "$NF_SRCDIR/setup.sh"
+}
+
+@test "readme: .ci/run runs the README's test command" {
+	# its commands after the cd, joined, -jN aside
+	run sh -c "sed -n '/^cd /,\$p' '$NF_SRCDIR/.ci/run' | sed '1d; /^export /d; s/ -j[0-9]*//' | paste -sd'&' | sed 's/&/ \&\& /g'"
+	status_is 0
+	[ "$output" = "$(readme_command 2)" ]
+}
+
+@test "readme: every page it names exists, and nothing points at a design file outside the tree" {
+	grep -o 'docs/[A-Za-z0-9_./-]*' "$NF_SRCDIR/README.md" | sed 's/[.)]*$//' | grep -v COMMAND | sort -u > pages
+	[ -s pages ]
+	while read -r p; do
+		[ -e "$NF_SRCDIR/$p" ] || { echo "README names '$p', which does not exist"; false; }
+	done < pages
+	grep -q 'docs/architecture.md' "$NF_SRCDIR/README.md"
+	run grep -rln 'DESIGN\.md' "$NF_SRCDIR/README.md" "$NF_SRCDIR/Makefile" "$NF_SRCDIR/docs" "$NF_SRCDIR/tests/cluster"
+	[ "$status" -eq 1 ]
+}
