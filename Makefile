@@ -114,7 +114,11 @@ check-bats: $(BUILD)/nodeforge man
 
 # the image-building tests share one bootstrap cache; the package install
 # tests take the packages from $(PKG); the pinned sources (enroot, pyxis)
-# come from the workspace's artifact mirror beside the checkout
+# come from the workspace's artifact mirror beside the checkout.  t0900
+# runs the README's first command as written in a fresh clone (root,
+# network: setup.sh, make all image-pkgs, the cpu role's build; its
+# default cache is NF_E2E_CACHE) and builds the deb from a source
+# tarball without .git
 ARTIFACT_MIRROR ?= $(abspath $(wildcard $(CURDIR)/../shared/artifacts))
 check-e2e: $(BUILD)/nodeforge image-pkgs rpm
 	NODEFORGE_SELF_PACKAGE=$(CURDIR)/$(PKG) NODEFORGE_ARTIFACT_MIRROR=$(ARTIFACT_MIRROR) \
