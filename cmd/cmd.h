@@ -18,6 +18,8 @@ struct nf_global {
 	struct nf_ctx *ctx;
 	const char *prog;
 	const char *site_path;
+	const char *site_opt;  /* what named it: "-s", "--site", "NODEFORGE_SITE"
+				* (NULL: the profiles directory's default) */
 	struct nf_site *site;
 	int json;
 	int quiet;

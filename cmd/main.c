@@ -289,8 +289,10 @@ static int take_globals(struct nf_global *g, int *argc, char **argv,
 		}
 		if (!strcmp(a, "-C"))
 			val = profiles;
-		else if (!strcmp(a, "-s") || !strcmp(a, "--site"))
+		else if (!strcmp(a, "-s") || !strcmp(a, "--site")) {
 			val = &g->site_path;
+			g->site_opt = a;
+		}
 		if (val) {
 			if (i + 1 >= *argc)
 				return nf_usage_error(NULL,
@@ -301,6 +303,7 @@ static int take_globals(struct nf_global *g, int *argc, char **argv,
 		}
 		if (!strncmp(a, "--site=", 7)) {
 			g->site_path = a + 7;
+			g->site_opt = "--site";
 			continue;
 		}
 		argv[out++] = a;
@@ -395,6 +398,7 @@ int main(int argc, char **argv)
 
 		if (env && *env) {
 			g.site_path = env;
+			g.site_opt = "NODEFORGE_SITE";
 		} else {
 			snprintf(defsite, sizeof(defsite), "%s/site.yaml",
 				 profiles);
@@ -402,6 +406,14 @@ int main(int argc, char **argv)
 			/* the shipped profiles' own site: an example */
 			g.site_example = profiles == defdir;
 		}
+	}
+	/* a site the user named must be there, also for the commands that
+	 * do without one */
+	if (g.site_opt &&
+	    (r = nf_cmd_path_arg(cmd->name, g.site_opt, g.site_path,
+				 NF_PATH_FILE))) {
+		nf_ctx_free(g.ctx);
+		return r;
 	}
 	if (cmd->flags & NF_CMD_SITE) {
 		struct nf_diags d;

@@ -66,3 +66,17 @@ load helper
 	status_is 1
 	[ "$output" = "nodeforge lint: NODEFORGE_PROFILES 'profiles': no such directory" ]
 }
+
+@test "flags: a site file the user names must exist, also where a command can do without one" {
+	cp "$NF_SRCDIR/examples/racks.yaml" .
+	run nf -s ../site.yaml pxe -i racks.yaml --tree t
+	status_is 1
+	[ "$output" = "nodeforge pxe: -s '../site.yaml': no such file or directory" ]
+	[ ! -e t ]
+	run nf --site=my.yaml inventory -i racks.yaml
+	status_is 1
+	[ "$output" = "nodeforge inventory: --site 'my.yaml': no such file or directory" ]
+	NODEFORGE_SITE=my.yaml run nf build cpu
+	status_is 1
+	[ "$output" = "nodeforge build: NODEFORGE_SITE 'my.yaml': no such file or directory" ]
+}
