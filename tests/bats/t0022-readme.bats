@@ -32,3 +32,31 @@ load helper
 	run grep -rln 'DESIGN\.md' "$NF_SRCDIR/README.md" "$NF_SRCDIR/Makefile" "$NF_SRCDIR/docs" "$NF_SRCDIR/tests/cluster"
 	[ "$status" -eq 1 ]
 }
+
+@test "readme: setup.sh installs make where there is none, then runs make deps" {
+	[ "$(id -u)" -eq 0 ] || skip "setup.sh's root path"
+	# a PATH with no make: apt-get is a stand-in that logs and
+	# installs a make that logs
+	mkdir bin
+	ln -s "$(command -v id)" "$(command -v dirname)" bin/
+	export LOG=$SCRATCH/log BIN=$SCRATCH/bin
+	cat > bin/apt-get <<'EOS'
+#!/bin/sh
+echo "apt-get $*" >> "$LOG"
+case "$*" in *install*make*)
+	printf '#!/bin/sh\necho "make $*" >> "$LOG"\n' > "$BIN/make"
+	/bin/chmod +x "$BIN/make" ;;
+esac
+EOS
+	chmod +x bin/apt-get
+	run env PATH="$SCRATCH/bin" "$NF_SRCDIR/setup.sh"
+	status_is 0
+	grep -qx 'apt-get update -qq' log
+	grep -q '^apt-get install .* make$' log
+	[ "$(tail -1 log)" = "make deps" ]
+	# with make there, straight to make deps
+	: > log
+	run env PATH="$SCRATCH/bin" "$NF_SRCDIR/setup.sh"
+	status_is 0
+	[ "$(cat log)" = "make deps" ]
+}
