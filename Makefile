@@ -13,9 +13,12 @@
 #                   Debian release images are built for (IMAGE_SUITES)
 
 VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
+# git, when this tree is a checkout's top (a source tarball extracted
+# inside another checkout is not that checkout)
+GIT       := $(if $(filter $(CURDIR),$(shell git rev-parse --show-toplevel 2>/dev/null)),git,false)
 # The commit it is built from: the COMMIT file a source tarball carries
 # (make pkg-src writes it), else git's, else "unknown"
-COMMIT    := $(or $(shell cat COMMIT 2>/dev/null),$(shell git rev-parse --short=12 HEAD 2>/dev/null),unknown)
+COMMIT    := $(or $(shell cat COMMIT 2>/dev/null),$(shell $(GIT) rev-parse --short=12 HEAD 2>/dev/null),unknown)
 PREFIX    ?= /usr/local
 UNITDIR   ?= $(PREFIX)/lib/systemd/system
 BUILD     ?= build
@@ -215,7 +218,7 @@ PKG_JOBS  ?= 2
 PKG_TAR   := $(PKG)/nodeforge-$(VERSION).tar.gz
 # the last commit's time stamps the tarball and the rpm (dpkg takes
 # debian/changelog's date); without git, debian/changelog's
-SOURCE_DATE_EPOCH ?= $(or $(shell git log -1 --format=%ct 2>/dev/null),$(shell dpkg-parsechangelog -STimestamp 2>/dev/null),0)
+SOURCE_DATE_EPOCH ?= $(or $(shell $(GIT) log -1 --format=%ct 2>/dev/null),$(shell dpkg-parsechangelog -STimestamp 2>/dev/null),0)
 
 pkg-src:
 	@mkdir -p $(PKG)
