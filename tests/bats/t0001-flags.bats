@@ -80,3 +80,18 @@ load helper
 	status_is 1
 	[ "$output" = "nodeforge build: NODEFORGE_SITE 'my.yaml': no such file or directory" ]
 }
+
+@test "flags: a missing --root or --sysroot is named before any check runs" {
+	run nf verify --role cpu --root ../root
+	status_is 1
+	[ "$output" = "nodeforge verify: --root '../root': no such directory" ]
+	run nf verify --role cpu --sysroot sys
+	status_is 1
+	[ "$output" = "nodeforge verify: --sysroot 'sys': no such directory" ]
+	run nf disk list --sysroot sys
+	status_is 1
+	[ "$output" = "nodeforge disk: --sysroot 'sys': no such directory" ]
+	run nf gres render --root ../root
+	status_is 1
+	[ "$output" = "nodeforge gres: --root '../root': no such directory" ]
+}
