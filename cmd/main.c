@@ -80,35 +80,32 @@ int nf_cmd_fail(struct nf_global *g, const char *cmd, int r)
 	return NF_EXIT_FAILURE;
 }
 
+static int path_fail(const char *cmd, const char *opt, const char *val,
+		     const char *why)
+{
+	fprintf(stderr, "%s%s%s: %s '%s': %s\n", prog, cmd ? " " : "",
+		cmd ? cmd : "", opt, val, why);
+	return NF_EXIT_FAILURE;
+}
+
 int nf_cmd_path_arg(const char *cmd, const char *opt, const char *val,
 		    unsigned flags)
 {
-	const char *what = flags & NF_PATH_FILE ? "file or directory"
-						: "directory";
+	int file_ok = flags & NF_PATH_FILE;
 	struct stat st;
 
-	if ((flags & NF_PATH_URL) && nf_is_url(val)) {
-		if (!strncmp(val, "http://", 7) || !strncmp(val, "https://", 8) ||
-		    !strncmp(val, "file://", 7))
-			return 0;
-		fprintf(stderr, "%s%s%s: %s '%s': a URL is http://, https:// or "
-			"file://, else a directory\n", prog, cmd ? " " : "",
-			cmd ? cmd : "", opt, val);
-		return NF_EXIT_FAILURE;
-	}
-	if (!*val || stat(val, &st) < 0) {
-		fprintf(stderr, "%s%s%s: %s '%s': %s\n", prog, cmd ? " " : "",
-			cmd ? cmd : "", opt, val, !*val || errno == ENOENT
-			? (flags & NF_PATH_FILE ? "no such file or directory"
-						: "no such directory")
-			: strerror(errno));
-		return NF_EXIT_FAILURE;
-	}
-	if (!S_ISDIR(st.st_mode) && !(flags & NF_PATH_FILE)) {
-		fprintf(stderr, "%s%s%s: %s '%s': not a %s\n", prog,
-			cmd ? " " : "", cmd ? cmd : "", opt, val, what);
-		return NF_EXIT_FAILURE;
-	}
+	if ((flags & NF_PATH_URL) && nf_is_url(val))
+		return !strncmp(val, "http://", 7) || !strncmp(val, "https://", 8) ||
+		       !strncmp(val, "file://", 7) ? 0
+			: path_fail(cmd, opt, val, "a URL is http://, https:// "
+				    "or file://, else a directory");
+	if (!*val || stat(val, &st) < 0)
+		return path_fail(cmd, opt, val, *val && errno != ENOENT
+				 ? strerror(errno)
+				 : file_ok ? "no such file or directory"
+					   : "no such directory");
+	if (!S_ISDIR(st.st_mode) && !file_ok)
+		return path_fail(cmd, opt, val, "not a directory");
 	return 0;
 }
 
