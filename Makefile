@@ -13,9 +13,12 @@
 #                   Debian release images are built for (IMAGE_SUITES)
 
 VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.1.0)
+# git, when this tree is a checkout's top (a source tarball extracted
+# inside another checkout is not that checkout)
+GIT       := $(if $(filter $(CURDIR),$(shell git rev-parse --show-toplevel 2>/dev/null)),git,false)
 # The commit it is built from: the COMMIT file a source tarball carries
 # (make pkg-src writes it), else git's, else "unknown"
-COMMIT    := $(or $(shell cat COMMIT 2>/dev/null),$(shell git rev-parse --short=12 HEAD 2>/dev/null),unknown)
+COMMIT    := $(or $(shell cat COMMIT 2>/dev/null),$(shell $(GIT) rev-parse --short=12 HEAD 2>/dev/null),unknown)
 PREFIX    ?= /usr/local
 UNITDIR   ?= $(PREFIX)/lib/systemd/system
 BUILD     ?= build
@@ -108,7 +111,11 @@ check-bats: $(BUILD)/nodeforge man
 
 # the image-building tests share one bootstrap cache; the package install
 # tests take the packages from $(PKG); the pinned sources (enroot, pyxis)
-# come from the workspace's artifact mirror beside the checkout
+# come from the workspace's artifact mirror beside the checkout.  t0900
+# runs the README's first command as written in a fresh clone (root,
+# network: setup.sh, make all image-pkgs, the cpu role's build; its
+# default cache is NF_E2E_CACHE) and builds the deb from a source
+# tarball without .git
 ARTIFACT_MIRROR ?= $(abspath $(wildcard $(CURDIR)/../shared/artifacts))
 check-e2e: $(BUILD)/nodeforge image-pkgs rpm
 	NODEFORGE_SELF_PACKAGE=$(CURDIR)/$(PKG) NODEFORGE_ARTIFACT_MIRROR=$(ARTIFACT_MIRROR) \
@@ -116,7 +123,7 @@ check-e2e: $(BUILD)/nodeforge image-pkgs rpm
 		NF_E2E_CACHE=$${NF_E2E_CACHE:-$(CURDIR)/$(BUILD)/e2e-cache} \
 		bats --timing --print-output-on-failure tests/e2e
 
-# The cluster acceptance test (DESIGN.md, docs/bring-up-a-rack.md): every
+# The cluster acceptance test (docs/architecture.md, docs/bring-up-a-rack.md): every
 # role's image, booted together in QEMU VMs inside a network namespace,
 # must form a working Slurm cluster.  Root; slow (NF_E2E_KVM=1 uses KVM)
 check-cluster: $(BUILD)/nodeforge image-pkgs
@@ -187,7 +194,7 @@ DEPS_TEST += parallel
 # of their tests
 DEPS_TEST += ipmitool openipmi
 # the packages (make deb, make rpm) and their install tests; the source
-# tarball is the list git gives
+# tarball is the list git gives (dist/ls-source.sh)
 DEPS_PKG := debhelper dpkg-dev lintian rpm git
 deps:
 	apt-get update -qq
@@ -206,21 +213,23 @@ install: $(BUILD)/nodeforge man
 	cp -R profiles overlays kickstart $(DESTDIR)$(PREFIX)/share/nodeforge/
 
 # Packages (docs/packages.md), under $(PKG)/.  Both build from one source
-# tarball of the checkout's files (what git tracks or would track), so
-# nothing of a local build/ enters them; debian/rules and dist/nodeforge.spec
+# tarball of the checkout's files (what git tracks or would track; in a
+# tree without .git, every file but what .gitignore names:
+# dist/ls-source.sh), so nothing of a local build/ enters them; debian/rules and dist/nodeforge.spec
 # build and install with this Makefile (make install DESTDIR= PREFIX=/usr)
 PKG       := $(BUILD)/pkg
 PKG_JOBS  ?= 2
 PKG_TAR   := $(PKG)/nodeforge-$(VERSION).tar.gz
 # the last commit's time stamps the tarball and the rpm (dpkg takes
-# debian/changelog's date)
-SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+# debian/changelog's date); without git, debian/changelog's
+SOURCE_DATE_EPOCH ?= $(or $(shell $(GIT) log -1 --format=%ct 2>/dev/null),$(shell dpkg-parsechangelog -STimestamp 2>/dev/null),0)
 
 pkg-src:
 	@mkdir -p $(PKG)
 	rm -rf $(PKG)/src && mkdir -p $(PKG)/src/nodeforge-$(VERSION)
-	git ls-files -z -co --exclude-standard | \
-		tar -c --null --ignore-failed-read -T - | tar -x -C $(PKG)/src/nodeforge-$(VERSION)
+	dist/ls-source.sh > $(PKG)/src/files
+	tar -c --null --ignore-failed-read -T $(PKG)/src/files | tar -x -C $(PKG)/src/nodeforge-$(VERSION)
+	test -f $(PKG)/src/nodeforge-$(VERSION)/debian/changelog
 	echo '$(COMMIT)' > $(PKG)/src/nodeforge-$(VERSION)/COMMIT
 	tar -c --sort=name --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner \
 		-C $(PKG)/src nodeforge-$(VERSION) | gzip -n > $(PKG_TAR)

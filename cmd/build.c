@@ -183,20 +183,40 @@ const char *nf_cmd_default_cache(void)
 int nf_cmd_build_check(const char *cmd, const char *role,
 		       struct nf_build_opts *bo)
 {
-	const char *e;
+	const char *e, *am_opt = "--artifact-mirror";
+	const char *sp_opt = "--self-package";
 	char *end;
+	int r;
 
-	if (!bo->self_package)
+	if (!bo->self_package) {
+		sp_opt = getenv("NODEFORGE_SELF_PACKAGE") &&
+			 *getenv("NODEFORGE_SELF_PACKAGE")
+			 ? "NODEFORGE_SELF_PACKAGE" : NULL;
 		bo->self_package = default_self_package();
+	}
 	if (!bo->artifact_mirror && getenv("NODEFORGE_ARTIFACT_MIRROR") &&
-	    *getenv("NODEFORGE_ARTIFACT_MIRROR"))
+	    *getenv("NODEFORGE_ARTIFACT_MIRROR")) {
 		bo->artifact_mirror = getenv("NODEFORGE_ARTIFACT_MIRROR");
+		am_opt = "NODEFORGE_ARTIFACT_MIRROR";
+	}
 	if (!role)
 		return nf_usage_error(cmd, "which role? (nodeforge profile "
 				      "list shows them)");
 	if (bo->offline && bo->no_cache)
 		return nf_usage_error(cmd, "--offline needs the cache: it "
 				      "cannot be combined with --no-cache");
+	/* every source named, before anything is fetched or bootstrapped */
+	if ((bo->artifact_mirror &&
+	     (r = nf_cmd_path_arg(cmd, am_opt, bo->artifact_mirror,
+				  NF_PATH_URL))) ||
+	    (bo->mirror && *bo->mirror &&
+	     (r = nf_cmd_path_arg(cmd, "--mirror", bo->mirror, NF_PATH_URL))) ||
+	    (bo->overlays && *bo->overlays &&
+	     (r = nf_cmd_path_arg(cmd, "--overlays", bo->overlays, 0))) ||
+	    (sp_opt && strcmp(bo->self_package, "host") &&
+	     (r = nf_cmd_path_arg(cmd, sp_opt, bo->self_package,
+				  NF_PATH_FILE))))
+		return r;
 	if (!bo->cache || !*bo->cache)
 		bo->cache = nf_cmd_default_cache();
 	if (bo->epoch < 0 && (e = getenv("SOURCE_DATE_EPOCH")) && *e) {

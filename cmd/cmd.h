@@ -18,6 +18,8 @@ struct nf_global {
 	struct nf_ctx *ctx;
 	const char *prog;
 	const char *site_path;
+	const char *site_opt;  /* what named it: "-s", "--site", "NODEFORGE_SITE"
+				* (NULL: the profiles directory's default) */
 	struct nf_site *site;
 	int json;
 	int quiet;
@@ -43,6 +45,17 @@ int nf_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Runtime error with the library's message; returns 1 (or 3 for findings) */
 int nf_cmd_fail(struct nf_global *g, const char *cmd, int r);
+/* An option that names a path (docs/flags.md): relative to the working
+ * directory, and it must exist, checked before the command does any work.
+ * NF_PATH_URL: a URL (nf_is_url: http://, https://, file://) is taken
+ * as is; NF_PATH_FILE: a file will do as well as a directory.  Returns 0,
+ * or 1 after "nodeforge CMD: OPT 'VAL': no such directory" */
+enum {
+	NF_PATH_URL = 1 << 0,
+	NF_PATH_FILE = 1 << 1,
+};
+int nf_cmd_path_arg(const char *cmd, const char *opt, const char *val,
+		    unsigned flags);
 /* Print `--help` text of a command */
 void nf_cmd_help(const struct nf_cmd *c, FILE *fp);
 /* Shared getopt_long loop helper: handles -h/--help; returns the option, -1

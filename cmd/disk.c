@@ -254,7 +254,9 @@ static int cmd_disk(struct nf_global *g, int argc, char **argv)
 			return 0;
 		if (o == -3)
 			return NF_EXIT_USAGE;
-		if (o == 'S' && nf_ctx_set_sysroot(g->ctx, optarg) < 0)
+		if (o == 'S' &&
+		    (nf_cmd_path_arg("disk", "--sysroot", optarg, 0) ||
+		     nf_ctx_set_sysroot(g->ctx, optarg) < 0))
 			return NF_EXIT_FAILURE;
 	}
 	if (npos == 0)

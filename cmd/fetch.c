@@ -91,6 +91,9 @@ static int cmd_fetch(struct nf_global *g, int argc, char **argv)
 	}
 	if (args.n != 3)
 		return nf_usage_error("fetch", "expected NAME URL SHA256");
+	if (fo.mirror && (r = nf_cmd_path_arg("fetch", "--mirror", fo.mirror,
+					       NF_PATH_URL)))
+		return r;
 	/* the cache 'build' uses; without HOME, one in the current directory */
 	if (!fo.cache && !(fo.cache = nf_cmd_default_cache()))
 		fo.cache = "./.cache/nodeforge";

@@ -113,6 +113,9 @@ static int cmd_gres(struct nf_global *g, int argc, char **argv)
 		return nf_usage_error("gres", "missing subcommand (render)");
 	if (strcmp(sub, "render"))
 		return nf_usage_error("gres", "unknown subcommand '%s'", sub);
+	if ((o.root && (c = nf_cmd_path_arg("gres", "--root", o.root, 0))) ||
+	    (sysroot && (c = nf_cmd_path_arg("gres", "--sysroot", sysroot, 0))))
+		return c;
 	if (!sysroot && o.root && strcmp(o.root, "/"))
 		sysroot = o.root;
 	if (sysroot && nf_ctx_set_sysroot(g->ctx, sysroot) < 0)

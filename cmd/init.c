@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* nodeforge init: a site file of one's own, instead of the example */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 
@@ -49,6 +51,33 @@ const struct nf_cmd nf_cmd_init = {
 
 #define NF_INIT_MAX 16
 
+/* *path as an absolute path in buf, resolved in the working directory:
+ * the file itself when it exists, else its directory and its name */
+static int abs_path(const char *opt, const char **path, char buf[PATH_MAX])
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *slash = strrchr(*path, '/');
+
+	if ((*path)[0] == '/' || realpath(*path, buf)) {
+		if ((*path)[0] != '/')
+			*path = buf;
+		return 0;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - *path) : 1,
+		 slash ? *path : ".");
+	if (!realpath(dir, real)) {
+		fprintf(stderr, "nodeforge init: %s '%s': no such directory "
+			"'%s'\n", opt, *path, dir);
+		return NF_EXIT_FAILURE;
+	}
+	if (snprintf(buf, PATH_MAX, "%s/%s", real, slash ? slash + 1 : *path) >=
+	    PATH_MAX)
+		return nf_usage_error("init", "%s '%s': the path is too long",
+				      opt, *path);
+	*path = buf;
+	return 0;
+}
+
 static int cmd_init(struct nf_global *g, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -72,6 +101,7 @@ static int cmd_init(struct nf_global *g, int argc, char **argv)
 	struct nf_site_init o = { .ntp = ntp, .dns = dns };
 	char host[256];
 	struct nf_diags d;
+	char mk[PATH_MAX], pw[PATH_MAX];
 	int c, r;
 
 	while ((c = nf_getopt_args(&nf_cmd_init, argc, argv, "o:", opts,
@@ -104,6 +134,11 @@ static int cmd_init(struct nf_global *g, int argc, char **argv)
 	if (!o.network || !o.server)
 		return nf_usage_error("init", "missing '%s'", !o.network
 				      ? "--network CIDR" : "--server URL");
+	/* the site file holds absolute paths; a relative one is relative
+	 * to the working directory, as on every command line */
+	if ((o.munge_key && (r = abs_path("--munge-key", &o.munge_key, mk))) ||
+	    (o.password && (r = abs_path("--password-file", &o.password, pw))))
+		return r;
 	/* by default the boot server keeps the time too */
 	if (!o.nntp) {
 		const char *h = strstr(o.server, "://");

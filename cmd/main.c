@@ -80,6 +80,35 @@ int nf_cmd_fail(struct nf_global *g, const char *cmd, int r)
 	return NF_EXIT_FAILURE;
 }
 
+static int path_fail(const char *cmd, const char *opt, const char *val,
+		     const char *why)
+{
+	fprintf(stderr, "%s%s%s: %s '%s': %s\n", prog, cmd ? " " : "",
+		cmd ? cmd : "", opt, val, why);
+	return NF_EXIT_FAILURE;
+}
+
+int nf_cmd_path_arg(const char *cmd, const char *opt, const char *val,
+		    unsigned flags)
+{
+	int file_ok = flags & NF_PATH_FILE;
+	struct stat st;
+
+	if ((flags & NF_PATH_URL) && nf_is_url(val))
+		return !strncmp(val, "http://", 7) || !strncmp(val, "https://", 8) ||
+		       !strncmp(val, "file://", 7) ? 0
+			: path_fail(cmd, opt, val, "a URL is http://, https:// "
+				    "or file://, else a directory");
+	if (!*val || stat(val, &st) < 0)
+		return path_fail(cmd, opt, val, *val && errno != ENOENT
+				 ? strerror(errno)
+				 : file_ok ? "no such file or directory"
+					   : "no such directory");
+	if (!S_ISDIR(st.st_mode) && !file_ok)
+		return path_fail(cmd, opt, val, "not a directory");
+	return 0;
+}
+
 void nf_cmd_help(const struct nf_cmd *c, FILE *fp)
 {
 	fputs(c->help, fp);
@@ -257,8 +286,10 @@ static int take_globals(struct nf_global *g, int *argc, char **argv,
 		}
 		if (!strcmp(a, "-C"))
 			val = profiles;
-		else if (!strcmp(a, "-s") || !strcmp(a, "--site"))
+		else if (!strcmp(a, "-s") || !strcmp(a, "--site")) {
 			val = &g->site_path;
+			g->site_opt = a;
+		}
 		if (val) {
 			if (i + 1 >= *argc)
 				return nf_usage_error(NULL,
@@ -269,6 +300,7 @@ static int take_globals(struct nf_global *g, int *argc, char **argv,
 		}
 		if (!strncmp(a, "--site=", 7)) {
 			g->site_path = a + 7;
+			g->site_opt = "--site";
 			continue;
 		}
 		argv[out++] = a;
@@ -340,12 +372,22 @@ int main(int argc, char **argv)
 	nf_ctx_set_log_level(g.ctx, g.quiet ? NF_LOG_ERR
 				    : g.verbose >= 2 ? NF_LOG_DEBUG
 				    : g.verbose ? NF_LOG_INFO : NF_LOG_WARN);
-	if (!profiles) {
+	if (profiles) {
+		r = nf_cmd_path_arg(cmd->name, "-C", profiles, 0);
+	} else {
 		profiles = getenv("NODEFORGE_PROFILES");
-		if (!profiles || !*profiles) {
+		if (profiles && *profiles) {
+			r = nf_cmd_path_arg(cmd->name, "NODEFORGE_PROFILES",
+					    profiles, 0);
+		} else {
 			default_profiles_dir(defdir, sizeof(defdir));
 			profiles = defdir;
+			r = 0;
 		}
+	}
+	if (r) {
+		nf_ctx_free(g.ctx);
+		return r;
 	}
 	nf_ctx_set_profiles_dir(g.ctx, profiles);
 	if (!g.site_path) {
@@ -353,6 +395,7 @@ int main(int argc, char **argv)
 
 		if (env && *env) {
 			g.site_path = env;
+			g.site_opt = "NODEFORGE_SITE";
 		} else {
 			snprintf(defsite, sizeof(defsite), "%s/site.yaml",
 				 profiles);
@@ -360,6 +403,14 @@ int main(int argc, char **argv)
 			/* the shipped profiles' own site: an example */
 			g.site_example = profiles == defdir;
 		}
+	}
+	/* a site the user named must be there, also for the commands that
+	 * do without one */
+	if (g.site_opt &&
+	    (r = nf_cmd_path_arg(cmd->name, g.site_opt, g.site_path,
+				 NF_PATH_FILE))) {
+		nf_ctx_free(g.ctx);
+		return r;
 	}
 	if (cmd->flags & NF_CMD_SITE) {
 		struct nf_diags d;

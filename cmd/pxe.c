@@ -112,6 +112,7 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 		{ 0 }
 	};
 	struct nf_pxe_opts po = { .images_dir = "out", .ipxe_dir = "/usr/lib/ipxe" };
+	const char *images = NULL;  /* --images, when given */
 	struct nf_pxe_stats st;
 	const char *inv_path = "racks.yaml";
 	struct nf_inventory *inv = NULL;
@@ -136,7 +137,7 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 		case 'i': inv_path = optarg; break;
 		case 'o': po.out_dir = optarg; break;
 		case 'u': po.server_url = optarg; break;
-		case 'I': po.images_dir = optarg; break;
+		case 'I': po.images_dir = images = optarg; break;
 		case 'K': po.kickstart_dir = optarg; break;
 		case 'N': po.network = optarg; break;
 		case 'U': po.api_upstream = optarg; break;
@@ -159,6 +160,13 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 	if (!po.out_dir) {
 		json_decref(args);
 		return nf_usage_error("pxe", "missing '--out DIR'");
+	}
+	/* the directories it reads, before anything is written */
+	if ((images && (r = nf_cmd_path_arg("pxe", "--images", images, 0))) ||
+	    (po.kickstart_dir &&
+	     (r = nf_cmd_path_arg("pxe", "--kickstart", po.kickstart_dir, 0)))) {
+		json_decref(args);
+		return r;
 	}
 	if ((r = nf_cmd_site_optional(g, "pxe")))
 		goto done;

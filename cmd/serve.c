@@ -126,6 +126,8 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv)
 	}
 	if (!so.tree)
 		return nf_usage_error("serve", "missing '--tree DIR'");
+	if ((r = nf_cmd_path_arg("serve", "--tree", so.tree, 0)))
+		return r;
 	if (!g->quiet) {
 		so.access_log = log_line;
 		setvbuf(stdout, NULL, _IOLBF, 0);

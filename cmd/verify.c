@@ -336,6 +336,11 @@ int nf_verify_cli_run(struct nf_global *g, const char *cmd, struct nf_verify_cli
 
 	if (vc->role && vc->profile)
 		return nf_usage_error(cmd, "--role and --profile exclude each other");
+	if ((vc->o.root &&
+	     (r = nf_cmd_path_arg(cmd, "--root", vc->o.root, 0))) ||
+	    (vc->o.sysroot &&
+	     (r = nf_cmd_path_arg(cmd, "--sysroot", vc->o.sysroot, 0))))
+		return r;
 	if (load_profile(g, cmd, vc, &p))
 		return NF_EXIT_FAILURE;
 	r = nf_verify_run(g->ctx, p, &vc->o, &v);

@@ -157,7 +157,7 @@ static int setup_paths(struct build *b)
 	const char *distro = json_string_value(json_object_get(site, "distro"));
 	const struct nf_distro *dd;
 	const json_t *mirrors = json_object_get(site, "mirrors");
-	const char *m;
+	const char *m, *mopt;
 	int r;
 
 	if (snprintf(b->out, sizeof(b->out), "%s/%s", out, b->role) >=
@@ -204,21 +204,23 @@ static int setup_paths(struct build *b)
 	if (!m)
 		m = b->el ? "https://dl.rockylinux.org/pub/rocky/9"
 			  : "http://deb.debian.org/debian";
-	if (m[0] == '/') {
+	/* named by --mirror, or the site's mirrors.* */
+	mopt = o->mirror && *o->mirror ? "--mirror" : "the site's mirror";
+	if (!nf_is_url(m)) {
 		char *real = realpath(m, NULL);
 
 		if (!real)
-			return nf_fail(b->ctx, -errno, "cannot use mirror '%s': %s",
-				       m, strerror(errno));
+			return nf_fail(b->ctx, -errno, "%s '%s': %s", mopt, m,
+				       errno == ENOENT ? "no such directory"
+						       : strerror(errno));
 		snprintf(b->mirror, sizeof(b->mirror), "file://%s", real);
 		free(real);
 	} else if (!strncmp(m, "http://", 7) || !strncmp(m, "https://", 8) ||
 		   !strncmp(m, "file://", 7)) {
 		snprintf(b->mirror, sizeof(b->mirror), "%s", m);
 	} else {
-		return nf_fail(b->ctx, NF_E_INVALID, "mirror '%s' is neither an "
-			       "http(s):// or file:// URL nor an absolute directory",
-			       m);
+		return nf_fail(b->ctx, NF_E_INVALID, "%s '%s': a URL is http://, "
+			       "https:// or file://, else a directory", mopt, m);
 	}
 	/* a local mirror is the whole world: no security mirror beside it */
 	m = json_string_value(json_object_get(mirrors, "debian-security"));

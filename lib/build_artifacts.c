@@ -31,6 +31,7 @@ static void fetch_opts(struct build *b, struct nf_fetch_opts *fo)
 	*fo = (struct nf_fetch_opts){
 		.cache = b->cache,
 		.mirror = b->o->artifact_mirror,
+		.mirror_opt = "--artifact-mirror",
 		.offline = b->o->offline,
 		.progress = fetch_progress,
 		.progress_data = b,

@@ -78,6 +78,12 @@ const char *nf_suggest(const char *word, const char *const *cands, size_t n);
 char *nf_text_escape(const char *s);
 void nf_text_defang(char *buf, size_t sz);
 
+/* Whether an option's source is a URL (a scheme before "://": http://,
+ * https://, file://) rather than a directory.  One rule for every option
+ * that takes either: anything without a scheme is a path, and a relative
+ * one is relative to the working directory. */
+int nf_is_url(const char *s);
+
 /* Seconds on the monotonic clock: for durations (stage times, timeouts),
  * never for dates */
 double nf_now_s(void);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "internal.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdarg.h>
@@ -13,6 +14,17 @@
 char *nf_strdup(const char *s)
 {
 	return s ? strdup(s) : NULL;
+}
+
+int nf_is_url(const char *s)
+{
+	const char *p = s;
+
+	if (!s || !isalpha((unsigned char)*p))
+		return 0;
+	while (isalnum((unsigned char)*p) || *p == '+' || *p == '-' || *p == '.')
+		p++;
+	return !strncmp(p, "://", 3);
 }
 
 char *nf_asprintf(const char *fmt, ...)

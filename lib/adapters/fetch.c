@@ -309,6 +309,7 @@ int nf_fetch(struct nf_ctx *ctx, const char *name, const char *url,
 	char why[CURL_ERROR_SIZE + 64] = "";
 	unsigned long long max;
 	const char *fetch_url = url;
+	const char *opt = o && o->mirror_opt ? o->mirror_opt : "--mirror";
 	int r, tries;
 	long backoff;
 	struct stat st;
@@ -344,13 +345,13 @@ int nf_fetch(struct nf_ctx *ctx, const char *name, const char *url,
 			return nf_fail(ctx, NF_E_INVALID, "artifact '%s': url '%s' "
 				       "has no file name to look up in the mirror",
 				       name, url);
-		if (o->mirror[0] == '/') {
+		if (!nf_is_url(o->mirror)) {
 			snprintf(src, sizeof(src), "%s/%s", o->mirror, bn);
 			if (stat(src, &st) < 0)
 				return nf_fail(ctx, NF_E_NOTFOUND,
-					       "artifact '%s' (%s): not in the mirror: "
-					       "no file '%s'; put the file there or "
-					       "at '%s'", name, url, src, dest);
+					       "artifact '%s' (%s): not in the mirror "
+					       "(%s): no file '%s'; put the file there "
+					       "or at '%s'", name, url, opt, src, dest);
 			if ((r = copy_into(ctx, src, part)))
 				return nf_fail(ctx, r, "cannot copy '%s': %s", src,
 					       strerror(-r));
@@ -367,7 +368,7 @@ int nf_fetch(struct nf_ctx *ctx, const char *name, const char *url,
 		return nf_fail(ctx, NF_E_NOTFOUND,
 			       "artifact '%s' (%s) is not in the cache and "
 			       "--offline is set: place the file at '%s' or pass "
-			       "--mirror DIR holding '%s'", name, url, dest,
+			       "%s DIR holding '%s'", name, url, dest, opt,
 			       base_name(url));
 	if (nf_curl_init())
 		return nf_fail(ctx, NF_E_NETWORK, "cannot initialize libcurl");
@@ -394,6 +395,6 @@ int nf_fetch(struct nf_ctx *ctx, const char *name, const char *url,
 	}
 	return nf_fail(ctx, NF_E_NETWORK,
 		       "artifact '%s' cannot be fetched from '%s': %s; supply it "
-		       "with --mirror DIR (a file named '%s' there), or place it "
-		       "at '%s'", name, fetch_url, why, base_name(url), dest);
+		       "with %s DIR (a file named '%s' there), or place it "
+		       "at '%s'", name, fetch_url, why, opt, base_name(url), dest);
 }

@@ -67,6 +67,8 @@ struct nf_fetch_opts {
 	const char *cache;          /* CACHE: files under CACHE/artifacts/ */
 	const char *mirror;         /* URL prefix or directory: the url's
 				     * file name is looked up there instead */
+	const char *mirror_opt;     /* the option that named it, for messages
+				     * (default "--mirror") */
 	int offline;                /* cache (and a directory mirror) only */
 	long connect_timeout_s;     /* default 15 */
 	long stall_timeout_s;       /* no byte for this long: retry; def. 30 */

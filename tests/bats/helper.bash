@@ -92,3 +92,11 @@ nv_no_gpu_only() {
 		[[ "$1" != *"$bad"* ]] || { echo "kernel log says: $bad"; return 1; }
 	done
 }
+
+# Command N (1 or 2) of the README: line N of the sh block that opens it,
+# exactly as written
+readme_command() {
+	awk -v n="$1" '/^```sh$/ && !seen { on = 1; seen = 1; next }
+		on && /^```$/ { exit }
+		on && ++i == n { print; exit }' "$NF_SRCDIR/README.md"
+}

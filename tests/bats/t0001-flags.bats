@@ -49,3 +49,49 @@ load helper
 	status_is 0
 	echo "$output" | jq -e '.windows[0].node == "n1"' >/dev/null
 }
+
+@test "flags: a path option's directory is relative to the working directory; a missing one is named" {
+	run nf serve --tree ../tree
+	status_is 1
+	[ "$output" = "nodeforge serve: --tree '../tree': no such directory" ]
+	cp "$NF_SRCDIR/examples/racks.yaml" .
+	run nf pxe -i racks.yaml --tree t --images ../out --server http://10.0.0.9:8080
+	status_is 1
+	[ "$output" = "nodeforge pxe: --images '../out': no such directory" ]
+	[ ! -e t ]
+	run nf -C profiles lint
+	status_is 1
+	[ "$output" = "nodeforge lint: -C 'profiles': no such directory" ]
+	NODEFORGE_PROFILES=profiles run nf lint
+	status_is 1
+	[ "$output" = "nodeforge lint: NODEFORGE_PROFILES 'profiles': no such directory" ]
+}
+
+@test "flags: a site file the user names must exist, also where a command can do without one" {
+	cp "$NF_SRCDIR/examples/racks.yaml" .
+	run nf -s ../site.yaml pxe -i racks.yaml --tree t
+	status_is 1
+	[ "$output" = "nodeforge pxe: -s '../site.yaml': no such file or directory" ]
+	[ ! -e t ]
+	run nf --site=my.yaml inventory -i racks.yaml
+	status_is 1
+	[ "$output" = "nodeforge inventory: --site 'my.yaml': no such file or directory" ]
+	NODEFORGE_SITE=my.yaml run nf build cpu
+	status_is 1
+	[ "$output" = "nodeforge build: NODEFORGE_SITE 'my.yaml': no such file or directory" ]
+}
+
+@test "flags: a missing --root or --sysroot is named before any check runs" {
+	run nf verify --role cpu --root ../root
+	status_is 1
+	[ "$output" = "nodeforge verify: --root '../root': no such directory" ]
+	run nf verify --role cpu --sysroot sys
+	status_is 1
+	[ "$output" = "nodeforge verify: --sysroot 'sys': no such directory" ]
+	run nf disk list --sysroot sys
+	status_is 1
+	[ "$output" = "nodeforge disk: --sysroot 'sys': no such directory" ]
+	run nf gres render --root ../root
+	status_is 1
+	[ "$output" = "nodeforge gres: --root '../root': no such directory" ]
+}

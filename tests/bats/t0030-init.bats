@@ -52,3 +52,20 @@ load helper
 	status_is 3
 	[[ "$output" == *"server 'ftp://a' is not an http(s) URL"* ]]
 }
+
+@test "init: a relative --munge-key or --password-file is relative to the working directory" {
+	mkdir -p secrets work
+	nf keys munge -o secrets/munge.key >/dev/null
+	cd work
+	run nf init --network 10.0.0.0/16 --server http://10.0.0.1:8080 \
+		--munge-key ../secrets/munge.key --password-file ../secrets/slurmdbd.password
+	status_is 0
+	grep -qx "    path: $SCRATCH/secrets/munge.key" site.yaml
+	grep -qx "    path: $SCRATCH/secrets/slurmdbd.password" site.yaml
+	grep -q 'fingerprint: "sha256:' site.yaml
+	run nf init --network 10.0.0.0/16 --server http://10.0.0.1:8080 \
+		--munge-key ../nowhere/munge.key -o other.yaml
+	status_is 1
+	[ "$output" = "nodeforge init: --munge-key '../nowhere/munge.key': no such directory '../nowhere'" ]
+	[ ! -e other.yaml ]
+}

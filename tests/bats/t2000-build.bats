@@ -71,7 +71,7 @@ rootfs_file() {
 	[[ "$output" == *"'$SCRATCH/nodeforge.rpm' is not a .deb file nor a directory of packages (this image is Debian)"* ]]
 	run b --self-package "$SCRATCH/nope.deb"
 	status_is 1
-	[[ "$output" == *"--self-package '$SCRATCH/nope.deb': No such file or directory"* ]]
+	[ "$output" = "nodeforge build: --self-package '$SCRATCH/nope.deb': no such file or directory" ]
 	[ ! -e out/controller/controller.current ]
 	! grep -q '^bootstrap' stub.log 2>/dev/null
 }

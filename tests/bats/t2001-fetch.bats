@@ -91,6 +91,19 @@ f() { nf fetch "$@" --cache "$SCRATCH/cache"; }
 	[[ "$output" == *"other.deb"* ]]
 }
 
+@test "fetch: a relative --mirror is a directory; a missing one is named first" {
+	mkdir -p shared/artifacts work
+	cp srv/enroot.deb shared/artifacts/
+	cd work
+	run f enroot "https://github.invalid/NVIDIA/enroot/enroot.deb" "$SHA" --mirror ../shared/artifacts
+	status_is 0
+	cmp ../srv/enroot.deb "$SCRATCH/cache/artifacts/$SHA"
+	run f other "$URL/enroot.deb" "$(printf '%064d' 1)" --mirror ../nowhere
+	status_is 1
+	[ "$output" = "nodeforge fetch: --mirror '../nowhere': no such directory" ]
+	[ ! -s ../requests.log ]
+}
+
 @test "fetch: --mirror URL prefix replaces the origin" {
 	run f enroot "https://github.invalid/NVIDIA/enroot/enroot.deb" "$SHA" --mirror "$URL/"
 	status_is 0

@@ -51,7 +51,8 @@ b() { nf -C prof build art --cache "$SCRATCH/cache" "$@"; }
 	run b
 	status_is 1
 	[[ "$output" == *"artifact 'enroot' cannot be fetched from '$URL/enroot-3.5.0.tar.gz'"* ]]
-	[[ "$output" == *"--mirror DIR"* ]]
+	# the option of build, not fetch's --mirror
+	[[ "$output" == *"supply it with --artifact-mirror DIR"* ]]
 	[ ! -e out/art/art.current ]
 }
 
@@ -77,6 +78,64 @@ b() { nf -C prof build art --cache "$SCRATCH/cache" "$@"; }
 	cp srv/tool-1.0.tar.gz mirror/
 	run b --artifact-mirror "$SCRATCH/mirror"
 	status_is 0
+}
+
+@test "build: a relative --artifact-mirror is a directory, relative to the working directory" {
+	role "    - { name: tool, kind: tarball, url: 'https://github.invalid/x/tool-1.0.tar.gz', sha256: $SHA, dest: /opt/tool }"
+	mkdir -p shared/artifacts work
+	cp srv/tool-1.0.tar.gz shared/artifacts/
+	cd work
+	run nf -C ../prof build art --cache "$SCRATCH/cache" --artifact-mirror ../shared/artifacts
+	status_is 0
+	[ -f "$SCRATCH/cache/artifacts/$SHA" ]
+	[ -e out/art/art.current ]
+}
+
+@test "build: a missing --artifact-mirror directory fails, naming it, before any bootstrap or fetch" {
+	role "    - { name: tool, kind: tarball, url: '$URL/tool-1.0.tar.gz', sha256: $SHA, dest: /opt/tool }"
+	export NF_STUB_LOG=$SCRATCH/stub.log
+	run b --artifact-mirror ../shared/artifacts
+	status_is 1
+	[ "$output" = "nodeforge build: --artifact-mirror '../shared/artifacts': no such directory" ]
+	[ ! -e stub.log ]
+	[ ! -s requests.log ]
+	[ ! -e out/art ]
+	# the same rule when the environment names it
+	NODEFORGE_ARTIFACT_MIRROR=nowhere run b
+	status_is 1
+	[ "$output" = "nodeforge build: NODEFORGE_ARTIFACT_MIRROR 'nowhere': no such directory" ]
+	[ ! -e stub.log ]
+	# a file is not a directory; a URL must be one fetch speaks
+	run b --artifact-mirror prof/base.yaml
+	status_is 1
+	[ "$output" = "nodeforge build: --artifact-mirror 'prof/base.yaml': not a directory" ]
+	run b --artifact-mirror ftp://mirror.invalid/art
+	status_is 1
+	[[ "$output" == *"--artifact-mirror 'ftp://mirror.invalid/art': a URL is http://, https:// or file://"* ]]
+	[ ! -e stub.log ]
+}
+
+@test "build: every source option takes a relative directory, a missing one is named" {
+	export NF_STUB_LOG=$SCRATCH/stub.log
+	role "    - { name: tool, kind: tarball, url: '$URL/tool-1.0.tar.gz', sha256: $SHA, dest: /opt/tool }"
+	run b --mirror ./debian
+	status_is 1
+	[ "$output" = "nodeforge build: --mirror './debian': no such directory" ]
+	run b --overlays ../overlays
+	status_is 1
+	[ "$output" = "nodeforge build: --overlays '../overlays': no such directory" ]
+	run b --self-package ../pkg
+	status_is 1
+	[ "$output" = "nodeforge build: --self-package '../pkg': no such file or directory" ]
+	run nf -C ../profiles build art
+	status_is 1
+	[ "$output" = "nodeforge build: -C '../profiles': no such directory" ]
+	[ ! -e stub.log ]
+	# a relative distro mirror is the directory, as a file:// URL
+	mkdir -p debian
+	run b --mirror debian
+	status_is 0
+	grep -q "^source deb file://$SCRATCH/debian " stub.log
 }
 
 @test "build: rpm artifacts are refused on a Debian image unless scoped by distro" {

@@ -169,7 +169,7 @@ assert len(d) == 6'
 	[[ "$output" == *"invalid listen address 'nope'"* ]]
 	run nf serve --tree missing --listen 127.0.0.1:0
 	status_is 1
-	[[ "$output" == *"cannot open tree 'missing'"* ]]
+	[ "$output" = "nodeforge serve: --tree 'missing': no such directory" ]
 	run nf serve
 	status_is 2
 }

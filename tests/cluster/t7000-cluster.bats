@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The cluster is the unit of proof (DESIGN.md): the images of every role,
+# The cluster is the unit of proof (docs/architecture.md): the images of every role,
 # built from the embedded default, booted together as a site boots a rack,
 # must form a working Slurm cluster.  Five QEMU VMs from
 # examples/cluster-box.yaml (controller, login, two CPU compute nodes and a

@@ -1,0 +1,59 @@
+#!/usr/bin/env bats
+# The README's first command run as written, as a newcomer runs it: in a
+# fresh clone of this repository (its committed HEAD) with ../shared
+# beside it, as root on Debian 12: setup.sh, make all image-pkgs, and a
+# real mmdebstrap build of the cpu role with the relative artifact mirror.
+# Then the packages built from a source tarball without .git.
+# Slow (two compiles, the package for each image release, a bootstrap):
+# the build's default cache, $XDG_CACHE_HOME/nodeforge, is pointed at
+# $NF_E2E_CACHE when set, so a cached bootstrap is reused; the command
+# line itself is the README's, unchanged.
+load ../bats/helper
+
+setup_file() {
+	export E2E=${NF_E2E_CACHE:-$BATS_FILE_TMPDIR/cache}
+	mkdir -p "$E2E"
+}
+
+@test "readme: the first command, as written, in a fresh clone with ../shared beside it" {
+	[ "$(id -u)" -eq 0 ] || skip "setup.sh installs packages: run as root"
+	shared=$(cd "$NF_SRCDIR/.." && pwd -P)/shared
+	[ -d "$shared/artifacts" ] || skip "no ../shared/artifacts beside the checkout"
+	cmd=$(readme_command 1)
+	[[ "$cmd" == ./setup.sh" && "*"--artifact-mirror ../shared/artifacts"* ]]
+	w=$BATS_TEST_TMPDIR
+	git clone -q "$NF_SRCDIR" "$w/nodeforge"
+	ln -s "$shared" "$w/shared"
+	mkdir -p "$w/xdg"
+	ln -s "$E2E" "$w/xdg/nodeforge"
+	cd "$w/nodeforge"
+	t0=$(date +%s)
+	# what make check-e2e sets for the other tests stays out of it
+	run env -u NODEFORGE_ARTIFACT_MIRROR -u NODEFORGE_SELF_PACKAGE \
+		-u NODEFORGE_PROFILES -u NODEFORGE_SITE -u MAKEFLAGS -u MAKELEVEL \
+		XDG_CACHE_HOME="$w/xdg" bash -c "$cmd"
+	echo "# README's first command: exit $status in $(( $(date +%s) - t0 )) s" >&3
+	status_is 0
+	[ -f out/cpu/cpu.current ]
+	m=$(python3 -c 'import json; print(json.load(open("out/cpu/cpu.current"))["manifest"])')
+	run build/nodeforge manifest verify --pubkey out/signing.pub "out/cpu/$m"
+	status_is 0
+	# the image carries the package built for its release, not a stand-in
+	ls build/pkg/trixie/nodeforge_*_amd64.deb
+}
+
+@test "readme: the packages build from a source tarball without .git" {
+	command -v dpkg-buildpackage >/dev/null || skip "dpkg-dev is not installed (make deps)"
+	w=$BATS_TEST_TMPDIR
+	git -C "$NF_SRCDIR" archive --prefix=nodeforge/ -o "$w/src.tar" HEAD
+	tar -xf "$w/src.tar" -C "$w"
+	[ ! -e "$w/nodeforge/.git" ]
+	cd "$w/nodeforge"
+	v=$(cat VERSION)
+	t0=$(date +%s)
+	run env -u MAKEFLAGS -u MAKELEVEL make deb
+	echo "# make deb from a source tarball: exit $status in $(( $(date +%s) - t0 )) s" >&3
+	status_is 0
+	tar -tzf "build/pkg/nodeforge-$v.tar.gz" | grep -qx "nodeforge-$v/debian/changelog"
+	dpkg-deb -c "build/pkg/nodeforge_${v}_amd64.deb" | grep -q ' \./usr/bin/nodeforge$'
+}
