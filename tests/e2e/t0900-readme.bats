@@ -4,9 +4,12 @@
 # beside it, as root on Debian 12: setup.sh, make all image-pkgs, and a
 # real mmdebstrap build of the cpu role with the relative artifact mirror.
 # Then the packages built from a source tarball without .git.
-# Slow (two compiles, the package for each image release, a bootstrap):
-# the build's default cache, $XDG_CACHE_HOME/nodeforge, is pointed at
-# $NF_E2E_CACHE when set, so a cached bootstrap is reused; the command
+# Slow (two compiles, a bootstrap): the build's default cache,
+# $XDG_CACHE_HOME/nodeforge, is pointed at $NF_E2E_CACHE when set, so a
+# cached bootstrap is reused, and the clone's build/pkg starts as a copy
+# of the checkout's ($NF_PKGDIR, make image-pkgs), so the packages of the
+# same source are current there (make compares the source tarball's
+# sha256: a clone whose tarball differs builds them again); the command
 # line itself is the README's, unchanged.
 load ../bats/helper
 
@@ -27,6 +30,13 @@ setup_file() {
 	mkdir -p "$w/xdg"
 	ln -s "$E2E" "$w/xdg/nodeforge"
 	cd "$w/nodeforge"
+	if [ -n "${NF_PKGDIR:-}" ] && [ -f "$NF_PKGDIR/.deb-source-sha256" ]; then
+		mkdir -p build/pkg
+		cp -a "$NF_PKGDIR"/nodeforge_*_amd64.deb "$NF_PKGDIR/.deb-source-sha256" build/pkg/
+		for s in "$NF_PKGDIR"/*/.source-sha256; do
+			[ -f "$s" ] && cp -a "$(dirname "$s")" build/pkg/
+		done
+	fi
 	t0=$(date +%s)
 	# what make check-e2e sets for the other tests stays out of it
 	run env -u NODEFORGE_ARTIFACT_MIRROR -u NODEFORGE_SELF_PACKAGE \
