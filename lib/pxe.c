@@ -109,6 +109,11 @@ static int render_node(struct pxe *p, const struct nf_node *nd,
 	char mac[18], ip[16], file[64];
 	int e;
 
+	if ((e = nf_render_check(p->ctx, "the node's boot script", "node name",
+				 nd->name, NF_CHARS_NAME)) ||
+	    (*nd->rack && (e = nf_render_check(p->ctx, "the node's boot script",
+					       "rack", nd->rack, NF_CHARS_NAME))))
+		return e;
 	nf_mac_format(nd->mac, '-', mac);
 	nf_ipv4_format(nd->ip, ip);
 	nf_buf_printf(b,
@@ -153,6 +158,9 @@ static int render_kickstart(struct pxe *p, const struct role *r,
 
 	if (!p->o->kickstart_dir)
 		return 0;
+	if (cluster && (e = nf_render_check(p->ctx, "a kickstart", "cluster name",
+					    cluster, NF_CHARS_NAME)))
+		return e;
 	if (!nf_pxe_anaconda_tarball(tar))
 		return nf_fail(p->ctx, NF_E_UNSUPPORTED,
 			       "cannot render the kickstart of role '%s': "
