@@ -189,6 +189,32 @@ PY
 	expect 200 /api/v1/nodes/cp-01/verdict '{"result":"fail"}' --interface 127.0.0.1
 }
 
+@test "a signed verdict is taken once: a replay, or one dated no later than the last, is refused" {
+	serve_with
+	expect 200 /api/v1/enroll "$(claim gpu-01 52:54:00:00:00:02)" --interface 127.0.0.2
+	fail='{"result":"fail","root_causes":[{"id":"gpu.count","message":"expected 8, seen 0"}]}'
+	pass='{"result":"pass"}'
+	mapfile -t old < <(signed sec/munge.key gpu-01 "$pass" -60)
+	mapfile -t h < <(signed sec/munge.key gpu-01 "$fail" -10)
+	expect 200 /api/v1/nodes/gpu-01/verdict "$fail" --interface 127.0.0.2 -H "${h[0]}" -H "${h[1]}"
+	[ "$(jq -r .state vstate/nodes/gpu-01.json)" = failed ]
+	# the same request again, inside the clock window
+	expect 403 /api/v1/nodes/gpu-01/verdict "$fail" --interface 127.0.0.2 -H "${h[0]}" -H "${h[1]}"
+	grep -q "not after the last one taken from it" resp
+	# an older signed "pass" seen earlier cannot erase the failure
+	expect 403 /api/v1/nodes/gpu-01/verdict "$pass" --interface 127.0.0.2 -H "${old[0]}" -H "${old[1]}"
+	grep -q "a replay" resp
+	[ "$(jq -r .state vstate/nodes/gpu-01.json)" = failed ]
+	# a restart forgets nothing
+	kill "$SERVE_PID" && wait "$SERVE_PID" 2>/dev/null || true
+	serve_with
+	expect 403 /api/v1/nodes/gpu-01/verdict "$fail" --interface 127.0.0.2 -H "${h[0]}" -H "${h[1]}"
+	# a newer one is taken
+	mapfile -t h < <(signed sec/munge.key gpu-01 "$pass")
+	expect 200 /api/v1/nodes/gpu-01/verdict "$pass" --interface 127.0.0.2 -H "${h[0]}" -H "${h[1]}"
+	[ "$(jq -r .state vstate/nodes/gpu-01.json)" = verified ]
+}
+
 @test "GET /api/v1/enroll answers the boot server itself, not a node" {
 	serve_with --trusted-proxy 127.0.0.1
 	[ "$(curl -s -o resp -w '%{http_code}' "$U/api/v1/enroll")" = 200 ]
