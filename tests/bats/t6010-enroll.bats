@@ -98,6 +98,30 @@ assert key[:32] not in blob and base64.b64encode(key).decode()[:40] not in json.
 	[[ "$output" == *"gpu-01"*"from 127.0.0.2 key sha256:"* ]]
 }
 
+@test "a claim whose answer was lost is answered again for the same key; another key is refused" {
+	nf enroll open gpu-01 --for 15m >/dev/null
+	c=$(claim gpu-01 52:54:00:00:00:02)
+	# recorded, then the answer is lost (the server stopped before sending it)
+	nf enroll answer -i racks.yaml --peer 127.0.0.2 <<<"$c" >/dev/null
+	cp state/enroll.json before.json
+	# the node's retry: the same claim, the same public key
+	run nf enroll answer -i racks.yaml --peer 127.0.0.2 <<<"$c"
+	status_is 0
+	[[ "$output" == *'"sealed"'* ]]
+	[[ "$output" != *'"reason"'* ]]
+	# the claim stays as it was recorded, and no refusal is added
+	[ "$(jq -c .claims state/enroll.json)" = "$(jq -c .claims before.json)" ]
+	[ "$(jq '.refusals | length' state/enroll.json)" = "$(jq '.refusals | length' before.json)" ]
+	# the same key from another address is still the wrong address
+	run nf enroll answer -i racks.yaml --peer 127.0.0.1 <<<"$c"
+	status_is 1
+	[[ "$output" == *'"reason":"wrong-address"'* ]]
+	# any other key is a second claim
+	run answer gpu-01 52:54:00:00:00:02 127.0.0.2
+	status_is 1
+	[[ "$output" == *'"reason":"already-enrolled"'* ]]
+}
+
 @test "a claim after the window closed is refused as outside the window" {
 	nf enroll open gpu-01 --for 1m >/dev/null
 	# move the window into the past
