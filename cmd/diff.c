@@ -38,7 +38,7 @@ void nf_emit_changes(struct nf_emit *e, const char *key, const json_t *list)
 		nf_emit_obj_open(e, NULL);
 		nf_emit_str(e, "change", "%-8s ",
 			    json_string_value(json_object_get(c, "change")));
-		nf_emit_str(e, "path", "%s",
+		nf_emit_ext(e, "path", "%s",
 			    json_string_value(json_object_get(c, "path")));
 		if (x && nf_emit_is_json(e))
 			nf_emit_json(e, "expected", (json_t *)x);

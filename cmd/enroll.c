@@ -240,13 +240,13 @@ static int enroll_list(struct nf_global *g, const struct enroll_opts *o)
 		nf_emit_obj_open(em, NULL);
 		nf_emit_str(em, "at", "  %s", fmt_time(json_integer_value(
 				json_object_get(v, "at")), t1, sizeof(t1)));
-		nf_emit_str(em, "node", " %s",
+		nf_emit_ext(em, "node", " %s",
 			    json_string_value(json_object_get(v, "node")));
-		nf_emit_str(em, "peer", " from %s",
+		nf_emit_ext(em, "peer", " from %s",
 			    json_string_value(json_object_get(v, "peer")));
-		nf_emit_str(em, "reason", " %s:",
+		nf_emit_ext(em, "reason", " %s:",
 			    json_string_value(json_object_get(v, "reason")));
-		nf_emit_str(em, "message", " %s\n",
+		nf_emit_ext(em, "message", " %s\n",
 			    json_string_value(json_object_get(v, "message")));
 		nf_emit_obj_close(em);
 	}

@@ -48,7 +48,7 @@ static const char *str(json_t *o, const char *k)
 /* The strings of one row as they are shown; freed together */
 struct shown {
 	int json;
-	char *v[8];
+	char *v[12];
 	size_t n;
 };
 
@@ -362,8 +362,16 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		if (!listed(n, names, nnames, state, rack))
 			continue;
 		const char *st = str(n, "state") ?: "not seen";
-		const char *when = str(n, "verdict_at") ?: str(n, "booted_at");
+		int booting = !strcmp(st, "booting");
+		const char *when = booting ? str(n, "booted_at")
+				   : str(n, "verdict_at") ?: str(n, "booted_at");
 		struct shown sh = { .json = g->json };
+		/* a node booting again still shows its last verdict */
+		const char *res = show(&sh, str(n, "result"));
+		const char *vat = show(&sh, str(n, "verdict_at"));
+		const char *cause = !strcmp(st, "failed") ||
+			(booting && res && !strcmp(str(n, "result"), "fail"))
+			? str(n, "root_cause") : NULL;
 
 		listed_n++;
 		for (size_t k = 0; k < sizeof(states) / sizeof(*states); k++)
@@ -375,8 +383,13 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		nf_emit_str(e, "image", "%-40s ", show(&sh, str(n, "image")));
 		nf_emit_str(e, "time", "%-20s ", show(&sh, when));
 		nf_emit_str(e, "role", NULL, show(&sh, str(n, "role")));
-		nf_emit_str(e, "root_cause", "%s\n",
-			    show(&sh, !strcmp(st, "failed") ? str(n, "root_cause") : NULL));
+		nf_emit_str(e, "result", NULL, res);
+		nf_emit_str(e, "verdict_at", NULL, vat);
+		if (booting && res)
+			nf_emit_text(e, "last verdict: %s at %s%s", res,
+				     vat ? vat : "?", cause ? ": " : "");
+		nf_emit_str(e, "root_cause", booting && res && !cause ? "\n" : "%s\n",
+			    show(&sh, cause));
 		nf_emit_obj_close(e);
 		shown_free(&sh);
 	}

@@ -333,13 +333,25 @@ int nf_cluster_slurm_conf(struct nf_ctx *ctx, const json_t *cluster,
 	nf_buf_printf(b, "# Written by nodeforge from the inventory: the "
 		      "cluster's controllers, nodes\n# and partitions.  "
 		      "slurm.conf includes it; every node fetches it at boot.\n");
-	json_array_foreach(json_object_get(cluster, "controllers"), i, e)
-		nf_buf_printf(b, "SlurmctldHost=%s(%s)\n",
-			      json_string_value(json_object_get(e, "name")),
-			      json_string_value(json_object_get(e, "ip")));
-	if (dbd)
-		nf_buf_printf(b, "AccountingStorageHost=%s\n",
-			      json_string_value(json_object_get(dbd, "name")));
+	json_array_foreach(json_object_get(cluster, "controllers"), i, e) {
+		const char *name = json_string_value(json_object_get(e, "name"));
+		const char *ip = json_string_value(json_object_get(e, "ip"));
+
+		if ((r = nf_render_check(ctx, "slurm.conf", "controller", name,
+					 NF_CHARS_NAME)) ||
+		    (r = nf_render_check(ctx, "slurm.conf", "controller address",
+					 ip, NF_CHARS_HOST)))
+			goto out;
+		nf_buf_printf(b, "SlurmctldHost=%s(%s)\n", name, ip);
+	}
+	if (dbd) {
+		const char *name = json_string_value(json_object_get(dbd, "name"));
+
+		if ((r = nf_render_check(ctx, "slurm.conf", "slurmdbd host",
+					 name, NF_CHARS_NAME)))
+			goto out;
+		nf_buf_printf(b, "AccountingStorageHost=%s\n", name);
+	}
 	/* partitions the profiles declare, once each */
 	json_array_foreach(roles, i, e)
 		json_array_foreach(json_object_get(e, "partitions"), j, p) {
@@ -540,6 +552,11 @@ int nf_cluster_render(struct nf_ctx *ctx, const char *inventory,
 	int r;
 
 	*slurm_conf = *hosts = NULL;
+	if (json_string_value(json_object_get(prov, "domain")) &&
+	    (r = nf_render_check(ctx, "the cluster's hosts file", "domain",
+				 json_string_value(json_object_get(prov, "domain")),
+				 NF_CHARS_NAME)))
+		return r;
 	if ((r = nf_cluster_load(ctx, inventory, site, &cl)))
 		return r;
 	if (!(r = nf_cluster_slurm_conf(ctx, cl, &s)) &&

@@ -80,6 +80,9 @@ int nf_fail(struct nf_ctx *ctx, int code, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(ctx->errmsg, sizeof(ctx->errmsg), fmt, ap);
 		va_end(ap);
+		/* messages quote names from archives, servers and files:
+		 * a terminal gets no control byte of theirs */
+		nf_text_defang(ctx->errmsg, sizeof(ctx->errmsg));
 	}
 	return code;
 }

@@ -53,6 +53,19 @@ int nf_diag_add(struct nf_diags *d, const char *file, unsigned line,
 	va_end(ap);
 	if (!msg)
 		return -ENOMEM;
+	{
+		/* messages quote values from the files: a terminal gets no
+		 * control byte of theirs (each byte at most \xNN) */
+		size_t sz = strlen(msg) * 4 + 1;
+		char *big = realloc(msg, sz);
+
+		if (!big) {
+			free(msg);
+			return -ENOMEM;
+		}
+		nf_text_defang(big, sz);
+		msg = big;
+	}
 	g = &d->v[d->n++];
 	g->file = nf_strdup(file ? file : "");
 	g->line = line;

@@ -109,6 +109,20 @@ void nf_emit_str(struct nf_emit *e, const char *key, const char *fmt,
 		fprintf(e->fp, fmt, val ? val : "-");
 }
 
+void nf_emit_ext(struct nf_emit *e, const char *key, const char *fmt,
+		 const char *val)
+{
+	char *shown;
+
+	if (e->json || !fmt || !val) {
+		nf_emit_str(e, key, fmt, val);
+		return;
+	}
+	shown = nf_text_escape(val);
+	fprintf(e->fp, fmt, shown ? shown : "?");
+	free(shown);
+}
+
 void nf_emit_int(struct nf_emit *e, const char *key, const char *fmt,
 		 long long val)
 {

@@ -450,7 +450,8 @@ int nf_enroll_claim(struct nf_enroll *e, const char *peer_addr,
 	json_error_t jerr;
 	uint32_t peer;
 	long long now = now_of(e);
-	int fd, r;
+	char pubhex[NF_SHA256_HEX];
+	int fd, r, retry = 0;
 
 	*response = NULL;
 	if (len > NF_ENROLL_BODY_MAX) {
@@ -513,7 +514,15 @@ int nf_enroll_claim(struct nf_enroll *e, const char *peer_addr,
 		goto save;
 	}
 	claim = json_object_get(json_object_get(st, "claims"), name);
-	if (claim) {
+	nf_sha256_hex(pub, 32, pubhex);
+	/* the node asking again with the key of its recorded claim (its
+	 * answer was lost: the server stopped before sending it, or the
+	 * network dropped it) gets the same answer: only the holder of that
+	 * key's private half can open it */
+	retry = claim && json_is_string(json_object_get(claim, "pubkey_sha256")) &&
+		!strcmp(json_string_value(json_object_get(claim, "pubkey_sha256")),
+			pubhex);
+	if (claim && !retry) {
 		nf_en_refuse(e, st, name, peer_addr, 409, "already-enrolled", response,
 		       http_status,
 		       "'%s' already enrolled at %lld from %s: a second claim "
@@ -525,15 +534,15 @@ int nf_enroll_claim(struct nf_enroll *e, const char *peer_addr,
 		goto save;
 	}
 	win = json_object_get(json_object_get(st, "windows"), name);
-	if (!win) {
+	if (!win && !retry) {
 		nf_en_refuse(e, st, name, peer_addr, 403, "no-window", response,
 		       http_status,
 		       "no enrollment window for '%s': open one with "
 		       "'nodeforge enroll open %s --for 15m'", name, name);
 		goto save;
 	}
-	if (now < json_integer_value(json_object_get(win, "opened")) ||
-	    now > json_integer_value(json_object_get(win, "until"))) {
+	if (!retry && (now < json_integer_value(json_object_get(win, "opened")) ||
+		       now > json_integer_value(json_object_get(win, "until")))) {
 		nf_en_refuse(e, st, name, peer_addr, 403, "outside-window", response,
 		       http_status,
 		       "claim for '%s' at %lld is outside its window %lld-%lld",
@@ -560,10 +569,7 @@ int nf_enroll_claim(struct nf_enroll *e, const char *peer_addr,
 	}
 	/* Record the claim before any secret leaves: a failed save sends
 	 * nothing */
-	{
-		char pubhex[NF_SHA256_HEX];
-
-		nf_sha256_hex(pub, 32, pubhex);
+	if (!retry) {
 		json_object_set_new(json_object_get(st, "claims"), name,
 				    json_pack("{s:I,s:s,s:s,s:s,s:s}", "at",
 					      (json_int_t)now, "peer",
@@ -571,7 +577,7 @@ int nf_enroll_claim(struct nf_enroll *e, const char *peer_addr,
 					      pubhex, "munge_fingerprint", fp));
 		json_object_del(json_object_get(st, "windows"), name);
 	}
-	if ((r = nf_en_state_save(e, st))) {
+	if (!retry && (r = nf_en_state_save(e, st))) {
 		nf_en_respond_err(response, http_status, 500, "server",
 			    "enrollment state cannot be saved");
 		goto out;
@@ -581,8 +587,8 @@ int nf_enroll_claim(struct nf_enroll *e, const char *peer_addr,
 		nf_en_respond_err(response, http_status, 500, "server", "out of memory");
 		goto out;
 	}
-	nf_log(e->ctx, NF_LOG_INFO, "enroll: '%s' (%s) enrolled from %s", name,
-	       n->role, peer_addr);
+	nf_log(e->ctx, NF_LOG_INFO, "enroll: '%s' (%s) enrolled from %s%s", name,
+	       n->role, peer_addr, retry ? " (its claim again: answered again)" : "");
 	*response = json_pack("{s:s,s:s,s:s,s:s}", "node", name, "role",
 			      n->role, "munge_fingerprint", fp, "sealed", b64);
 	*http_status = 200;

@@ -149,6 +149,7 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 	json_t *v, *st, *rc0, *node;
 	const char *why, *res, *ip;
 	char when[32], cause[512] = "", peer[INET6_ADDRSTRLEN], whybuf[256];
+	long long signed_at = 0;
 	int r, local;
 
 	if (rq->too_large)
@@ -212,6 +213,26 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 					  : MHD_HTTP_INTERNAL_SERVER_ERROR,
 					  cause);
 		}
+		/* signed and inside the clock window: still only newer than
+		 * the last one taken from this node, or anyone who saw it
+		 * could post it again */
+		if (r == 0) {
+			long long last = json_integer_value(json_object_get(
+				json_object_get(s->state, name), "signed_at"));
+
+			signed_at = strtoll(MHD_lookup_connection_value(
+				c, MHD_HEADER_KIND, "X-Nodeforge-Time"), NULL, 10);
+			if (signed_at <= last) {
+				pthread_mutex_unlock(&s->lock);
+				json_decref(v);
+				snprintf(cause, sizeof(cause), "the verdict of '%s' "
+					 "is dated %lld, not after the last one "
+					 "taken from it (%lld): a replay", name,
+					 signed_at, last);
+				return nf_srv_send_error(c, MHD_HTTP_FORBIDDEN,
+							 cause);
+			}
+		}
 	}
 	st = json_object_get(s->state, name);
 	st = st ? json_deep_copy(st) : json_pack("{s:s}", "name", name);
@@ -220,6 +241,8 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 							     : "failed"));
 	json_object_set_new(st, "result", json_string(res));
 	json_object_set_new(st, "verdict_at", json_string(when));
+	if (signed_at)
+		json_object_set_new(st, "signed_at", json_integer(signed_at));
 	if (*cause)
 		json_object_set_new(st, "root_cause", json_string(cause));
 	else

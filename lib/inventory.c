@@ -554,8 +554,18 @@ static int load_entry(struct loader *l, const json_t *e, size_t idx)
 	if (rack) {
 		snprintf(kpath, sizeof(kpath), "%s.rack", path);
 		if (json_is_string(rack) &&
-		    strlen(json_string_value(rack)) <= NF_INV_RACK_MAX) {
+		    strlen(json_string_value(rack)) <= NF_INV_RACK_MAX &&
+		    (!*json_string_value(rack) ||
+		     nf_chars_ok(json_string_value(rack), NF_CHARS_NAME))) {
 			rackstr = json_string_value(rack);
+		} else if (json_is_string(rack) &&
+			   strlen(json_string_value(rack)) <= NF_INV_RACK_MAX) {
+			char *shown = nf_text_escape(json_string_value(rack));
+
+			load_err(l, kpath, "'rack' must be %s, not '%s'",
+				 nf_chars_what(NF_CHARS_NAME), shown ? shown : "?");
+			free(shown);
+			bad = 1;
 		} else if (json_is_integer(rack)) {
 			snprintf(rackbuf, sizeof(rackbuf), "%lld",
 				 (long long)json_integer_value(rack));

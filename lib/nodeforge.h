@@ -163,6 +163,10 @@ void nf_emit_arr_open(struct nf_emit *e, const char *key);
 void nf_emit_arr_close(struct nf_emit *e);
 void nf_emit_str(struct nf_emit *e, const char *key, const char *fmt,
 		 const char *val);
+/* A string from outside (a node, a server, an archive, a file name): the
+ * text shows it through nf_text_escape, JSON keeps it as it is */
+void nf_emit_ext(struct nf_emit *e, const char *key, const char *fmt,
+		 const char *val);
 void nf_emit_int(struct nf_emit *e, const char *key, const char *fmt,
 		 long long val);
 void nf_emit_bool(struct nf_emit *e, const char *key, const char *fmt, int val);

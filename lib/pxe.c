@@ -51,6 +51,34 @@ static int script_safe(const char *s)
 	return 1;
 }
 
+/* The kernel line of an iPXE script is a command line: iPXE reads '||'
+ * and '&&' as operators, '${...}' as a setting, '#' as a comment, and
+ * GRUB and kickstarts quote and expand too; the final arguments of a
+ * role hold none of these */
+int nf_pxe_kernel_args_check(struct nf_ctx *ctx, const char *role,
+			     const char *args)
+{
+	char what[24], *shown;
+	int r;
+
+	for (const char *s = args; *s; s++) {
+		if (isprint((unsigned char)*s) &&
+		    !strchr("\"'`$;\\{}#|&<>", *s))
+			continue;
+		if (isprint((unsigned char)*s))
+			snprintf(what, sizeof(what), "'%c'", *s);
+		else
+			snprintf(what, sizeof(what), "a control character");
+		shown = nf_text_escape(args);
+		r = nf_fail(ctx, NF_E_UNSAFE, "kernel arguments of role '%s' "
+			    "contain %s, which iPXE, GRUB or a shell would "
+			    "interpret: '%s'", role, what, shown ? shown : "?");
+		free(shown);
+		return r;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------- render */
 
 static const char *site_str(const struct nf_site *site, const char *a,
@@ -109,6 +137,11 @@ static int render_node(struct pxe *p, const struct nf_node *nd,
 	char mac[18], ip[16], file[64];
 	int e;
 
+	if ((e = nf_render_check(p->ctx, "the node's boot script", "node name",
+				 nd->name, NF_CHARS_NAME)) ||
+	    (*nd->rack && (e = nf_render_check(p->ctx, "the node's boot script",
+					       "rack", nd->rack, NF_CHARS_NAME))))
+		return e;
 	nf_mac_format(nd->mac, '-', mac);
 	nf_ipv4_format(nd->ip, ip);
 	nf_buf_printf(b,
@@ -153,6 +186,9 @@ static int render_kickstart(struct pxe *p, const struct role *r,
 
 	if (!p->o->kickstart_dir)
 		return 0;
+	if (cluster && (e = nf_render_check(p->ctx, "a kickstart", "cluster name",
+					    cluster, NF_CHARS_NAME)))
+		return e;
 	if (!nf_pxe_anaconda_tarball(tar))
 		return nf_fail(p->ctx, NF_E_UNSUPPORTED,
 			       "cannot render the kickstart of role '%s': "
@@ -494,13 +530,8 @@ int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 				    "no kernel arguments for role '%s'", nd->role);
 			goto out;
 		}
-		if (!script_safe(args)) {
-			e = nf_fail(ctx, NF_E_UNSAFE,
-				    "kernel arguments of role '%s' contain a "
-				    "quote, '$', ';', '#', braces or a control "
-				    "character: '%s'", nd->role, args);
+		if ((e = nf_pxe_kernel_args_check(ctx, nd->role, args)))
 			goto out;
-		}
 		r->args = args;
 		nroles++;
 		json_object_set_new(rolemap, nd->role,

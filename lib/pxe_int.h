@@ -64,5 +64,9 @@ int nf_pxe_place_image(struct pxe *p, const struct role *r, const char *name);
 int nf_pxe_load_current(struct pxe *p, struct role *r);
 int nf_pxe_place_ipxe(struct pxe *p);
 int nf_pxe_check_boot_files(struct pxe *p, struct nf_pxe_stats *st);
+/* 0 when the final kernel arguments of a role hold no character iPXE,
+ * GRUB or a kickstart would interpret; else the error, naming it */
+int nf_pxe_kernel_args_check(struct nf_ctx *ctx, const char *role,
+			     const char *args);
 
 #endif

@@ -27,6 +27,88 @@ static const char *type_name(int t)
 	}
 }
 
+bool nf_chars_ok(const char *s, int chars)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!s)
+		return false;
+	if ((chars == NF_CHARS_NAME || chars == NF_CHARS_HOST ||
+	     chars == NF_CHARS_URL) && (!*s || strlen(s) > 255))
+		return false;
+	if (chars == NF_CHARS_NAME && !isalnum(*p))
+		return false;
+	for (; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			return false;
+		switch (chars) {
+		case NF_CHARS_NAME:
+			if (!isalnum(*p) && !strchr("-_.", *p))
+				return false;
+			break;
+		case NF_CHARS_HOST:
+			if (!isalnum(*p) && !strchr("-_.:[]", *p))
+				return false;
+			break;
+		case NF_CHARS_URL:
+			if (*p > 0x7e || *p == ' ' || strchr("\"'<>\\`{}|^", *p))
+				return false;
+			break;
+		}
+	}
+	return true;
+}
+
+const char *nf_chars_what(int chars)
+{
+	switch (chars) {
+	case NF_CHARS_NAME:
+		return "a name (letters, digits, '-', '_' and '.', a letter or "
+		       "digit first)";
+	case NF_CHARS_HOST:
+		return "a host name or an address";
+	case NF_CHARS_URL:
+		return "a URL without blanks, quotes, control characters or "
+		       "any of <>\\`{}|^";
+	case NF_CHARS_TEXT:
+		return "text without control characters (one line)";
+	default:
+		return "text";
+	}
+}
+
+int nf_render_check(struct nf_ctx *ctx, const char *file, const char *what,
+		    const char *s, int chars)
+{
+	char *shown;
+	int r;
+
+	if (nf_chars_ok(s, chars))
+		return 0;
+	shown = nf_text_escape(s ? s : "");
+	r = nf_fail(ctx, NF_E_INVALID, "%s '%.80s' cannot go into %s: it must "
+		    "be %s", what, shown ? shown : "?", file, nf_chars_what(chars));
+	free(shown);
+	return r;
+}
+
+/* A value that breaks the field's character set: the error names the
+ * value with its control bytes escaped */
+static int chars_diag(struct nf_diags *d, const json_t *locs, const char *path,
+		      const char *name, int chars, const char *value)
+{
+	char *shown = nf_text_escape(value);
+	const char *file;
+	unsigned line, col;
+
+	nf_locs_get(locs, path, &file, &line, &col);
+	nf_diag_add(d, file ? file : "", line, col, NF_SEV_ERROR,
+		    "'%s' must be %s, not '%.80s'", name, nf_chars_what(chars),
+		    shown ? shown : "?");
+	free(shown);
+	return 1;
+}
+
 static int diag(struct nf_diags *d, const json_t *locs, const char *path,
 		const char *fmt, const char *a, const char *b)
 {
@@ -96,7 +178,7 @@ static int check_scalar_type(const json_t *v, int type)
 		return (json_is_integer(v) && json_integer_value(v) >= 0) ||
 		       (s && !strcmp(s, "unlimited"));
 	case NF_T_PATH:
-		return s && s[0] == '/' && !strstr(s, "/../") &&
+		return s && s[0] == '/' && nf_chars_ok(s, NF_CHARS_TEXT) && !strstr(s, "/../") &&
 		       strcmp(s + strlen(s) - (strlen(s) >= 3 ? 3 : 0), "/..");
 	case NF_T_MODE:
 		if (!s || s[0] != '0' || strlen(s) < 3 || strlen(s) > 5)
@@ -184,6 +266,10 @@ static int check_value(const json_t *v, const struct nf_field *f,
 				diag(d, locs, sub, "'%s' must hold strings%s",
 				     path, "");
 				bad = 1;
+			} else if (f->chars && !nf_chars_ok(json_string_value(x),
+							    f->chars)) {
+				bad |= chars_diag(d, locs, sub, f->name, f->chars,
+						  json_string_value(x));
 			}
 		}
 		return bad;
@@ -219,6 +305,13 @@ static int check_value(const json_t *v, const struct nf_field *f,
 				     "'%s' must be a scalar value in '%s'", k,
 				     path);
 				bad = 1;
+			} else if (f->chars && !nf_chars_ok(k, NF_CHARS_NAME)) {
+				bad |= chars_diag(d, locs, sub, f->name,
+						  NF_CHARS_NAME, k);
+			} else if (f->chars && json_is_string(x) &&
+				   !nf_chars_ok(json_string_value(x), f->chars)) {
+				bad |= chars_diag(d, locs, sub, k, f->chars,
+						  json_string_value(x));
 			}
 		}
 		return bad;
@@ -226,6 +319,10 @@ static int check_value(const json_t *v, const struct nf_field *f,
 	default:
 		if (!check_scalar_type(v, f->type))
 			goto type;
+		if (f->chars && json_is_string(v) &&
+		    !nf_chars_ok(json_string_value(v), f->chars))
+			return chars_diag(d, locs, path, f->name, f->chars,
+					  json_string_value(v));
 		if (f->choices && json_is_string(v)) {
 			for (const char *const *c = f->choices; *c; c++)
 				if (!strcmp(*c, json_string_value(v)))
@@ -238,7 +335,7 @@ static int check_value(const json_t *v, const struct nf_field *f,
 	}
 type:
 	{
-		char *shown = json_is_string(v) ? nf_strdup(json_string_value(v))
+		char *shown = json_is_string(v) ? nf_text_escape(json_string_value(v))
 			: json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 		const char *file;
 		unsigned line, col;

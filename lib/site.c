@@ -20,17 +20,17 @@ struct nf_site {
 };
 
 static const struct nf_field host_fields[] = {
-	{ "name", NF_T_STR, .required = true },
-	{ "address", NF_T_STR, .required = true },
+	{ "name", NF_T_STR, .required = true, .chars = NF_CHARS_NAME },
+	{ "address", NF_T_STR, .required = true, .chars = NF_CHARS_HOST },
 	{ 0 }
 };
 
 static const struct nf_field net_fields[] = {
-	{ "cidr", NF_T_STR, .required = true },
-	{ "gateway", NF_T_STR },
-	{ "dns", NF_T_STRLIST },
-	{ "domain", NF_T_STR },
-	{ "interface", NF_T_STR },
+	{ "cidr", NF_T_STR, .required = true, .chars = NF_CHARS_TEXT },
+	{ "gateway", NF_T_STR, .chars = NF_CHARS_HOST },
+	{ "dns", NF_T_STRLIST, .chars = NF_CHARS_HOST },
+	{ "domain", NF_T_STR, .chars = NF_CHARS_NAME },
+	{ "interface", NF_T_STR, .chars = NF_CHARS_NAME },
 	{ 0 }
 };
 
@@ -43,10 +43,10 @@ static const struct nf_field networks[] = {
 
 static const struct nf_field secret_fields[] = {
 	{ "path", NF_T_PATH },
-	{ "command", NF_T_STR },
-	{ "fingerprint", NF_T_STR },
-	{ "previous_fingerprint", NF_T_STR },
-	{ "owner", NF_T_STR },
+	{ "command", NF_T_STR, .chars = NF_CHARS_TEXT },
+	{ "fingerprint", NF_T_STR, .chars = NF_CHARS_TEXT },
+	{ "previous_fingerprint", NF_T_STR, .chars = NF_CHARS_TEXT },
+	{ "owner", NF_T_STR, .chars = NF_CHARS_NAME },
 	{ 0 }
 };
 
@@ -89,8 +89,8 @@ static const struct nf_field module_signing_fields[] = {
 };
 
 static const struct nf_field server_fields[] = {
-	{ "url", NF_T_STR, .required = true },
-	{ "listen", NF_T_STR },
+	{ "url", NF_T_STR, .required = true, .chars = NF_CHARS_URL },
+	{ "listen", NF_T_STR, .chars = NF_CHARS_HOST },
 	{ "state_dir", NF_T_PATH },
 	{ 0 }
 };
@@ -100,32 +100,32 @@ static const struct nf_field server_fields[] = {
  * own repository has: the site pins its bytes; the profile pins the
  * package and version */
 static const struct nf_field artifact_fields[] = {
-	{ "name", NF_T_STR, .required = true },
-	{ "sha256", NF_T_STR, .required = true },
+	{ "name", NF_T_STR, .required = true, .chars = NF_CHARS_NAME },
+	{ "sha256", NF_T_STR, .required = true, .chars = NF_CHARS_TEXT },
 	/* where the file is when it is not in the artifact mirror under the
 	 * profile's file name */
-	{ "url", NF_T_STR },
+	{ "url", NF_T_STR, .chars = NF_CHARS_URL },
 	{ 0 }
 };
 
 static const struct nf_field site_fields[] = {
-	{ "cluster", NF_T_STR, .required = true },
+	{ "cluster", NF_T_STR, .required = true, .chars = NF_CHARS_NAME },
 	{ "distro", NF_T_STR, .required = true,
 	  .choices = nf_site_distros },
 	/* optional: the controllers are the inventory's; when the site names
 	 * them, they must agree with it (lib/cluster.c) */
 	{ "controllers", NF_T_OBJLIST, host_fields },
 	{ "accounting", NF_T_OBJ, host_fields },
-	{ "ntp", NF_T_STRLIST },
+	{ "ntp", NF_T_STRLIST, .chars = NF_CHARS_HOST },
 	{ "networks", NF_T_OBJ, networks, .required = true },
-	{ "mirrors", NF_T_MAP },
-	{ "artifact_mirror", NF_T_STR },
+	{ "mirrors", NF_T_MAP, .chars = NF_CHARS_URL },
+	{ "artifact_mirror", NF_T_STR, .chars = NF_CHARS_URL },
 	{ "artifacts", NF_T_OBJLIST, artifact_fields },
 	{ "module_signing", NF_T_OBJ, module_signing_fields },
 	{ "server", NF_T_OBJ, server_fields },
 	{ "secrets", NF_T_OBJ, secrets },
 	{ "bmc", NF_T_OBJ, bmc_fields },
-	{ "profiles", NF_T_STR },
+	{ "profiles", NF_T_STR, .chars = NF_CHARS_TEXT },
 	{ 0 }
 };
 

@@ -286,6 +286,9 @@ static int write_slurm_conf(struct nf_apply *a, const json_t *sec)
 	json_t *v;
 	int r;
 
+	if (cluster && (r = nf_render_check(a->ctx, "slurm.conf", "cluster name",
+					     cluster, NF_CHARS_NAME)))
+		return r;
 	nf_apply_header(&b, "#", "slurm");
 	if (cluster)
 		nf_buf_printf(&b, "ClusterName=%s\n", cluster);

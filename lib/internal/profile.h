@@ -39,12 +39,35 @@ enum nf_type {
 	NF_T_MODE,      /* octal string such as "0400" */
 };
 
+/* What characters a string value may hold.  Values that end up in
+ * configuration files and boot scripts (slurm.conf, kickstarts, iPXE) get
+ * a set narrow enough that no such file reads them as more than one
+ * value; NF_CHARS_ANY leaves a value unchecked. */
+enum nf_chars {
+	NF_CHARS_ANY = 0,
+	NF_CHARS_NAME,  /* letters, digits, '-', '_', '.'; a letter or digit first */
+	NF_CHARS_HOST,  /* a host name or an IPv4/IPv6 address, optional :PORT */
+	NF_CHARS_URL,   /* printable, no blank, no quote, '<', '>', '\', '`', '{', '}', '|', '^' */
+	NF_CHARS_TEXT,  /* any text without a control character (no newline) */
+};
+
+/* Whether s holds only what `chars` allows (an empty name or host is
+ * refused); and the set in words, for a message */
+bool nf_chars_ok(const char *s, int chars);
+const char *nf_chars_what(int chars);
+/* Where a value is written into a file another program parses: 0 when s
+ * holds only what `chars` allows, else the error, naming the value (its
+ * control bytes escaped), what it is and the file */
+int nf_render_check(struct nf_ctx *ctx, const char *file, const char *what,
+		    const char *s, int chars);
+
 struct nf_field {
 	const char *name;
 	int type;
 	const struct nf_field *fields; /* NF_T_OBJ / NF_T_OBJLIST */
 	const char *const *choices;    /* NF_T_STR: allowed values (NULL-ended) */
 	bool required;
+	int chars;                     /* enum nf_chars: strings, list items, map values */
 };
 
 int nf_schema_check(const json_t *obj, const struct nf_field *fields,

@@ -40,6 +40,25 @@ assert ("added", "etc/new") in ch and ("removed", "a-b/c") in ch, ch
 assert d["count"] == len(d["drift"])'
 }
 
+@test "drift names a file's control bytes escaped; --json keeps the name" {
+	make_tree root
+	nf pack root -o a.tar -q
+	printf x > root/etc/$'evil\x1b[2J\rname'
+	run nf manifest check a.tar.manifest.json --root root
+	status_is 3
+	[[ "$output" == *'added    etc/evil\x1b[2J\x0dname'* ]]
+	if printf '%s' "$output" | LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]'; then
+		printf '%s' "$output" | od -c >&2
+		return 1
+	fi
+	run nf --json manifest check a.tar.manifest.json --root root
+	status_is 3
+	echo "$output" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert ("added", "etc/evil\x1b[2J\rname") in {(c["change"], c["path"]) for c in d["drift"]}, d'
+}
+
 @test "same-size content change is found by sha256" {
 	mkdir root
 	echo aaaa >root/f

@@ -24,6 +24,8 @@ with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as t:
         reg(t, "/tmp/nf-evil")
     elif kind == "dotdot":
         reg(t, "a/../../nf-evil")
+    elif kind == "dotdot-ctl":
+        reg(t, "a/../../nf-evil\x1b]0;pwned\x07\nnodeforge unpack: ok")
     elif kind == "symlink-dir":
         sym(t, "etc", "/tmp")
         reg(t, "etc/nf-evil")
@@ -60,6 +62,16 @@ refused() { # KIND [unpack options]: refused, exit 1, nothing left behind
 @test "'..' is refused" {
 	refused dotdot
 	[[ "$output" == *"refusing path with '..'"* ]]
+}
+
+@test "the refusal quotes an entry's name with its control bytes escaped" {
+	refused dotdot-ctl
+	[[ "$output" == *"refusing path with '..'"*'nf-evil\x1b]0;pwned\x07\x0anodeforge unpack: ok'* ]]
+	if printf '%s' "$output" | LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]'; then
+		printf '%s' "$output" | od -c >&2
+		return 1
+	fi
+	[ "${#lines[@]}" -eq 1 ]
 }
 
 @test "a symlink then a file through it is refused" {

@@ -169,6 +169,21 @@ ksvalidator_or_skip() {
 	[ ! -e tree/dnsmasq.conf ]
 }
 
+@test "iPXE operators and metacharacters in kernel arguments are refused, nothing written" {
+	for args in 'quiet || shell' 'quiet && chain http://evil/x' 'quiet | x' \
+		'quiet & x' 'quiet <x' 'quiet >x' $'quiet\tx'; do
+		run pxe --kernel-args "compute=$args"
+		status_is 1
+		[[ "$output" == *"kernel arguments of role 'compute' contain"*"which iPXE, GRUB or a shell would interpret"* ]] ||
+			{ echo "args '$args': $output" >&2; return 1; }
+		[ ! -e tree/ipxe/boot.ipxe ]
+	done
+	run pxe --kernel-args 'compute=quiet || shell'
+	[[ "$output" == *"contain '|'"* ]]
+	run pxe --kernel-args $'compute=quiet\x1b[2J'
+	[[ "$output" == *"contain a control character"*"quiet\x1b[2J'"* ]]
+}
+
 @test "missing --out is a usage error" {
 	run nf pxe -u http://x
 	status_is 2

@@ -76,6 +76,54 @@ assert [r for r in d["refusals"] if r.get("reason") == "wrong-address"], d'
 	[ "$(jq -r .state vstate/nodes/gpu-01.json)" = failed ]
 }
 
+# node_json NAME: the server's view of a node
+node_json() { curl -sf "$U/api/v1/nodes" | jq -c ".nodes[] | select(.name == \"$1\")"; }
+
+@test "only the node's own address marks it booting, and its last verdict stays until the next" {
+	# the proxy in front of serve (127.0.0.1) names each client's address
+	serve_with --trusted-proxy 127.0.0.1
+	expect 200 /api/v1/nodes/gpu-01/verdict \
+		'{"result":"fail","root_causes":[{"id":"gpu.count","message":"expected 8, seen 0"}]}' \
+		-H 'X-Real-IP: 127.0.0.2'
+	vat=$(node_json gpu-01 | jq -r .verdict_at)
+	# another address fetches gpu-01's boot script: served, nothing changes
+	curl -sf -H 'X-Real-IP: 10.9.9.9' "$U/ipxe/mac/52-54-00-00-00-02.ipxe" | grep -q '^kernel '
+	[ "$(node_json gpu-01 | jq -r .state)" = failed ]
+	# nor from a peer naming gpu-01's address in a header nobody vouches for
+	curl -sf --interface 127.0.0.3 -H 'X-Real-IP: 127.0.0.2' \
+		"$U/ipxe/mac/52-54-00-00-00-02.ipxe" >/dev/null
+	[ "$(node_json gpu-01 | jq -r .state)" = failed ]
+	# gpu-01 itself: booting, with its last verdict, its time and cause
+	sleep 1
+	curl -sf -H 'X-Real-IP: 127.0.0.2' "$U/ipxe/mac/52-54-00-00-00-02.ipxe" >/dev/null
+	node_json gpu-01 > n.json
+	[ "$(jq -r .state n.json)" = booting ]
+	[ "$(jq -r .result n.json)" = fail ]
+	[ "$(jq -r .verdict_at n.json)" = "$vat" ]
+	[ "$(jq -r .booted_at n.json)" != "$vat" ]
+	[ "$(jq -r .root_cause n.json)" = "gpu.count: expected 8, seen 0" ]
+	run nf status --server "$U" gpu-01,cp-01
+	[[ "$output" =~ gpu-01\ +booting\ .*"last verdict: fail at $vat: gpu.count: expected 8, seen 0" ]] ||
+		{ echo "$output"; false; }
+	run nf status --server "$U" gpu-01,cp-01 --json
+	jq -e --arg vat "$vat" '.nodes[] | select(.name == "gpu-01") |
+		.state == "booting" and .result == "fail" and .verdict_at == $vat and
+		.root_cause == "gpu.count: expected 8, seen 0"' <<<"$output"
+	# the state file keeps it too
+	for _ in $(seq 50); do
+		[ "$(jq -r .state vstate/nodes/gpu-01.json)" = booting ] && break
+		sleep 0.1
+	done
+	[ "$(jq -r .state vstate/nodes/gpu-01.json)" = booting ]
+	[ "$(jq -r .verdict.result vstate/nodes/gpu-01.json)" = fail ]
+	# the next verdict replaces it
+	expect 200 /api/v1/nodes/gpu-01/verdict '{"result":"pass"}' -H 'X-Real-IP: 127.0.0.2'
+	node_json gpu-01 > n.json
+	[ "$(jq -r .state n.json)" = verified ]
+	[ "$(jq -r .root_cause n.json)" = null ]
+	[ "$(jq -r .result n.json)" = pass ]
+}
+
 @test "--trusted-proxy 127.0.0.1: X-Real-IP from that peer is the node's address" {
 	serve_with --trusted-proxy 127.0.0.1
 	expect 200 /api/v1/nodes/gpu-01/verdict '{"result":"pass"}' -H 'X-Real-IP: 127.0.0.2'
@@ -139,6 +187,32 @@ PY
 	[ "$(jq -r .state vstate/nodes/gpu-01.json)" = verified ]
 	# a node that has not enrolled is judged by its address alone
 	expect 200 /api/v1/nodes/cp-01/verdict '{"result":"fail"}' --interface 127.0.0.1
+}
+
+@test "a signed verdict is taken once: a replay, or one dated no later than the last, is refused" {
+	serve_with
+	expect 200 /api/v1/enroll "$(claim gpu-01 52:54:00:00:00:02)" --interface 127.0.0.2
+	fail='{"result":"fail","root_causes":[{"id":"gpu.count","message":"expected 8, seen 0"}]}'
+	pass='{"result":"pass"}'
+	mapfile -t old < <(signed sec/munge.key gpu-01 "$pass" -60)
+	mapfile -t h < <(signed sec/munge.key gpu-01 "$fail" -10)
+	expect 200 /api/v1/nodes/gpu-01/verdict "$fail" --interface 127.0.0.2 -H "${h[0]}" -H "${h[1]}"
+	[ "$(jq -r .state vstate/nodes/gpu-01.json)" = failed ]
+	# the same request again, inside the clock window
+	expect 403 /api/v1/nodes/gpu-01/verdict "$fail" --interface 127.0.0.2 -H "${h[0]}" -H "${h[1]}"
+	grep -q "not after the last one taken from it" resp
+	# an older signed "pass" seen earlier cannot erase the failure
+	expect 403 /api/v1/nodes/gpu-01/verdict "$pass" --interface 127.0.0.2 -H "${old[0]}" -H "${old[1]}"
+	grep -q "a replay" resp
+	[ "$(jq -r .state vstate/nodes/gpu-01.json)" = failed ]
+	# a restart forgets nothing
+	kill "$SERVE_PID" && wait "$SERVE_PID" 2>/dev/null || true
+	serve_with
+	expect 403 /api/v1/nodes/gpu-01/verdict "$fail" --interface 127.0.0.2 -H "${h[0]}" -H "${h[1]}"
+	# a newer one is taken
+	mapfile -t h < <(signed sec/munge.key gpu-01 "$pass")
+	expect 200 /api/v1/nodes/gpu-01/verdict "$pass" --interface 127.0.0.2 -H "${h[0]}" -H "${h[1]}"
+	[ "$(jq -r .state vstate/nodes/gpu-01.json)" = verified ]
 }
 
 @test "GET /api/v1/enroll answers the boot server itself, not a node" {

@@ -98,6 +98,30 @@ assert key[:32] not in blob and base64.b64encode(key).decode()[:40] not in json.
 	[[ "$output" == *"gpu-01"*"from 127.0.0.2 key sha256:"* ]]
 }
 
+@test "a claim whose answer was lost is answered again for the same key; another key is refused" {
+	nf enroll open gpu-01 --for 15m >/dev/null
+	c=$(claim gpu-01 52:54:00:00:00:02)
+	# recorded, then the answer is lost (the server stopped before sending it)
+	nf enroll answer -i racks.yaml --peer 127.0.0.2 <<<"$c" >/dev/null
+	cp state/enroll.json before.json
+	# the node's retry: the same claim, the same public key
+	run nf enroll answer -i racks.yaml --peer 127.0.0.2 <<<"$c"
+	status_is 0
+	[[ "$output" == *'"sealed"'* ]]
+	[[ "$output" != *'"reason"'* ]]
+	# the claim stays as it was recorded, and no refusal is added
+	[ "$(jq -c .claims state/enroll.json)" = "$(jq -c .claims before.json)" ]
+	[ "$(jq '.refusals | length' state/enroll.json)" = "$(jq '.refusals | length' before.json)" ]
+	# the same key from another address is still the wrong address
+	run nf enroll answer -i racks.yaml --peer 127.0.0.1 <<<"$c"
+	status_is 1
+	[[ "$output" == *'"reason":"wrong-address"'* ]]
+	# any other key is a second claim
+	run answer gpu-01 52:54:00:00:00:02 127.0.0.2
+	status_is 1
+	[[ "$output" == *'"reason":"already-enrolled"'* ]]
+}
+
 @test "a claim after the window closed is refused as outside the window" {
 	nf enroll open gpu-01 --for 1m >/dev/null
 	# move the window into the past
@@ -138,6 +162,35 @@ assert key[:32] not in blob and base64.b64encode(key).decode()[:40] not in json.
 	run nf enroll --sysroot sys
 	status_is 2
 	[[ "$output" == *"missing --server"* ]]
+}
+
+@test "a server's refusal text is shown with its control bytes escaped" {
+	python3 - port <<-'PY' 3>&- &
+	import http.server, json, sys
+	class H(http.server.BaseHTTPRequestHandler):
+	    def log_message(self, *a): pass
+	    def do_POST(self):
+	        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+	        b = json.dumps({"error": "no\x1b]0;pwned\x07\nnodeforge enroll: ok\r\u202e"}).encode()
+	        self.send_response(403); self.send_header("Content-Length", str(len(b)))
+	        self.end_headers(); self.wfile.write(b)
+	s = http.server.HTTPServer(("127.0.0.1", 0), H)
+	open(sys.argv[1] + ".tmp", "w").write(str(s.server_address[1]))
+	__import__("os").rename(sys.argv[1] + ".tmp", sys.argv[1])
+	s.serve_forever()
+	PY
+	PIDS+=($!)
+	for _ in $(seq 50); do [ -s port ] && break; sleep 0.1; done
+	mkdir -p sys/proc
+	echo "nodeforge.server=http://127.0.0.1:$(cat port) nodeforge.node=gpu-01" > sys/proc/cmdline
+	run nf enroll --sysroot sys --root root --mac 52:54:00:00:00:02 --timeout 5
+	stop_pids
+	status_is 1
+	[[ "$output" == *'server refused the claim (HTTP 403): no\x1b]0;pwned\x07\x0anodeforge enroll: ok\x0d\xe2\x80\xae'* ]]
+	if printf '%s' "$output" | LC_ALL=C grep -qE $'[\x01-\x09\x0b-\x1f\x7f]|\xe2\x80\xae'; then
+		printf '%s' "$output" | od -c >&2
+		return 1
+	fi
 }
 
 @test "a repeated nodeforge.node=: enroll and verify both take the last" {

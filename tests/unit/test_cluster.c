@@ -208,6 +208,37 @@ static void test_site_disagrees(void **s)
 	nf_ctx_free(ctx);
 }
 
+/* Whatever passed the checks upstream, the renderer itself refuses a
+ * value that would end a slurm.conf line early and start another */
+static void test_slurm_conf_refuses_newline(void **s)
+{
+	static const char *const bad[][2] = {
+		{ "ctl-01\nSlurmUser=root", "10.0.0.10" },
+		{ "ctl-01", "10.0.0.10)\nPrologSlurmctld=/tmp/x" },
+		{ "ctl-01\x1b[2J", "10.0.0.10" },
+	};
+	struct nf_ctx *ctx;
+
+	(void)s;
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		struct nf_buf b = { 0 };
+		json_t *cl = json_pack("{s:[], s:[{s:s, s:s}], s:[]}", "roles",
+				       "controllers", "name", bad[i][0], "ip",
+				       bad[i][1], "hosts");
+
+		assert_non_null(cl);
+		assert_int_equal(nf_cluster_slurm_conf(ctx, cl, &b), NF_E_INVALID);
+		assert_null(b.s ? strstr(b.s, "SlurmctldHost") : NULL);
+		assert_non_null(strstr(nf_errmsg(ctx), "cannot go into slurm.conf"));
+		assert_null(strchr(nf_errmsg(ctx), '\n'));
+		assert_null(strchr(nf_errmsg(ctx), '\x1b'));
+		nf_buf_free(&b);
+		json_decref(cl);
+	}
+	nf_ctx_free(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +246,7 @@ int main(void)
 		cmocka_unit_test(test_cluster_load),
 		cmocka_unit_test(test_same_conf_every_role),
 		cmocka_unit_test(test_site_disagrees),
+		cmocka_unit_test(test_slurm_conf_refuses_newline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
