@@ -83,13 +83,7 @@ static void rm_tree(const char *root)
 
 static void done(struct nf_ci *ci, struct nf_ctx *ctx, const char *root)
 {
-	for (size_t i = 0; i < ci->n; i++) {
-		free(ci->v[i].classname);
-		free(ci->v[i].name);
-		free(ci->v[i].message);
-		free(ci->v[i].detail);
-	}
-	free(ci->v);
+	nf_ci_free(ci);
 	nf_ctx_free(ctx);
 	rm_tree(root);
 }
@@ -98,7 +92,7 @@ static void done(struct nf_ci *ci, struct nf_ctx *ctx, const char *root)
 static void test_secret_scan_depth(void **state)
 {
 	char root[] = "/tmp/nf-ci-XXXXXX", path[4096];
-	struct nf_ci ci = { 0 };
+	struct nf_ci *ci = calloc(1, sizeof(*ci));
 	struct nf_ctx *ctx;
 	const struct nf_ci_case *c;
 	FILE *f;
@@ -109,12 +103,13 @@ static void test_secret_scan_depth(void **state)
 	assert_non_null(f = fopen(path, "w"));
 	fputs("key\n", f);
 	fclose(f);
+	assert_non_null(ci);
 	assert_int_equal(nf_ctx_new(&ctx), 0);
-	assert_int_equal(nf_ci_secret_scan(ctx, &ci, root), 0);
-	assert_non_null(c = find_case(&ci, "ci.secrets.munge_key"));
+	assert_int_equal(nf_ci_secret_scan(ctx, ci, root), 0);
+	assert_non_null(c = find_case(ci, "ci.secrets.munge_key"));
 	assert_int_equal(c->verdict, NF_V_FAIL);
 	assert_non_null(strstr(c->message, "d40/munge.key"));
-	done(&ci, ctx, root);
+	done(ci, ctx, root);
 }
 
 /* a directory the scan cannot open (here: out of file descriptors, which
@@ -122,7 +117,7 @@ static void test_secret_scan_depth(void **state)
 static void test_secret_scan_fails_closed(void **state)
 {
 	char root[] = "/tmp/nf-ci-XXXXXX", path[4096];
-	struct nf_ci ci = { 0 };
+	struct nf_ci *ci = calloc(1, sizeof(*ci));
 	struct nf_ctx *ctx;
 	const struct nf_ci_case *c;
 	struct rlimit old, low;
@@ -130,6 +125,7 @@ static void test_secret_scan_fails_closed(void **state)
 
 	(void)state;
 	deep_tree(root, 60, path, sizeof(path));
+	assert_non_null(ci);
 	assert_int_equal(nf_ctx_new(&ctx), 0);
 	/* the lowest free descriptor tells how many are open */
 	assert_true((fd = dup(0)) >= 0);
@@ -138,7 +134,7 @@ static void test_secret_scan_fails_closed(void **state)
 	low = old;
 	low.rlim_cur = (rlim_t)fd + 20;
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
-	r = nf_ci_secret_scan(ctx, &ci, root);
+	r = nf_ci_secret_scan(ctx, ci, root);
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
 	assert_int_equal(r, 0);
 	for (size_t i = 0; i < 3; i++) {
@@ -146,12 +142,12 @@ static void test_secret_scan_fails_closed(void **state)
 						   "ci.secrets.storage_pass",
 						   "ci.secrets.private_key" };
 
-		assert_non_null(c = find_case(&ci, ids[i]));
+		assert_non_null(c = find_case(ci, ids[i]));
 		assert_int_equal(c->verdict, NF_V_FAIL);
 		assert_non_null(strstr(c->message, "not scanned"));
 		assert_non_null(strstr(c->message, "/etc/d1/d2/"));
 	}
-	done(&ci, ctx, root);
+	done(ci, ctx, root);
 }
 
 int main(void)
