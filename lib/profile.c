@@ -360,18 +360,6 @@ fail:
 
 /* ------------------------------------------------------------- kernel args */
 
-int nf_kargs_key(const char *arg, char *key, size_t keysz)
-{
-	const char *eq = strchr(arg, '=');
-	size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
-
-	if (n + 1 > keysz)
-		return NF_E_LIMIT;
-	memcpy(key, arg, n);
-	key[n] = '\0';
-	return eq ? 1 : 0;
-}
-
 /* Keys the kernel takes more than once, each occurrence meaningful */
 static int repeatable(const char *key)
 {

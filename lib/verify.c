@@ -99,12 +99,7 @@ const char *nf_v_role(const struct nf_vcheck *c)
 
 int nf_v_netboot(struct nf_vcheck *c)
 {
-	char *buf = NULL;
-	int r = nf_v_read(c, NF_VSYS, "/proc/cmdline", 64 * 1024, &buf, NULL);
-
-	r = !r && nf_cmdline_find(buf, "nodeforge.server", NULL, 0) == 0;
-	free(buf);
-	return r;
+	return nf_vcmdline_value(c->run->sysroot, "nodeforge.server", NULL, 0) == 0;
 }
 
 struct nf_ctx *nf_v_ctx(struct nf_vcheck *c)
@@ -488,20 +483,20 @@ int nf_hw_fixture_load(struct nf_ctx *ctx, const char *path, json_t **out)
 	return 0;
 }
 
-/* KEY=VALUE of the kernel command line (nf_cmdline_find), 0 if present */
+/* KEY=VALUE of the kernel command line, 0 if present */
 int nf_vcmdline_value(const char *sysroot, const char *key, char *out, size_t sz)
 {
-	char p[4096], buf[8192];
-	size_t n;
-	FILE *f;
+	struct nf_cmdline *c;
+	const char *v;
+	int r;
 
-	snprintf(p, sizeof(p), "%s/proc/cmdline", sysroot ? sysroot : "");
-	if (!(f = fopen(p, "re")))
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return nf_cmdline_find(buf, key, out, sz);
+	if ((r = nf_cmdline_read(NULL, sysroot, &c)))
+		return r;
+	v = nf_cmdline_value(c, key);
+	if (v && sz)
+		snprintf(out, sz, "%s", v);
+	nf_cmdline_free(c);
+	return v ? 0 : -ENOENT;
 }
 
 /* The node's name: nodeforge.node= when the boot server named it (a

@@ -94,7 +94,8 @@ int nf_lint_at(struct nf_facet_lint *l, const char *path, int sev,
 
 /* The key of a kernel argument ("hugepages" of "hugepages=160", the whole
  * word without '=') into key; 1 if it has a value, 0 if not, NF_E_LIMIT
- * when keysz is too small (lib/profile.c) */
+ * when keysz is too small, NF_E_INVALID when it is more than one
+ * (lib/cmdline.c) */
 int nf_kargs_key(const char *arg, char *key, size_t keysz);
 
 /* The site as profiles may carry it: no secret sources (lib/site.c) */

@@ -8,6 +8,27 @@ load verify_helper
 	[[ "$(verdict_of kernel.cmdline.pending)" == "fail reboot needed: /etc/kernel/cmdline adds"* ]]
 }
 
+@test "kernel: a quoted argument with a space is one argument, as the kernel reads it" {
+	vfx pass
+	# configured: one argument whose value holds a space; running: the
+	# same key with another value and a separate word.  Split at the
+	# quotes, both would read as the words dm= a b
+	sed -i 's/$/ dm="a b"/' "$SYS/etc/kernel/cmdline"
+	sed -i 's/$/ dm="a" b/' "$SYS/proc/cmdline"
+	vrun --json --only kernel
+	[[ "$(verdict_of kernel.cmdline.pending)" == 'fail reboot needed: /etc/kernel/cmdline adds dm="a b"' ]]
+	sed -i 's/ dm="a" b$/ "dm=a b"/' "$SYS/proc/cmdline"
+	vrun --json --only kernel
+	[[ "$(verdict_of kernel.cmdline.pending)" == "pass no pending change" ]]
+}
+
+@test "kernel: nodeforge.node with a quoted space names the node whole" {
+	vfx pass
+	sed -i 's/$/ nodeforge.node="rack 4"/' "$SYS/proc/cmdline"
+	vrun --json --only kernel
+	[ "$(echo "$output" | jq -r .host)" = "rack 4" ]
+}
+
 @test "memory: THP not never" {
 	expect_root fail-memory memory.thp "always"
 }
