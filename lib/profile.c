@@ -56,7 +56,8 @@ static void top_init(void)
 	for (size_t i = 0; i < NF_ARRAY_SIZE(top_fields_base); i++)
 		top_fields[n++] = top_fields_base[i];
 	for (size_t i = 0; i < nf_nfacets; i++)
-		top_fields[n++] = (struct nf_field){ nf_facets[i]->name, NF_T_OBJ,
+		top_fields[n++] = (struct nf_field){ nf_facets[i]->name,
+						     nf_facets[i]->map ? NF_T_MAP : NF_T_OBJ,
 						     nf_facets[i]->schema };
 	top_fields[n] = (struct nf_field){ 0 };
 }

@@ -68,6 +68,9 @@ struct nf_facet {
 	const char *name;     /* facet name, also its profile section */
 	const char *summary;
 	const struct nf_field *schema;
+	/* the section is a mapping of scalar values (NF_T_MAP) whose keys
+	 * are the facet's to check, rather than the fields of schema */
+	bool map;
 	/* Cross-field validation and best-practice lint of the resolved
 	 * profile; diags carry positions */
 	int (*lint)(struct nf_facet_lint *l, const json_t *section);

@@ -99,3 +99,34 @@ load verify_helper
 	expect_root fail-munge munge.key.fingerprint "sha256"
 	echo "$output" | jq -r '.checks[] | select(.id == "munge.key.fingerprint") | .remedy' | grep -q "enroll open"
 }
+
+@test "sysctl: each key of the profile's sysctl is a check of its own against /proc/sys" {
+	vfx pass
+	vrun --json --only sysctl
+	status_is 0
+	[ "$(verdict_of sysctl.kernel.numa_balancing)" = "pass 0" ]
+	echo 1 > "$SYS/proc/sys/kernel/numa_balancing"
+	vrun --json --only sysctl
+	status_is 3
+	[ "$(verdict_of sysctl.kernel.numa_balancing)" = "fail 1" ]
+	[[ "$(echo "$output" | jq -r '.checks[] | select(.id == "sysctl.kernel.numa_balancing") | .remedy')" == "sysctl -w kernel.numa_balancing='0'"* ]]
+}
+
+@test "sysctl: a key added to the profile is checked, a vector compared field by field" {
+	vfx pass
+	jq '.sysctl["vm.max_map_count"] = 262144 | .sysctl["net.ipv4.tcp_rmem"] = "4096  87380 6291456"' \
+		"$SYS/etc/nodeforge/profile.json" > p.json && mv p.json "$SYS/etc/nodeforge/profile.json"
+	vrun --json --only sysctl
+	status_is 3
+	[[ "$(verdict_of sysctl.vm.max_map_count)" == "fail no /proc/sys/vm/max_map_count"* ]]
+	mkdir -p "$SYS/proc/sys/vm" "$SYS/proc/sys/net/ipv4"
+	echo 262144 > "$SYS/proc/sys/vm/max_map_count"
+	printf '4096\t87380\t6291456\n' > "$SYS/proc/sys/net/ipv4/tcp_rmem"
+	vrun --json --only sysctl
+	status_is 0
+	[ "$(verdict_of sysctl.vm.max_map_count)" = "pass 262144" ]
+	[ "$(verdict_of sysctl.net.ipv4.tcp_rmem)" = "pass 4096 87380 6291456" ]
+	# --only takes a member's id like any check's
+	vrun --json --only sysctl.vm.max_map_count
+	[ "$(echo "$output" | jq -r '[.checks[] | select(.verdict != "skip")] | length')" = 1 ]
+}
