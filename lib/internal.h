@@ -23,6 +23,7 @@ struct nf_ctx {
 	char *profiles_dir;
 	char *sysroot;
 	char errmsg[1024];
+	int errcode;            /* the code errmsg was recorded with */
 };
 
 /* Record a message for the caller and return `code` */
