@@ -116,6 +116,7 @@ load verify_helper
 	vfx pass
 	jq '.sysctl["vm.max_map_count"] = 262144 | .sysctl["net.ipv4.tcp_rmem"] = "4096  87380 6291456"' \
 		"$SYS/etc/nodeforge/profile.json" > p.json && mv p.json "$SYS/etc/nodeforge/profile.json"
+	rm -f "$SYS/proc/sys/vm/max_map_count" "$SYS/proc/sys/net/ipv4/tcp_rmem"
 	vrun --json --only sysctl
 	status_is 3
 	[[ "$(verdict_of sysctl.vm.max_map_count)" == "fail no /proc/sys/vm/max_map_count"* ]]
