@@ -172,15 +172,13 @@ static int cmd_ci(struct nf_global *g, int argc, char **argv)
 	if (!ci)
 		return nf_cmd_fail(g, "ci", r);
 	/* the run's own message, kept over a report failure's */
-	snprintf(errbuf, sizeof(errbuf), "%s",
-		 *nf_errmsg(g->ctx) ? nf_errmsg(g->ctx) : nf_strerror(r));
+	snprintf(errbuf, sizeof(errbuf), "%s", nf_error_text(g->ctx, r));
 	if (junit) {
 		int w = nf_ci_write_junit(g->ctx, ci, role, junit);
 
 		if (w) {
 			fprintf(stderr, "nodeforge ci: cannot write '%s': %s\n",
-				junit, *nf_errmsg(g->ctx) ? nf_errmsg(g->ctx)
-							  : nf_strerror(w));
+				junit, nf_error_text(g->ctx, w));
 			if (!r) {
 				r = w;
 				snprintf(errbuf, sizeof(errbuf), "cannot write '%s'",

@@ -72,11 +72,9 @@ void nf_cmd_site_note(struct nf_global *g, const char *cmd, const char *what)
 
 int nf_cmd_fail(struct nf_global *g, const char *cmd, int r)
 {
-	const char *m = nf_errmsg(g->ctx);
-
 	if (r == NF_E_FINDINGS)
 		return NF_EXIT_FINDINGS;
-	fprintf(stderr, "%s %s: %s\n", prog, cmd, *m ? m : nf_strerror(r));
+	fprintf(stderr, "%s %s: %s\n", prog, cmd, nf_error_text(g->ctx, r));
 	return NF_EXIT_FAILURE;
 }
 

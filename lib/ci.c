@@ -9,7 +9,6 @@
  * reports; the boot stage is lib/ci_boot.c, the diff against a baseline
  * lib/ci_diff.c.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -26,7 +25,6 @@
 
 #define CI_MAX_CASES 100000
 #define CI_SCAN_MAX (1ULL << 20)        /* secret scan: bytes read per file */
-#define CI_SCAN_DEPTH 32
 
 int nf_ci_add_case(struct nf_ci *ci, const char *cls, const char *name,
 		   int verdict, const char *message, const char *detail,
@@ -116,6 +114,8 @@ const json_t *nf_ci_diff(const struct nf_ci *ci)
 
 struct scan {
 	json_t *munge, *storagepass, *privkey, *hostkeys;
+	json_t *unreadable;     /* what the scan could not read */
+	const char *top;        /* the top directory being walked */
 };
 
 static int has_private_key(const char *buf, size_t len)
@@ -156,16 +156,28 @@ int nf_ci_has_storagepass(const char *buf, size_t len)
 	return 0;
 }
 
-static int scan_file(int dirfd, const char *name, const char *rel,
-		     struct scan *s)
+/* A file or directory the scan cannot read is a finding of every secret
+ * case: what it holds is unknown, so the scan fails closed */
+static int unscanned(struct scan *s, const char *what)
+{
+	return json_array_append_new(s->unreadable, json_string(what)) ? -ENOMEM : 0;
+}
+
+static int scan_file(struct scan *s, const char *path, const char *rel)
 {
 	char *buf;
-	ssize_t k;
+	ssize_t k = 0;
 	size_t len = 0;
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int r = 0;
 
-	if (fd < 0)
-		return 0;
+	if (fd < 0) {
+		char *msg = nf_asprintf("%s (%s)", rel, strerror(errno));
+
+		r = msg ? unscanned(s, msg) : -ENOMEM;
+		free(msg);
+		return r;
+	}
 	if (!(buf = malloc(CI_SCAN_MAX))) {
 		close(fd);
 		return -ENOMEM;
@@ -173,59 +185,63 @@ static int scan_file(int dirfd, const char *name, const char *rel,
 	while (len < CI_SCAN_MAX &&
 	       (k = read(fd, buf + len, CI_SCAN_MAX - len)) > 0)
 		len += (size_t)k;
+	if (k < 0 && len < CI_SCAN_MAX) {
+		char *msg = nf_asprintf("%s (%s)", rel, strerror(errno));
+
+		r = msg ? unscanned(s, msg) : -ENOMEM;
+		free(msg);
+	}
 	close(fd);
 	if (has_private_key(buf, len))
 		json_array_append_new(s->privkey, json_string(rel));
 	if (nf_ci_has_storagepass(buf, len))
 		json_array_append_new(s->storagepass, json_string(rel));
 	free(buf);
-	return 0;
+	return r;
 }
 
-static int scan_dir(int dirfd, const char *rel, int depth, struct scan *s)
+static int scan_entry(void *data, const struct nf_walk_entry *e)
 {
-	DIR *d;
-	struct dirent *de;
-	int fd, r = 0;
+	struct scan *s = data;
+	const char *base = strrchr(e->rel, '/');
+	char *rel;
+	int r;
 
-	if (depth > CI_SCAN_DEPTH)
+	if (!S_ISREG(e->st->st_mode))
 		return 0;
-	fd = dup(dirfd);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
+	base = base ? base + 1 : e->rel;
+	if (!(rel = nf_asprintf("%s/%s", s->top, e->rel)))
+		return -ENOMEM;
+	if (!strcmp(base, "munge.key"))
+		json_array_append_new(s->munge, json_string(rel));
+	if (!strncmp(base, "ssh_host_", 9))
+		json_array_append_new(s->hostkeys, json_string(rel));
+	r = scan_file(s, e->path, rel);
+	free(rel);
+	return r;
+}
+
+/* The whole tree below ROOT/TOP, at any depth: a directory the walk cannot
+ * read stops this tree and is recorded (the walker names it) */
+static int scan_tree(struct nf_ctx *ctx, int rootfd, const char *root,
+		     const char *top, struct scan *s)
+{
+	struct stat st;
+	char *dir;
+	int r;
+
+	/* a top directory that is a link points outside the image */
+	if (fstatat(rootfd, top, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode))
 		return 0;
-	}
-	while (!r && (de = readdir(d))) {
-		struct stat st;
-		char *path;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
-			continue;
-		if (!(path = nf_asprintf("%s/%s", rel, de->d_name))) {
-			r = -ENOMEM;
-			break;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			int sub = openat(dirfd, de->d_name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-			if (sub >= 0) {
-				r = scan_dir(sub, path, depth + 1, s);
-				close(sub);
-			}
-		} else if (S_ISREG(st.st_mode)) {
-			if (!strcmp(de->d_name, "munge.key"))
-				json_array_append_new(s->munge, json_string(path));
-			if (!strncmp(de->d_name, "ssh_host_", 9))
-				json_array_append_new(s->hostkeys, json_string(path));
-			r = scan_file(dirfd, de->d_name, path, s);
-		}
-		free(path);
-	}
-	closedir(d);
+	if (!(dir = nf_asprintf("%s/%s", root, top)))
+		return -ENOMEM;
+	s->top = top;
+	r = nf_walk_tree(ctx, dir, scan_entry, s);
+	free(dir);
+	if (r == -ENOMEM)
+		return r;
+	if (r)
+		r = unscanned(s, nf_errmsg(ctx));
 	return r;
 }
 
@@ -245,33 +261,45 @@ static char *join_list(const json_t *a)
 	return b.s;
 }
 
+/* FOUND fails the case; so does UNREAD (what the scan could not read),
+ * named after the findings */
 static int list_case(struct nf_ci *ci, const char *id, const json_t *found,
-		     const char *what, const char *remedy, double secs)
+		     const json_t *unread, const char *what, const char *remedy,
+		     double secs)
 {
-	char *seen, *msg;
+	char *seen = NULL, *un = NULL, *msg;
 	int r;
 
-	if (!json_array_size(found))
+	if (!json_array_size(found) && !json_array_size(unread))
 		return nf_ci_add_case(ci, "ci.static", id, NF_V_PASS, NULL, NULL, secs);
-	seen = join_list(found);
-	msg = nf_asprintf("%s: %s", what, seen ? seen : "");
-	r = msg ? nf_ci_add_case(ci, "ci.static", id, NF_V_FAIL, msg, remedy, secs)
+	if (json_array_size(found))
+		seen = join_list(found);
+	if (json_array_size(unread))
+		un = join_list(unread);
+	msg = nf_asprintf("%s%s%s%s%s%s", seen ? what : "", seen ? ": " : "",
+			  seen ? seen : "", seen && un ? "; " : "",
+			  un ? "not scanned, unreadable: " : "", un ? un : "");
+	r = msg ? nf_ci_add_case(ci, "ci.static", id, NF_V_FAIL, msg,
+				 seen ? remedy : "make every file of the image "
+				 "readable to the scan", secs)
 		: -ENOMEM;
 	free(seen);
+	free(un);
 	free(msg);
 	return r;
 }
 
-static int hygiene(struct nf_ctx *ctx, struct nf_ci *ci, const char *root)
+int nf_ci_secret_scan(struct nf_ctx *ctx, struct nf_ci *ci, const char *root)
 {
 	static const char *const dirs[] = { "etc", "root", "home", "var/lib",
 					    "opt", "srv", "usr/local" };
-	struct scan s = { json_array(), json_array(), json_array(), json_array() };
+	struct scan s = { json_array(), json_array(), json_array(), json_array(),
+			  json_array(), NULL };
 	double t0 = nf_now_s();
 	int rootfd, r = 0;
 	struct stat st;
 
-	if (!s.munge || !s.storagepass || !s.privkey || !s.hostkeys) {
+	if (!s.munge || !s.storagepass || !s.privkey || !s.hostkeys || !s.unreadable) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -281,31 +309,24 @@ static int hygiene(struct nf_ctx *ctx, struct nf_ci *ci, const char *root)
 			    strerror(errno));
 		goto out;
 	}
-	for (size_t i = 0; !r && i < NF_ARRAY_SIZE(dirs); i++) {
-		int fd = openat(rootfd, dirs[i],
-				O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-		if (fd < 0)
-			continue;
-		r = scan_dir(fd, dirs[i], 0, &s);
-		close(fd);
-	}
+	for (size_t i = 0; !r && i < NF_ARRAY_SIZE(dirs); i++)
+		r = scan_tree(ctx, rootfd, root, dirs[i], &s);
 	if (!r)
-		r = list_case(ci, "ci.secrets.munge_key", s.munge,
+		r = list_case(ci, "ci.secrets.munge_key", s.munge, s.unreadable,
 			      "munge key in the image",
 			      "keys are delivered at enrollment (nodeforge enroll), "
 			      "never built in", nf_now_s() - t0);
 	if (!r)
-		r = list_case(ci, "ci.secrets.storage_pass", s.storagepass,
+		r = list_case(ci, "ci.secrets.storage_pass", s.storagepass, s.unreadable,
 			      "StoragePass set in",
 			      "remove StoragePass from the overlay; nodeforge "
 			      "delivers it at enrollment", nf_now_s() - t0);
 	if (!r)
-		r = list_case(ci, "ci.secrets.private_key", s.privkey,
+		r = list_case(ci, "ci.secrets.private_key", s.privkey, s.unreadable,
 			      "private key material in",
 			      "remove the key from the overlay or artifact", nf_now_s() - t0);
 	if (!r)
-		r = list_case(ci, "ci.identity.ssh_host_keys", s.hostkeys,
+		r = list_case(ci, "ci.identity.ssh_host_keys", s.hostkeys, NULL,
 			      "ssh host keys in",
 			      "host keys are generated on each node's first boot",
 			      nf_now_s() - t0);
@@ -334,6 +355,7 @@ out:
 	json_decref(s.storagepass);
 	json_decref(s.privkey);
 	json_decref(s.hostkeys);
+	json_decref(s.unreadable);
 	return r;
 }
 
@@ -407,7 +429,7 @@ static int static_stage(struct nf_ctx *ctx, struct nf_ci *ci, const char *root,
 		free(detail);
 	}
 	if (!r)
-		r = hygiene(ctx, ci, root);
+		r = nf_ci_secret_scan(ctx, ci, root);
 	if (!r)
 		r = daemon_cases(ctx, ci, root, inventory, site);
 out:

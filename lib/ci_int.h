@@ -30,6 +30,10 @@ int nf_ci_stage_case(struct nf_ci *ci, const char *name, int verdict,
 int nf_ci_stage_error(struct nf_ctx *ctx, struct nf_ci *ci, const char *name,
 		      int err, double t0);
 
+/* lib/ci.c: no secrets and no host identity in the unpacked image ROOT,
+ * one case each; what the scan cannot read fails the secret cases */
+int nf_ci_secret_scan(struct nf_ctx *ctx, struct nf_ci *ci, const char *root);
+
 /* lib/ci_boot.c: stage 3, its stage case and one case per check of the
  * booted node's verdict; tmpdir is the run's directory, the unpacked
  * image in tmpdir/root */

@@ -41,6 +41,16 @@ const char *nf_errmsg(const struct nf_ctx *ctx)
 	return ctx ? ctx->errmsg : "";
 }
 
+const char *nf_error_text(const struct nf_ctx *ctx, int code)
+{
+	/* a message recorded with another code is an earlier failure's,
+	 * one the library handled: a bare 'return -errno' after it has no
+	 * message of its own */
+	if (ctx && *ctx->errmsg && ctx->errcode == code)
+		return ctx->errmsg;
+	return nf_strerror(code);
+}
+
 static int set_str(char **dst, const char *val)
 {
 	char *s = NULL;
@@ -83,14 +93,17 @@ int nf_fail(struct nf_ctx *ctx, int code, const char *fmt, ...)
 		/* messages quote names from archives, servers and files:
 		 * a terminal gets no control byte of theirs */
 		nf_text_defang(ctx->errmsg, sizeof(ctx->errmsg));
+		ctx->errcode = code;
 	}
 	return code;
 }
 
 void nf_clear_error(struct nf_ctx *ctx)
 {
-	if (ctx)
+	if (ctx) {
 		ctx->errmsg[0] = '\0';
+		ctx->errcode = 0;
+	}
 }
 
 void nf_log(struct nf_ctx *ctx, int level, const char *fmt, ...)

@@ -254,32 +254,6 @@ out:
 	return r;
 }
 
-int nf_cmdline_get(struct nf_ctx *ctx, const char *key, char **out)
-{
-	const char *sys = nf_ctx_sysroot(ctx);
-	char *path = nf_asprintf("%s/proc/cmdline", sys ? sys : ""), *buf, *v;
-	size_t len;
-	int r;
-
-	if (!path)
-		return -ENOMEM;
-	r = nf_read_file(ctx, path, 64 * 1024, &buf, &len);
-	free(path);
-	if (r)
-		return r;
-	if (!(v = malloc(len + 1))) {
-		free(buf);
-		return -ENOMEM;
-	}
-	r = nf_cmdline_find(buf, key, v, len + 1);
-	free(buf);
-	if (r)
-		free(v);
-	else
-		*out = v;
-	return r;
-}
-
 /* The node's MAC: the boot interface iPXE names (BOOTIF=01-aa-bb-..), or
  * the first non-loopback interface with an address */
 static int own_mac(struct nf_ctx *ctx, char out[18])

@@ -23,6 +23,7 @@ struct nf_ctx {
 	char *profiles_dir;
 	char *sysroot;
 	char errmsg[1024];
+	int errcode;            /* the code errmsg was recorded with */
 };
 
 /* Record a message for the caller and return `code` */
@@ -38,10 +39,32 @@ void nf_log(struct nf_ctx *ctx, int level, const char *fmt, ...)
 char *nf_strdup(const char *s);
 char *nf_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The value of the last KEY=VALUE word of a kernel command line into out
- * (sz 0: only whether it is there); -ENOENT without one */
-int nf_cmdline_find(const char *cmdline, const char *key, char *out,
-		    size_t sz);
+/* The kernel command line (lib/cmdline.c), split as the kernel splits
+ * it: white space outside double quotes separates parameters, each `key`
+ * or `key=value`; the quotes are removed ("k=\"a b\"" is k, "a b") */
+struct nf_karg {
+	char *key;
+	char *val;              /* NULL: `key` without '=' */
+};
+struct nf_cmdline {
+	struct nf_karg *v;
+	size_t n, cap;
+	char *buf;
+};
+/* Split LEN bytes of TEXT (up to a NUL); NF_E_LIMIT past 64 KiB or
+ * 4096 parameters */
+int nf_cmdline_new(const char *text, size_t len, struct nf_cmdline **out);
+void nf_cmdline_free(struct nf_cmdline *c);
+/* The value of the last KEY=VALUE (borrowed), or NULL */
+const char *nf_cmdline_value(const struct nf_cmdline *c, const char *key);
+/* SYSROOT/proc/cmdline, split (the one reader outside the verifier's
+ * checks, which read through nf_v_read) */
+int nf_cmdline_read(struct nf_ctx *ctx, const char *sysroot, struct nf_cmdline **out);
+/* 1 when the one parameter ARG ("key=value", "flag") is one of C's, with
+ * the same value, quotes aside */
+int nf_cmdline_has(const struct nf_cmdline *c, const char *arg);
+/* A parameter as it is written, its value quoted when it holds spaces */
+void nf_karg_format(const struct nf_karg *a, char *out, size_t sz);
 /* Read a whole file, at most `max` bytes (NF_E_LIMIT above); NUL-terminated */
 int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,
 		 size_t *len);

@@ -110,6 +110,9 @@ void nf_ctx_set_log(struct nf_ctx *ctx, nf_log_fn fn, void *userdata);
 void nf_ctx_set_log_level(struct nf_ctx *ctx, int level);
 /* The last error message recorded by a failing call, or "" */
 const char *nf_errmsg(const struct nf_ctx *ctx);
+/* What to say of a failure that returned CODE: the message recorded with
+ * that code, else nf_strerror(CODE), never an earlier failure's message */
+const char *nf_error_text(const struct nf_ctx *ctx, int code);
 /* Directory that holds the role profiles (-C) */
 int nf_ctx_set_profiles_dir(struct nf_ctx *ctx, const char *dir);
 const char *nf_ctx_profiles_dir(const struct nf_ctx *ctx);

@@ -56,7 +56,8 @@ static void top_init(void)
 	for (size_t i = 0; i < NF_ARRAY_SIZE(top_fields_base); i++)
 		top_fields[n++] = top_fields_base[i];
 	for (size_t i = 0; i < nf_nfacets; i++)
-		top_fields[n++] = (struct nf_field){ nf_facets[i]->name, NF_T_OBJ,
+		top_fields[n++] = (struct nf_field){ nf_facets[i]->name,
+						     nf_facets[i]->map ? NF_T_MAP : NF_T_OBJ,
 						     nf_facets[i]->schema };
 	top_fields[n] = (struct nf_field){ 0 };
 }
@@ -359,18 +360,6 @@ fail:
 }
 
 /* ------------------------------------------------------------- kernel args */
-
-int nf_kargs_key(const char *arg, char *key, size_t keysz)
-{
-	const char *eq = strchr(arg, '=');
-	size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
-
-	if (n + 1 > keysz)
-		return NF_E_LIMIT;
-	memcpy(key, arg, n);
-	key[n] = '\0';
-	return eq ? 1 : 0;
-}
 
 /* Keys the kernel takes more than once, each occurrence meaningful */
 static int repeatable(const char *key)

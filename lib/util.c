@@ -206,29 +206,6 @@ void nf_xml_escape(FILE *f, const char *s)
 	}
 }
 
-/* KEY=VALUE in a kernel command line (text): the last occurrence wins,
- * as it does for the kernel's and systemd's own parameters.  Copies the
- * value into out (truncated to sz - 1); 0 if present, -ENOENT if not */
-int nf_cmdline_find(const char *cmdline, const char *key, char *out,
-		    size_t sz)
-{
-	size_t kl = strlen(key);
-	const char *s, *val = NULL;
-	int vl = 0;
-
-	for (s = cmdline + strspn(cmdline, " \t\n"); *s;
-	     s += strcspn(s, " \t\n"), s += strspn(s, " \t\n"))
-		if (!strncmp(s, key, kl) && s[kl] == '=') {
-			val = s + kl + 1;
-			vl = (int)strcspn(val, " \t\n");
-		}
-	if (!val)
-		return -ENOENT;
-	if (sz)
-		snprintf(out, sz, "%.*s", vl, val);
-	return 0;
-}
-
 const char *nf_suggest(const char *word, const char *const *cands, size_t n)
 {
 	size_t wl = strlen(word), best_d = (size_t)-1;

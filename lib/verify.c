@@ -99,12 +99,7 @@ const char *nf_v_role(const struct nf_vcheck *c)
 
 int nf_v_netboot(struct nf_vcheck *c)
 {
-	char *buf = NULL;
-	int r = nf_v_read(c, NF_VSYS, "/proc/cmdline", 64 * 1024, &buf, NULL);
-
-	r = !r && nf_cmdline_find(buf, "nodeforge.server", NULL, 0) == 0;
-	free(buf);
-	return r;
+	return nf_vcmdline_value(c->run->sysroot, "nodeforge.server", NULL, 0) == 0;
 }
 
 struct nf_ctx *nf_v_ctx(struct nf_vcheck *c)
@@ -122,7 +117,7 @@ struct nf_ctx *nf_v_ctx(struct nf_vcheck *c)
 
 const char *nf_v_id(const struct nf_vcheck *c)
 {
-	return c->def->id;
+	return c->id;
 }
 
 bool nf_v_static(const struct nf_vcheck *c)
@@ -300,6 +295,7 @@ static void run_one(struct nf_vrun *run, struct entry *e,
 	c->run = run;
 	atomic_fetch_add(&run->refs, 1);
 	c->def = e->def;
+	snprintf(c->id, sizeof(c->id), "%s", entry_id(e));
 	c->section = e->section;
 	atomic_init(&c->refs, 1);
 	pthread_mutex_init(&c->mu, NULL);
@@ -377,8 +373,8 @@ static void run_one(struct nf_vrun *run, struct entry *e,
 static struct entry *find_entry(struct nf_verify *v, const char *id, size_t len)
 {
 	for (size_t i = 0; i < v->n; i++)
-		if (strlen(v->v[i].def->id) == len &&
-		    !strncmp(v->v[i].def->id, id, len))
+		if (strlen(entry_id(&v->v[i])) == len &&
+		    !strncmp(entry_id(&v->v[i]), id, len))
 			return &v->v[i];
 	return NULL;
 }
@@ -426,7 +422,7 @@ static void explain(struct nf_verify *v)
 
 				if (x && x != e && (x->res.verdict == NF_V_FAIL ||
 						    x->res.verdict == NF_V_HUNG))
-					e->cause = strdup(x->cause ? x->cause : x->def->id);
+					e->cause = strdup(x->cause ? x->cause : entry_id(x));
 				d += len;
 				d += strspn(d, " ");
 			}
@@ -441,8 +437,8 @@ static int only_match(const char *only, const struct entry *e)
 		return 1;
 	n = strlen(only);
 	return !strcmp(e->facet, only) ||
-	       (!strncmp(e->def->id, only, n) &&
-		(e->def->id[n] == '\0' || e->def->id[n] == '.'));
+	       (!strncmp(entry_id(e), only, n) &&
+		(entry_id(e)[n] == '\0' || entry_id(e)[n] == '.'));
 }
 
 static int rank_of(const struct entry *e)
@@ -488,20 +484,20 @@ int nf_hw_fixture_load(struct nf_ctx *ctx, const char *path, json_t **out)
 	return 0;
 }
 
-/* KEY=VALUE of the kernel command line (nf_cmdline_find), 0 if present */
+/* KEY=VALUE of the kernel command line, 0 if present */
 int nf_vcmdline_value(const char *sysroot, const char *key, char *out, size_t sz)
 {
-	char p[4096], buf[8192];
-	size_t n;
-	FILE *f;
+	struct nf_cmdline *c;
+	const char *v;
+	int r;
 
-	snprintf(p, sizeof(p), "%s/proc/cmdline", sysroot ? sysroot : "");
-	if (!(f = fopen(p, "re")))
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return nf_cmdline_find(buf, key, out, sz);
+	if ((r = nf_cmdline_read(NULL, sysroot, &c)))
+		return r;
+	v = nf_cmdline_value(c, key);
+	if (v && sz)
+		snprintf(out, sz, "%s", v);
+	nf_cmdline_free(c);
+	return v ? 0 : -ENOENT;
 }
 
 /* The node's name: nodeforge.node= when the boot server named it (a
@@ -579,6 +575,39 @@ int nf_vrun_new(struct nf_ctx *ctx, const json_t *prof,
 	return 0;
 }
 
+/* One entry of DEF; KEY names a family's member */
+static int add_entry(struct nf_verify *v, size_t *cap, const struct nf_check_def *def,
+		     const char *key, const char *facet, const json_t *sec)
+{
+	struct entry *e;
+
+	if (v->n == *cap) {
+		struct entry *nv;
+		size_t ncap = *cap ? *cap * 2 : 64;
+
+		if (!(nv = realloc(v->v, ncap * sizeof(*nv))))
+			return -ENOMEM;
+		v->v = nv;
+		*cap = ncap;
+	}
+	e = &v->v[v->n];
+	memset(e, 0, sizeof(*e));
+	if (key) {
+		const char *dot = strrchr(def->id, '.');
+
+		if (strlen(key) + (size_t)(dot - def->id) + 2 > NF_CHECK_ID_MAX)
+			return NF_E_LIMIT;
+		if (!(e->id = nf_asprintf("%.*s%s", (int)(dot - def->id + 1), def->id,
+					  key)))
+			return -ENOMEM;
+	}
+	e->def = def;
+	e->facet = facet;
+	e->section = sec;
+	e->order = (unsigned)v->n++;
+	return 0;
+}
+
 int nf_verify_run(struct nf_ctx *ctx, const struct nf_profile *p,
 		  const struct nf_verify_opts *o, struct nf_verify **out)
 {
@@ -609,25 +638,24 @@ int nf_verify_run(struct nf_ctx *ctx, const struct nf_profile *p,
 		if (!fc->checks || !sec)
 			continue;
 		for (size_t i = 0; i < fc->checks->n; i++) {
-			struct entry *e;
+			const struct nf_check_def *def = &fc->checks->v[i];
+			const char *key = NULL;
+			void *it = NULL;
 
-			if (v->n == cap) {
-				struct entry *nv;
-
-				cap = cap ? cap * 2 : 64;
-				if (!(nv = realloc(v->v, cap * sizeof(*nv)))) {
+			if (def->flags & NF_CHECK_FAMILY) {
+				if (!(it = json_object_iter((json_t *)sec)))
+					continue;
+				key = json_object_iter_key(it);
+			}
+			do {
+				if ((r = add_entry(v, &cap, def, key, fc->name, sec))) {
 					nf_verify_free(v);
 					nf_vrun_unref(run);
-					return -ENOMEM;
+					return r;
 				}
-				v->v = nv;
-			}
-			e = &v->v[v->n];
-			memset(e, 0, sizeof(*e));
-			e->def = &fc->checks->v[i];
-			e->facet = fc->name;
-			e->section = sec;
-			e->order = (unsigned)v->n++;
+				it = key ? json_object_iter_next((json_t *)sec, it) : NULL;
+				key = it ? json_object_iter_key(it) : NULL;
+			} while (key);
 		}
 	}
 	if (o->only && *o->only) {
@@ -665,7 +693,7 @@ int nf_verify_run(struct nf_ctx *ctx, const struct nf_profile *p,
 			e->res.verdict = NF_V_SKIP;
 			e->reason = nf_asprintf("not selected");
 		} else if (bad) {
-			const char *root = bad->cause ? bad->cause : bad->def->id;
+			const char *root = bad->cause ? bad->cause : entry_id(bad);
 
 			e->res.verdict = NF_V_SKIP;
 			e->cause = strdup(root);
@@ -691,7 +719,7 @@ int nf_verify_run(struct nf_ctx *ctx, const struct nf_profile *p,
 		struct entry *e = &v->v[i];
 
 		e->rank = rank_of(e);
-		e->res.id = e->def->id;
+		e->res.id = entry_id(e);
 		e->res.facet = e->facet;
 		e->res.summary = e->def->summary;
 	}
@@ -722,6 +750,7 @@ void nf_verify_free(struct nf_verify *v)
 		free(v->v[i].remedy);
 		free(v->v[i].reason);
 		free(v->v[i].cause);
+		free(v->v[i].id);
 	}
 	free(v->v);
 	free(v->role);

@@ -36,6 +36,7 @@ struct nf_vrun {
 struct nf_vcheck {
 	struct nf_vrun *run;
 	const struct nf_check_def *def;
+	char id[NF_CHECK_ID_MAX];       /* the family member's id, or def's */
 	struct timespec deadline;
 	char expected[512];
 	char seen[1024];
@@ -54,6 +55,7 @@ struct nf_vcheck {
 
 struct entry {
 	const struct nf_check_def *def;
+	char *id;               /* a family member's own id; NULL: def's */
 	const char *facet;
 	const json_t *section;
 	bool done;
@@ -77,6 +79,12 @@ int nf_vrun_new(struct nf_ctx *ctx, const json_t *prof,
 void nf_vrun_unref(struct nf_vrun *r);
 /* KEY= of SYSROOT/proc/cmdline (the last one) into out; 0 or -errno */
 int nf_vcmdline_value(const char *sysroot, const char *key, char *out, size_t sz);
+
+/* The check's id: a family member's own, else its definition's */
+static inline const char *entry_id(const struct entry *e)
+{
+	return e->id ? e->id : e->def->id;
+}
 
 static inline void now(struct timespec *t)
 {

@@ -127,40 +127,58 @@ static int apply(struct nf_apply *a, const json_t *sec)
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
-/* Is `arg` ("key=value" or "flag") one of the words of `cmdline`? */
-static int cmdline_has(const char *cmdline, const char *arg)
+/* GRUB's value as the shell reads it: one level of double or single quotes
+ * around it removed */
+static char *shell_value(char *v)
 {
-	size_t n = strlen(arg);
+	size_t n = v ? strlen(v) : 0;
 
-	for (const char *p = cmdline; p && *p;) {
-		p += strspn(p, " \t\n\"");
-		if (!strncmp(p, arg, n) && (!p[n] || strchr(" \t\n\"", p[n])))
-			return 1;
-		p += strcspn(p, " \t\n\"");
+	if (n >= 2 && (*v == '"' || *v == '\'') && v[n - 1] == *v) {
+		memmove(v, v + 1, n - 2);
+		v[n - 2] = '\0';
 	}
-	return 0;
+	return v;
 }
 
-/* The command line the boot loader will use next: /etc/kernel/cmdline
- * (kernel-install, UKI), else GRUB_CMDLINE_LINUX(_DEFAULT) */
-static char *next_cmdline(struct nf_vcheck *c, const char **from)
+/* The command line the boot loader will use next, split: /etc/kernel/cmdline
+ * (kernel-install, UKI), else GRUB_CMDLINE_LINUX(_DEFAULT); NULL if none */
+static struct nf_cmdline *next_cmdline(struct nf_vcheck *c, const char **from)
 {
+	struct nf_cmdline *cl = NULL;
 	char *buf = NULL, *a, *b;
+	size_t len = 0;
 
-	if (!nf_v_read(c, NF_VROOT, "/etc/kernel/cmdline", 64 * 1024, &buf, NULL)) {
+	if (!nf_v_read(c, NF_VROOT, "/etc/kernel/cmdline", 64 * 1024, &buf, &len)) {
 		*from = "/etc/kernel/cmdline";
-		return buf;
+	} else {
+		if (nf_v_read(c, NF_VROOT, "/etc/default/grub", 256 * 1024, &buf, NULL))
+			return NULL;
+		*from = "/etc/default/grub";
+		a = shell_value(nf_v_conf_get(buf, "GRUB_CMDLINE_LINUX", "="));
+		b = shell_value(nf_v_conf_get(buf, "GRUB_CMDLINE_LINUX_DEFAULT", "="));
+		free(buf);
+		buf = nf_asprintf("%s %s", a ? a : "", b ? b : "");
+		free(a);
+		free(b);
+		len = buf ? strlen(buf) : 0;
 	}
-	if (nf_v_read(c, NF_VROOT, "/etc/default/grub", 256 * 1024, &buf, NULL))
-		return NULL;
-	*from = "/etc/default/grub";
-	a = nf_v_conf_get(buf, "GRUB_CMDLINE_LINUX", "=");
-	b = nf_v_conf_get(buf, "GRUB_CMDLINE_LINUX_DEFAULT", "=");
+	if (buf && nf_cmdline_new(buf, len, &cl))
+		cl = NULL;
 	free(buf);
-	buf = nf_asprintf("%s %s", a ? a : "", b ? b : "");
-	free(a);
-	free(b);
-	return buf;
+	return cl;
+}
+
+/* The running kernel's command line, split; 0 or -errno */
+static int running_cmdline(struct nf_vcheck *c, struct nf_cmdline **out)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int r = nf_v_read(c, NF_VSYS, "/proc/cmdline", 64 * 1024, &buf, &len);
+
+	if (!r)
+		r = nf_cmdline_new(buf, len, out);
+	free(buf);
+	return r;
 }
 
 /* The remedy for kernel arguments missing from where this node boots:
@@ -191,7 +209,8 @@ static void remedy_args(struct nf_vcheck *c, const char *from, const char *all)
 }
 
 /* Append the arguments of args missing from line to all (space-separated) */
-static void missing_all(const json_t *args, const char *line, char *all, size_t sz)
+static void missing_all(const json_t *args, const struct nf_cmdline *line,
+			char *all, size_t sz)
 {
 	size_t i;
 	json_t *a;
@@ -200,7 +219,7 @@ static void missing_all(const json_t *args, const char *line, char *all, size_t 
 	json_array_foreach(args, i, a) {
 		const char *s = json_string_value(a);
 
-		if (s && !cmdline_has(line, s))
+		if (s && !nf_cmdline_has(line, s))
 			snprintf(all + strlen(all), sz - strlen(all), "%s%s", *all ? " " : "", s);
 	}
 }
@@ -209,7 +228,8 @@ static int check_next(struct nf_vcheck *c, const json_t *sec)
 {
 	const json_t *args = json_object_get(nf_v_profile(c), "boot_args");
 	const char *from = NULL;
-	char *line = next_cmdline(c, &from), missing[768] = "";
+	struct nf_cmdline *line = next_cmdline(c, &from);
+	char missing[768] = "";
 	size_t i, n = 0;
 	json_t *a;
 
@@ -229,12 +249,12 @@ static int check_next(struct nf_vcheck *c, const json_t *sec)
 	json_array_foreach(args, i, a) {
 		const char *s = json_string_value(a);
 
-		if (s && !cmdline_has(line, s) && n++ < 6)
+		if (s && !nf_cmdline_has(line, s) && n++ < 6)
 			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
 				 "%s%s", *missing ? " " : "", s);
 	}
 	if (!n) {
-		free(line);
+		nf_cmdline_free(line);
 		nf_v_seen(c, "all %zu in %s", json_array_size(args), from);
 		return NF_V_PASS;
 	}
@@ -242,7 +262,7 @@ static int check_next(struct nf_vcheck *c, const json_t *sec)
 		char all[2048];
 
 		missing_all(args, line, all, sizeof(all));
-		free(line);
+		nf_cmdline_free(line);
 		nf_v_seen(c, "%s lacks %s%s", from, missing, n > 6 ? " ..." : "");
 		remedy_args(c, from, all);
 	}
@@ -252,7 +272,8 @@ static int check_next(struct nf_vcheck *c, const json_t *sec)
 static int check_running(struct nf_vcheck *c, const json_t *sec)
 {
 	const json_t *args = json_object_get(nf_v_profile(c), "boot_args");
-	char *run = NULL, *next, missing[768] = "";
+	struct nf_cmdline *run = NULL, *next;
+	char missing[768] = "";
 	const char *from = NULL;
 	size_t i, n = 0, pending = 0;
 	json_t *a;
@@ -260,24 +281,24 @@ static int check_running(struct nf_vcheck *c, const json_t *sec)
 
 	(void)sec;
 	nf_v_expect(c, "every profile kernel argument in /proc/cmdline");
-	if ((r = nf_v_read(c, NF_VSYS, "/proc/cmdline", 64 * 1024, &run, NULL))) {
-		nf_v_seen(c, "cannot read /proc/cmdline: %s", strerror(-r));
+	if ((r = running_cmdline(c, &run))) {
+		nf_v_seen(c, "cannot read /proc/cmdline: %s", nf_strerror(r));
 		return NF_V_FAIL;
 	}
 	next = next_cmdline(c, &from);
 	json_array_foreach(args, i, a) {
 		const char *s = json_string_value(a);
 
-		if (!s || cmdline_has(run, s))
+		if (!s || nf_cmdline_has(run, s))
 			continue;
-		pending += next && cmdline_has(next, s);
+		pending += nf_cmdline_has(next, s);
 		if (n++ < 6)
 			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
 				 "%s%s", *missing ? " " : "", s);
 	}
 	if (!n) {
-		free(run);
-		free(next);
+		nf_cmdline_free(run);
+		nf_cmdline_free(next);
 		nf_v_seen(c, "all %zu present", json_array_size(args));
 		return NF_V_PASS;
 	}
@@ -293,8 +314,8 @@ static int check_running(struct nf_vcheck *c, const json_t *sec)
 		nf_v_seen(c, "missing %s%s", missing, n > 6 ? " ..." : "");
 		remedy_args(c, from, all);
 	}
-	free(run);
-	free(next);
+	nf_cmdline_free(run);
+	nf_cmdline_free(next);
 	return NF_V_FAIL;
 }
 
@@ -302,24 +323,27 @@ static int check_running(struct nf_vcheck *c, const json_t *sec)
 static int check_pending(struct nf_vcheck *c, const json_t *sec)
 {
 	const char *from = NULL;
-	char *run = NULL, *next = next_cmdline(c, &from), *save = NULL, *w;
-	char diff[512] = "";
+	struct nf_cmdline *run = NULL, *next = next_cmdline(c, &from);
+	char diff[512] = "", w[256];
 	int n = 0;
 
 	(void)sec;
 	if (!next)
 		return nf_v_skip(c, "no boot loader configuration");
-	if (nf_v_read(c, NF_VSYS, "/proc/cmdline", 64 * 1024, &run, NULL)) {
-		free(next);
+	if (running_cmdline(c, &run)) {
+		nf_cmdline_free(next);
 		return nf_v_skip(c, "no /proc/cmdline");
 	}
 	nf_v_expect(c, "the running command line has every argument of %s", from);
-	for (w = strtok_r(next, " \t\n\"", &save); w; w = strtok_r(NULL, " \t\n\"", &save))
-		if (!strchr(w, '$') && !cmdline_has(run, w) && n++ < 6)
+	for (size_t i = 0; i < next->n; i++) {
+		nf_karg_format(&next->v[i], w, sizeof(w));
+		/* GRUB's own variables ($GRUB_CMDLINE_LINUX) are not arguments */
+		if (!strchr(w, '$') && !nf_cmdline_has(run, w) && n++ < 6)
 			snprintf(diff + strlen(diff), sizeof(diff) - strlen(diff), "%s%s",
 				 *diff ? " " : "", w);
-	free(run);
-	free(next);
+	}
+	nf_cmdline_free(run);
+	nf_cmdline_free(next);
 	if (!n) {
 		nf_v_seen(c, "no pending change");
 		return NF_V_PASS;

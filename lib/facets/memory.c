@@ -68,25 +68,6 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 	return 0;
 }
 
-/* ---- apply: what the image build writes (nodeforge build) ---- */
-
-/* Hugepages and THP are kernel arguments (kernel facet); NUMA balancing is
- * also pinned by sysctl so a later cmdline edit cannot silently undo it */
-static int apply(struct nf_apply *a, const json_t *sec)
-{
-	const json_t *nb = json_object_get(sec, "numa_balancing");
-	struct nf_buf b = { 0 };
-
-	if (!json_is_boolean(nb))
-		return 0;
-	nf_apply_header(&b, "#", "memory");
-	nf_buf_printf(&b, "kernel.numa_balancing = %d\n", json_is_true(nb));
-	return nf_apply_write_buf(a, "/etc/sysctl.d/90-nodeforge-memory.conf",
-				  &b, 0644, 0, 0);
-}
-
-/* ---- end of apply ---- */
-
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
 static int check_hugepages(struct nf_vcheck *c, const json_t *sec)
@@ -170,7 +151,8 @@ static int check_numa_balancing(struct nf_vcheck *c, const json_t *sec)
 	nf_v_seen(c, "%ld", cur);
 	if ((cur != 0) == json_is_true(w))
 		return NF_V_PASS;
-	nf_v_remedy(c, "sysctl -w kernel.numa_balancing=%d", json_is_true(w));
+	nf_v_remedy(c, "sysctl -w kernel.numa_balancing=%d   # and kernel.numa_balancing "
+		    "in the profile's sysctl", json_is_true(w));
 	return NF_V_FAIL;
 }
 
@@ -192,7 +174,6 @@ static const struct nf_checkset checks = NF_CHECKSET(defs);
 const struct nf_facet nf_facet_memory = {
 	.name = "memory",
 	.summary = "hugepages, transparent hugepages, NUMA balancing",
-	.apply = apply,
 	.schema = fields,
 	.lint = lint,
 	.boot_args = boot_args,

@@ -30,9 +30,17 @@ const struct nf_check_def *nf_check_find(const char *id)
 	for (size_t i = 0; i < nf_nfacets; i++) {
 		const struct nf_checkset *cs = nf_facets[i]->checks;
 
-		for (size_t j = 0; cs && j < cs->n; j++)
+		for (size_t j = 0; cs && j < cs->n; j++) {
+			const char *dot = strrchr(cs->v[j].id, '.');
+
 			if (!strcmp(cs->v[j].id, id))
 				return &cs->v[j];
+			/* a family's member: the id's stem and a key */
+			if ((cs->v[j].flags & NF_CHECK_FAMILY) &&
+			    !strncmp(cs->v[j].id, id, (size_t)(dot - cs->v[j].id + 1)) &&
+			    id[dot - cs->v[j].id + 1])
+				return &cs->v[j];
+		}
 	}
 	return NULL;
 }

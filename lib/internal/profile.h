@@ -91,6 +91,9 @@ struct nf_facet {
 	const char *name;     /* facet name, also its profile section */
 	const char *summary;
 	const struct nf_field *schema;
+	/* the section is a mapping of scalar values (NF_T_MAP) whose keys
+	 * are the facet's to check, rather than the fields of schema */
+	bool map;
 	/* Cross-field validation and best-practice lint of the resolved
 	 * profile; diags carry positions */
 	int (*lint)(struct nf_facet_lint *l, const json_t *section);
@@ -117,7 +120,8 @@ int nf_lint_at(struct nf_facet_lint *l, const char *path, int sev,
 
 /* The key of a kernel argument ("hugepages" of "hugepages=160", the whole
  * word without '=') into key; 1 if it has a value, 0 if not, NF_E_LIMIT
- * when keysz is too small (lib/profile.c) */
+ * when keysz is too small, NF_E_INVALID when it is more than one
+ * (lib/cmdline.c) */
 int nf_kargs_key(const char *arg, char *key, size_t keysz);
 
 /* The site as profiles may carry it: no secret sources (lib/site.c) */

@@ -15,7 +15,13 @@
 enum nf_check_flags {
 	NF_CHECK_STATIC = 1 << 0, /* decidable on an unbooted image root */
 	NF_CHECK_PROBE = 1 << 1,  /* may block: runs with a deadline */
+	/* a family: one check per key of the facet's section (a mapping),
+	 * its id the definition's up to its last '.' and then the key
+	 * ("sysctl.KEY" -> "sysctl.vm.max_map_count"); nf_v_id() names the
+	 * member that runs */
+	NF_CHECK_FAMILY = 1 << 2,
 };
+#define NF_CHECK_ID_MAX 192
 
 struct nf_vcheck;
 

@@ -116,3 +116,15 @@ assert "etc/slurm/slurmdbd.conf" in c["ci.secrets.storage_pass"]["message"]
 	[ "$(junit_case g.xml slurm.gres.conf)" = skipped ]
 	grep -q 'gres.auto.json' g.xml
 }
+
+@test "ci: the secret scan reads a tree at any depth (a munge key 40 directories down is found)" {
+	d=ov/compute/etc/deep
+	for i in $(seq 40); do d=$d/d$i; done
+	mkdir -p "$d"
+	echo key > "$d/munge.key"
+	run ci --junit j.xml --json
+	status_is 3
+	[ "$(junit_case j.xml ci.secrets.munge_key)" = failure ]
+	[[ "$output" == *"d39/d40/munge.key"* ]]
+}
+

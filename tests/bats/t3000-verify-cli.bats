@@ -124,9 +124,10 @@ PY
 			jq -r '.checks[].id'
 	done | sort -u > have
 	[ "$(wc -l < have)" -ge 50 ]
-	# an id with an upper-case word (limits.unit.LIMIT) is a family: one
-	# check per entry of a list; every check must be documented and
-	# every documented id or family must be a check
+	# an id with an upper-case word (limits.unit.LIMIT, sysctl.KEY) is a
+	# family: one check per entry of a list or key of a mapping (a
+	# sysctl's dotted name); every check must be documented and every
+	# documented id or family must be a check
 	python3 - "$NF_SRCDIR/docs/nodeforge-verify.md" have <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -139,7 +140,7 @@ for row in table.splitlines()[2:]:
         m = re.match(r"(.*)\{(.*)\}(.*)", tok)
         for part in (m.group(2).split(",") if m else [None]):
             doc.append(m.group(1) + part + m.group(3) if m else tok)
-pat = {d: re.compile("".join("[a-z0-9_]+" if re.fullmatch(r"[A-Z]+", s)
+pat = {d: re.compile("".join("[a-z0-9_][a-z0-9_.-]*" if re.fullmatch(r"[A-Z]+", s)
                              else re.escape(s)
                              for s in re.split(r"([A-Z]+)", d)) + "$")
        for d in doc}

@@ -8,6 +8,27 @@ load verify_helper
 	[[ "$(verdict_of kernel.cmdline.pending)" == "fail reboot needed: /etc/kernel/cmdline adds"* ]]
 }
 
+@test "kernel: a quoted argument with a space is one argument, as the kernel reads it" {
+	vfx pass
+	# configured: one argument whose value holds a space; running: the
+	# same key with another value and a separate word.  Split at the
+	# quotes, both would read as the words dm= a b
+	sed -i 's/$/ dm="a b"/' "$SYS/etc/kernel/cmdline"
+	sed -i 's/$/ dm="a" b/' "$SYS/proc/cmdline"
+	vrun --json --only kernel
+	[[ "$(verdict_of kernel.cmdline.pending)" == 'fail reboot needed: /etc/kernel/cmdline adds dm="a b"' ]]
+	sed -i 's/ dm="a" b$/ "dm=a b"/' "$SYS/proc/cmdline"
+	vrun --json --only kernel
+	[[ "$(verdict_of kernel.cmdline.pending)" == "pass no pending change" ]]
+}
+
+@test "kernel: nodeforge.node with a quoted space names the node whole" {
+	vfx pass
+	sed -i 's/$/ nodeforge.node="rack 4"/' "$SYS/proc/cmdline"
+	vrun --json --only kernel
+	[ "$(echo "$output" | jq -r .host)" = "rack 4" ]
+}
+
 @test "memory: THP not never" {
 	expect_root fail-memory memory.thp "always"
 }
@@ -77,4 +98,36 @@ load verify_helper
 @test "munge: a key the site does not know names re-enrollment" {
 	expect_root fail-munge munge.key.fingerprint "sha256"
 	echo "$output" | jq -r '.checks[] | select(.id == "munge.key.fingerprint") | .remedy' | grep -q "enroll open"
+}
+
+@test "sysctl: each key of the profile's sysctl is a check of its own against /proc/sys" {
+	vfx pass
+	vrun --json --only sysctl
+	status_is 0
+	[ "$(verdict_of sysctl.kernel.numa_balancing)" = "pass 0" ]
+	echo 1 > "$SYS/proc/sys/kernel/numa_balancing"
+	vrun --json --only sysctl
+	status_is 3
+	[ "$(verdict_of sysctl.kernel.numa_balancing)" = "fail 1" ]
+	[[ "$(echo "$output" | jq -r '.checks[] | select(.id == "sysctl.kernel.numa_balancing") | .remedy')" == "sysctl -w kernel.numa_balancing='0'"* ]]
+}
+
+@test "sysctl: a key added to the profile is checked, a vector compared field by field" {
+	vfx pass
+	jq '.sysctl["vm.max_map_count"] = 262144 | .sysctl["net.ipv4.tcp_rmem"] = "4096  87380 6291456"' \
+		"$SYS/etc/nodeforge/profile.json" > p.json && mv p.json "$SYS/etc/nodeforge/profile.json"
+	rm -f "$SYS/proc/sys/vm/max_map_count" "$SYS/proc/sys/net/ipv4/tcp_rmem"
+	vrun --json --only sysctl
+	status_is 3
+	[[ "$(verdict_of sysctl.vm.max_map_count)" == "fail no /proc/sys/vm/max_map_count"* ]]
+	mkdir -p "$SYS/proc/sys/vm" "$SYS/proc/sys/net/ipv4"
+	echo 262144 > "$SYS/proc/sys/vm/max_map_count"
+	printf '4096\t87380\t6291456\n' > "$SYS/proc/sys/net/ipv4/tcp_rmem"
+	vrun --json --only sysctl
+	status_is 0
+	[ "$(verdict_of sysctl.vm.max_map_count)" = "pass 262144" ]
+	[ "$(verdict_of sysctl.net.ipv4.tcp_rmem)" = "pass 4096 87380 6291456" ]
+	# --only takes a member's id like any check's
+	vrun --json --only sysctl.vm.max_map_count
+	[ "$(echo "$output" | jq -r '[.checks[] | select(.verdict != "skip")] | length')" = 1 ]
 }

@@ -9,7 +9,12 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ci_int.h"
 
 static void test_dpkg_status(void **state)
 {
@@ -46,11 +51,112 @@ static void test_storagepass(void **state)
 		assert_false(nf_ci_has_storagepass(no[i], strlen(no[i])));
 }
 
+/* ROOT/etc/d1/.../dDEPTH, the deepest path into path */
+static void deep_tree(char *root, int depth, char *path, size_t sz)
+{
+	assert_non_null(mkdtemp(root));
+	snprintf(path, sz, "%s/etc", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	for (int i = 1; i <= depth; i++) {
+		size_t l = strlen(path);
+
+		snprintf(path + l, sz - l, "/d%d", i);
+		assert_int_equal(mkdir(path, 0755), 0);
+	}
+}
+
+static const struct nf_ci_case *find_case(const struct nf_ci *ci, const char *name)
+{
+	for (size_t i = 0; i < ci->n; i++)
+		if (!strcmp(ci->v[i].name, name))
+			return &ci->v[i];
+	return NULL;
+}
+
+static void rm_tree(const char *root)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void done(struct nf_ci *ci, struct nf_ctx *ctx, const char *root)
+{
+	nf_ci_free(ci);
+	nf_ctx_free(ctx);
+	rm_tree(root);
+}
+
+/* the scan has no depth at which it stops looking */
+static void test_secret_scan_depth(void **state)
+{
+	char root[] = "/tmp/nf-ci-XXXXXX", path[4096];
+	struct nf_ci *ci = calloc(1, sizeof(*ci));
+	struct nf_ctx *ctx;
+	const struct nf_ci_case *c;
+	FILE *f;
+
+	(void)state;
+	deep_tree(root, 40, path, sizeof(path));
+	strcat(path, "/munge.key");
+	assert_non_null(f = fopen(path, "w"));
+	fputs("key\n", f);
+	fclose(f);
+	assert_non_null(ci);
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	assert_int_equal(nf_ci_secret_scan(ctx, ci, root), 0);
+	assert_non_null(c = find_case(ci, "ci.secrets.munge_key"));
+	assert_int_equal(c->verdict, NF_V_FAIL);
+	assert_non_null(strstr(c->message, "d40/munge.key"));
+	done(ci, ctx, root);
+}
+
+/* a directory the scan cannot open (here: out of file descriptors, which
+ * root cannot override as it can a mode) fails the secret cases, named */
+static void test_secret_scan_fails_closed(void **state)
+{
+	char root[] = "/tmp/nf-ci-XXXXXX", path[4096];
+	struct nf_ci *ci = calloc(1, sizeof(*ci));
+	struct nf_ctx *ctx;
+	const struct nf_ci_case *c;
+	struct rlimit old, low;
+	int fd, r;
+
+	(void)state;
+	deep_tree(root, 60, path, sizeof(path));
+	assert_non_null(ci);
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	/* the lowest free descriptor tells how many are open */
+	assert_true((fd = dup(0)) >= 0);
+	close(fd);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)fd + 20;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	r = nf_ci_secret_scan(ctx, ci, root);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(r, 0);
+	for (size_t i = 0; i < 3; i++) {
+		static const char *const ids[] = { "ci.secrets.munge_key",
+						   "ci.secrets.storage_pass",
+						   "ci.secrets.private_key" };
+
+		assert_non_null(c = find_case(ci, ids[i]));
+		assert_int_equal(c->verdict, NF_V_FAIL);
+		assert_non_null(strstr(c->message, "not scanned"));
+		assert_non_null(strstr(c->message, "/etc/d1/d2/"));
+	}
+	done(ci, ctx, root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dpkg_status),
 		cmocka_unit_test(test_storagepass),
+		cmocka_unit_test(test_secret_scan_depth),
+		cmocka_unit_test(test_secret_scan_fails_closed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
