@@ -252,10 +252,12 @@ int nf_cluster_load(struct nf_ctx *ctx, const char *inventory,
 	}
 	if ((r = site_agrees(ctx, site, ctl, dbd, inventory)))
 		goto out;
-	*out = json_pack("{s:O, s:O, s:O, s:O?, s:s?}", "roles", all,
+	*out = json_pack("{s:O, s:O, s:O, s:O?, s:s?, s:O?}", "roles", all,
 			 "controllers", ctl, "hosts", hosts, "dbd", dbd,
 			 "cluster", json_string_value(json_object_get(
-				 site_json(site), "cluster")));
+				 site_json(site), "cluster")),
+			 "partitions", json_object_get(json_object_get(
+				 site_json(site), "slurm"), "partitions"));
 	if (!*out)
 		r = -ENOMEM;
 out:
@@ -319,12 +321,52 @@ static int bad_word(const char *s)
 	return !s || !*s || strpbrk(s, " \t\n#=\"\\");
 }
 
+/* The nodes of a partition: its hostlist, the nodes of its roles, or
+ * every node that runs slurmd; "" when the inventory has none of them */
+static int partition_nodes(const json_t *roles, const json_t *p, struct nf_buf *out)
+{
+	const json_t *want = json_object_get(p, "roles");
+	const char *nodes = json_string_value(json_object_get(p, "nodes"));
+	size_t i, j;
+	json_t *e, *w;
+
+	out->len = 0;
+	nf_buf_printf(out, "%s", "");
+	if (nodes) {
+		nf_buf_printf(out, "%s", nodes);
+		return out->err ? -ENOMEM : 0;
+	}
+	json_array_foreach(roles, i, e) {
+		const char *role = json_string_value(json_object_get(e, "role"));
+		int in = !json_is_array(want);
+
+		if (!json_is_true(json_object_get(e, "slurmd")))
+			continue;
+		json_array_foreach(want, j, w)
+			in |= !strcmp(role, json_string_value(w) ?: "");
+		if (in)
+			nf_buf_printf(out, "%s%s", out->len ? "," : "",
+				      json_string_value(json_object_get(e, "nodes")));
+	}
+	return out->err ? -ENOMEM : 0;
+}
+
+static int is_default(const json_t *p)
+{
+	const json_t *d = json_object_get(json_object_get(p, "options"), "Default");
+
+	return json_is_true(d) ||
+	       (json_is_string(d) && !strcasecmp(json_string_value(d), "yes"));
+}
+
 int nf_cluster_slurm_conf(struct nf_ctx *ctx, const json_t *cluster,
 			  struct nf_buf *b)
 {
 	const json_t *roles = json_object_get(cluster, "roles");
 	const json_t *dbd = json_object_get(cluster, "dbd");
-	json_t *declared = json_object(), *e, *p;
+	const json_t *site_parts = json_object_get(cluster, "partitions");
+	json_t *declared = json_array(), *e, *p;
+	struct nf_buf nodes = { 0 };
 	int have_default = 0, r = 0;
 	size_t i, j;
 
@@ -340,37 +382,54 @@ int nf_cluster_slurm_conf(struct nf_ctx *ctx, const json_t *cluster,
 	if (dbd)
 		nf_buf_printf(b, "AccountingStorageHost=%s\n",
 			      json_string_value(json_object_get(dbd, "name")));
-	/* partitions the profiles declare, once each */
-	json_array_foreach(roles, i, e)
-		json_array_foreach(json_object_get(e, "partitions"), j, p) {
-			const char *name = json_string_value(json_object_get(p, "name"));
-			const char *d = json_string_value(json_object_get(
-				json_object_get(p, "options"), "Default"));
+	/* the site's partitions replace the profiles'; the profiles' are
+	 * taken once each, by name */
+	if (json_is_array(site_parts)) {
+		json_array_extend(declared, (json_t *)site_parts);
+	} else {
+		json_array_foreach(roles, i, e)
+			json_array_foreach(json_object_get(e, "partitions"), j, p) {
+				const char *name = json_string_value(json_object_get(p, "name"));
+				size_t k;
+				json_t *q;
+				int seen = !name;
 
-			if (!name || json_object_get(declared, name))
-				continue;
-			json_object_set(declared, name, p);
-			have_default |= d && !strcasecmp(d, "yes");
-		}
+				json_array_foreach(declared, k, q)
+					seen |= !strcmp(name, json_string_value(
+						json_object_get(q, "name")));
+				if (!seen)
+					json_array_append(declared, p);
+			}
+	}
+	json_array_foreach(declared, i, p) {
+		if ((r = partition_nodes(roles, p, &nodes)))
+			goto out;
+		have_default |= nodes.len && is_default(p);
+	}
 	json_array_foreach(roles, i, e) {
-		const char *nodes = json_string_value(json_object_get(e, "nodes"));
+		const char *names = json_string_value(json_object_get(e, "nodes"));
 
 		if (!json_is_true(json_object_get(e, "slurmd")))
 			continue;
-		if (bad_word(nodes)) {
+		if (bad_word(names)) {
 			r = nf_fail(ctx, NF_E_INVALID, "inventory node names '%s' "
-				    "cannot go into slurm.conf", nodes ? nodes : "");
+				    "cannot go into slurm.conf", names ? names : "");
 			goto out;
 		}
-		node_line(b, nodes, json_object_get(e, "node"),
+		node_line(b, names, json_object_get(e, "node"),
 			  json_object_get(e, "gres"));
 	}
-	/* one partition per slurmd role that no profile declares */
+	/* one partition per slurmd role that no partition is named after */
 	json_array_foreach(roles, i, e) {
 		const char *role = json_string_value(json_object_get(e, "role"));
+		int named = 0;
 
-		if (!json_is_true(json_object_get(e, "slurmd")) ||
-		    json_object_get(declared, role))
+		if (!json_is_true(json_object_get(e, "slurmd")))
+			continue;
+		json_array_foreach(declared, j, p)
+			named |= !strcmp(role, json_string_value(
+				json_object_get(p, "name")) ?: "");
+		if (named)
 			continue;
 		nf_buf_printf(b, "PartitionName=%s Nodes=%s%s MaxTime=INFINITE "
 			      "State=UP\n", role,
@@ -378,29 +437,41 @@ int nf_cluster_slurm_conf(struct nf_ctx *ctx, const json_t *cluster,
 			      have_default ? "" : " Default=YES");
 		have_default = 1;
 	}
-	{
-		const char *name;
+	json_array_foreach(declared, i, p) {
+		const char *name = json_string_value(json_object_get(p, "name"));
+		const char *k;
+		json_t *o;
 
-		json_object_foreach(declared, name, p) {
-			const char *k;
-			json_t *o;
-
-			nf_buf_printf(b, "PartitionName=%s Nodes=%s", name,
-				      json_string_value(json_object_get(p, "nodes")));
-			json_object_foreach(json_object_get(p, "options"), k, o) {
-				if (bad_word(k) || (json_is_string(o) &&
-				    strpbrk(json_string_value(o), "\n\"#"))) {
-					r = nf_fail(ctx, NF_E_INVALID, "partition %s: "
-						    "option %s has a value Slurm's "
-						    "config syntax cannot hold", name, k);
-					goto out;
-				}
-				kv(b, k, o);
-			}
-			nf_buf_printf(b, "\n");
+		if ((r = partition_nodes(roles, p, &nodes)))
+			goto out;
+		if (bad_word(name) || (nodes.len && bad_word(nodes.s))) {
+			r = nf_fail(ctx, NF_E_INVALID, "partition '%s' (nodes '%s') "
+				    "cannot go into slurm.conf", name ?: "",
+				    nodes.len ? nodes.s : "");
+			goto out;
 		}
+		/* Slurm takes a partition without nodes, but one that no
+		 * job can run in only misleads sinfo's reader */
+		if (!nodes.len) {
+			nf_buf_printf(b, "# partition %s: the inventory has no "
+				      "node of its roles\n", name);
+			continue;
+		}
+		nf_buf_printf(b, "PartitionName=%s Nodes=%s", name, nodes.s);
+		json_object_foreach(json_object_get(p, "options"), k, o) {
+			if (bad_word(k) || (json_is_string(o) &&
+			    strpbrk(json_string_value(o), "\n\"#"))) {
+				r = nf_fail(ctx, NF_E_INVALID, "partition %s: "
+					    "option %s has a value Slurm's "
+					    "config syntax cannot hold", name, k);
+				goto out;
+			}
+			kv(b, k, o);
+		}
+		nf_buf_printf(b, "\n");
 	}
 out:
+	nf_buf_free(&nodes);
 	json_decref(declared);
 	return r ? r : (b->err ? -ENOMEM : 0);
 }

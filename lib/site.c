@@ -89,6 +89,19 @@ static const struct nf_field artifact_fields[] = {
 	{ 0 }
 };
 
+/* StateSaveLocation on storage every controller mounts */
+static const struct nf_field state_save_fields[] = {
+	{ "nfs", NF_T_STR, .required = true },
+	{ "options", NF_T_STR },
+	{ 0 }
+};
+
+static const struct nf_field slurm_fields[] = {
+	{ "partitions", NF_T_OBJLIST, nf_partition_fields },
+	{ "state_save", NF_T_OBJ, state_save_fields },
+	{ 0 }
+};
+
 static const struct nf_field site_fields[] = {
 	{ "cluster", NF_T_STR, .required = true },
 	{ "distro", NF_T_STR, .required = true,
@@ -106,6 +119,7 @@ static const struct nf_field site_fields[] = {
 	{ "server", NF_T_OBJ, server_fields },
 	{ "secrets", NF_T_OBJ, secrets },
 	{ "profiles", NF_T_STR },
+	{ "slurm", NF_T_OBJ, slurm_fields },
 	{ 0 }
 };
 

@@ -37,9 +37,13 @@ static const struct nf_field plugstack_fields[] = {
 	{ 0 }
 };
 
-static const struct nf_field partition_fields[] = {
+/* a profile's slurm.partitions, and the site's that replace them */
+const struct nf_field nf_partition_fields[] = {
 	{ "name", NF_T_STR, .required = true },
-	{ "nodes", NF_T_STR, .required = true },
+	/* a hostlist, or the nodes of `roles` in the inventory; neither:
+	 * every node that runs slurmd */
+	{ "nodes", NF_T_STR },
+	{ "roles", NF_T_STRLIST },
 	{ "options", NF_T_MAP },
 	{ 0 }
 };
@@ -51,7 +55,7 @@ static const struct nf_field fields[] = {
 	{ "node", NF_T_OBJ, node_fields },
 	{ "gres", NF_T_OBJLIST, gres_fields },
 	{ "plugstack", NF_T_OBJLIST, plugstack_fields },
-	{ "partitions", NF_T_OBJLIST, partition_fields },
+	{ "partitions", NF_T_OBJLIST, nf_partition_fields },
 	{ "partition_defaults", NF_T_MAP },
 	{ 0 }
 };

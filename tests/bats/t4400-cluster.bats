@@ -37,13 +37,57 @@ serve_tree() {
 SlurmctldHost=ctl-01(10.0.0.2)
 AccountingStorageHost=ctl-01
 NodeName=gpu-[01-04] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib State=UNKNOWN
-PartitionName=compute Nodes=gpu-[01-04] Default=YES MaxTime=INFINITE State=UP
+PartitionName=compute Nodes=gpu-[01-04] MaxTime=INFINITE State=UP
+PartitionName=training Nodes=gpu-[01-04] MaxTime=7-00:00:00 DefaultTime=1-00:00:00 State=UP OverSubscribe=NO PriorityTier=1 TRESBillingWeights=GRES/gpu=100
+PartitionName=inference Nodes=gpu-[01-04] MaxTime=INFINITE DefaultTime=4:00:00 State=UP OverSubscribe=YES:4 PriorityTier=2 TRESBillingWeights=GRES/gpu=50
+PartitionName=interactive Nodes=gpu-[01-04] Default=YES MaxTime=4:00:00 DefaultTime=1:00:00 State=UP OverSubscribe=NO PriorityTier=3
 EOF
 	diff -u want got
 	run nf cluster show -i "$INV" --hosts
 	status_is 0
 	[[ "$output" == *$'10.0.0.2\tctl-01.cluster.internal ctl-01'* ]]
 	[[ "$output" == *$'10.0.1.14\tgpu-04.cluster.internal gpu-04'* ]]
+}
+
+@test "cluster show: training and inference take the GPU nodes, the default partition interactive every slurmd node" {
+	run nf cluster show -i "$NF_SRCDIR/examples/cluster-box.yaml"
+	status_is 0
+	grep '^PartitionName=' <<<"$output" | cut -d' ' -f1-3 > got
+	cat > want <<'EOF'
+PartitionName=compute Nodes=gpu-01 MaxTime=INFINITE
+PartitionName=cpu Nodes=cpu-[01-02] MaxTime=INFINITE
+PartitionName=training Nodes=gpu-01 MaxTime=7-00:00:00
+PartitionName=inference Nodes=gpu-01 MaxTime=INFINITE
+PartitionName=interactive Nodes=gpu-01,cpu-[01-02] Default=YES
+EOF
+	diff -u want got
+}
+
+@test "cluster show: a site's slurm.partitions replace the embedded ones" {
+	cp "$NF_SRCDIR/profiles/site.yaml" site.yaml
+	cat >> site.yaml <<'EOF'
+slurm:
+  partitions:
+    - name: long
+      roles: [compute]
+      options: { Default: "YES", MaxTime: 14-00:00:00 }
+    - name: fixed
+      nodes: gpu-[01-02]
+    - name: nowhere
+      roles: [nosuchrole]
+EOF
+	run nf -s site.yaml cluster show -i "$INV"
+	status_is 0
+	grep '^PartitionName=\|^# partition' <<<"$output" > got
+	cat > want <<'EOF'
+PartitionName=compute Nodes=gpu-[01-04] MaxTime=INFINITE State=UP
+PartitionName=long Nodes=gpu-[01-04] Default=YES MaxTime=14-00:00:00
+PartitionName=fixed Nodes=gpu-[01-02]
+# partition nowhere: the inventory has no node of its roles
+EOF
+	diff -u want got
+	run nf -s site.yaml lint -i "$INV"
+	status_is 0
 }
 
 @test "lint --inventory: the shipped site and the example rack agree" {

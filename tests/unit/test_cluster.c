@@ -176,8 +176,20 @@ static void test_same_conf_every_role(void **s)
 			       "ThreadsPerCore=2 RealMemory=2000000 "
 			       "Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib "
 			       "State=UNKNOWN\n"
-			       "PartitionName=compute Nodes=gpu-[01-04] Default=YES "
+			       "PartitionName=compute Nodes=gpu-[01-04] "
 			       "MaxTime=INFINITE State=UP\n"));
+	/* the reference's three partitions, from profiles/base.yaml */
+	assert_non_null(strstr(cc, "\nPartitionName=training Nodes=gpu-[01-04] "
+			       "MaxTime=7-00:00:00 DefaultTime=1-00:00:00 State=UP "
+			       "OverSubscribe=NO PriorityTier=1 "
+			       "TRESBillingWeights=GRES/gpu=100\n"
+			       "PartitionName=inference Nodes=gpu-[01-04] "
+			       "MaxTime=INFINITE DefaultTime=4:00:00 State=UP "
+			       "OverSubscribe=YES:4 PriorityTier=2 "
+			       "TRESBillingWeights=GRES/gpu=50\n"
+			       "PartitionName=interactive Nodes=gpu-[01-04] "
+			       "Default=YES MaxTime=4:00:00 DefaultTime=1:00:00 "
+			       "State=UP OverSubscribe=NO PriorityTier=3\n"));
 	assert_null(strstr(cc, "login-01"));
 	free(ctl);
 	free(cmp);
