@@ -662,11 +662,54 @@ static int check_cluster(struct nf_vcheck *c, const json_t *sec)
 	return NF_V_PASS;
 }
 
+/* srun and sbatch send the submitting shell's limits with the job, and
+ * slurmd sets them in the job, over its own (the profile's, from its
+ * unit): only NONE (or Except=ALL) leaves a job the node's limits */
+static int check_conf_limits(struct nf_vcheck *c, const json_t *sec)
+{
+	char *buf = NULL, *all, *except;
+	int ok;
+
+	(void)sec;
+	if (nf_v_read(c, NF_VROOT, "/etc/slurm/slurm.conf", 1 << 20, &buf, NULL))
+		return NF_V_FAIL;
+	all = nf_v_conf_get(buf, "PropagateResourceLimits", "=");
+	except = nf_v_conf_get(buf, "PropagateResourceLimitsExcept", "=");
+	free(buf);
+	nf_v_expect(c, "PropagateResourceLimits=NONE: a job gets this node's "
+		    "limits, not the submitting shell's");
+	ok = (all && !strcasecmp(all, "NONE") && !except) ||
+	     (!all && except && !strcasecmp(except, "ALL"));
+	if (ok)
+		nf_v_seen(c, "%s=%s", all ? "PropagateResourceLimits" :
+			  "PropagateResourceLimitsExcept", all ? all : except);
+	else if (!all && !except)
+		nf_v_seen(c, "unset: Slurm propagates ALL of the submitting "
+			  "shell's limits");
+	else
+		nf_v_seen(c, "%s%s%s%s%s: the submitting shell's other limits "
+			  "replace the node's in every job",
+			  all ? "PropagateResourceLimits=" : "", all ? all : "",
+			  all && except ? ", " : "",
+			  except ? "PropagateResourceLimitsExcept=" : "",
+			  except ? except : "");
+	free(all);
+	free(except);
+	if (ok)
+		return NF_V_PASS;
+	nf_v_remedy(c, "set PropagateResourceLimits=NONE (and no "
+		    "PropagateResourceLimitsExcept) in /etc/slurm/slurm.conf, "
+		    "then scontrol reconfigure");
+	return NF_V_FAIL;
+}
+
 static const struct nf_check_def defs[] = {
 	{ "slurm.conf.present", "slurm.conf is installed", NULL, NF_CHECK_STATIC, 0,
 	  check_conf_present },
 	{ "slurm.conf.values", "slurm.conf as the profile and site say", "slurm.conf.present",
 	  NF_CHECK_STATIC, 0, check_conf_values },
+	{ "slurm.conf.limits", "jobs get the node's limits, not the submitting shell's",
+	  "slurm.conf.present", NF_CHECK_STATIC, 0, check_conf_limits },
 	{ "slurm.cluster", "the cluster's controllers and nodes are known (cluster.conf)",
 	  "slurm.conf.present", 0, 0, check_cluster,
 	  .needs = "controller" },

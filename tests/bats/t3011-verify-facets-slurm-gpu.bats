@@ -23,6 +23,20 @@ load verify_helper
 	[[ "$(verdict_of slurm.conf.values)" == "fail SelectType=select/linear" ]]
 }
 
+@test "slurm: a slurm.conf that lets a job inherit the submitting shell's limits fails slurm.conf.limits" {
+	vfx pass
+	vrun --json
+	[[ "$(verdict_of slurm.conf.limits)" == "pass PropagateResourceLimits=NONE" ]]
+	sed -i 's/^PropagateResourceLimits=.*/PropagateResourceLimitsExcept=MEMLOCK/' "$SYS/etc/slurm/slurm.conf"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of slurm.conf.limits)" == "fail PropagateResourceLimitsExcept=MEMLOCK: the submitting shell's other limits replace the node's in every job" ]]
+	sed -i '/^PropagateResourceLimits/d' "$SYS/etc/slurm/slurm.conf"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of slurm.conf.limits)" == "fail unset: Slurm propagates ALL of the submitting shell's limits" ]]
+}
+
 @test "containers: pyxis not in plugstack.conf" {
 	expect_root fail-containers containers.pyxis.plugstack "not listed"
 }

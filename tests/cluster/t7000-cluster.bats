@@ -274,6 +274,24 @@ cl_boot_wave() {
 	[[ "$output" == *"Requested time limit is invalid (missing or exceeds some limit)"* ]]
 }
 
+# PropagateResourceLimits=NONE: a job gets slurmd's limits (the profile's,
+# from the slurmd.service drop-in), not the lower ones of the shell that
+# ran srun on the login node
+@test "srun ulimit -l -n -s on a CPU node prints the profile's values, not the submitting shell's" {
+	needs idle
+	local want
+	want=$(nf -C "$PROFS" profile show cpu --json | python3 -c '
+import json, sys
+l = json.load(sys.stdin)["limits"]
+for k in ("memlock", "nofile", "stack"):
+    print(l[k])')
+	run cl_ssh "$LOGIN" 'ulimit -S -l 64; ulimit -S -n 1024; ulimit -S -s 8192;
+		timeout 60 srun -A box -p cpu -N1 bash -c "ulimit -l; ulimit -n; ulimit -s"'
+	echo "# job's ulimit -l -n -s: $(echo $output)" >&3
+	status_is 0
+	[ "$output" = "$want" ]
+}
+
 # pyxis, compiled in the login image against its Slurm, is loaded by the
 # login node's srun: the container options are there for users.
 @test "the login node's srun lists pyxis's --container-image" {
