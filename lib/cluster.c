@@ -51,30 +51,89 @@ static json_t *host_obj(const struct nf_node *n)
 	return json_pack("{s:s, s:s}", "name", n->name, "ip", ip);
 }
 
+/* The nodes of `role` whose inventory entry names their GPU type:
+ * { "h200": "gpu-[05-08]", ... } */
+static int type_groups(const struct nf_inventory *inv, const char *role,
+		       json_t **out)
+{
+	size_t n = nf_inventory_count(inv);
+	char **names = calloc(n ? n : 1, sizeof(*names));
+	json_t *types = json_object();
+	int r = 0;
+
+	*out = NULL;
+	if (!names || !types) {
+		free(names);
+		json_decref(types);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n && !r; i++) {
+		const struct nf_node *a = nf_inventory_node(inv, i);
+		size_t k = 0;
+		char *list = NULL;
+
+		if (strcmp(a->role, role) || !a->gpu_type || !*a->gpu_type ||
+		    json_object_get(types, a->gpu_type))
+			continue;
+		for (size_t j = i; j < n; j++) {
+			const struct nf_node *b = nf_inventory_node(inv, j);
+
+			if (!strcmp(b->role, role) && b->gpu_type &&
+			    !strcmp(b->gpu_type, a->gpu_type))
+				names[k++] = b->name;
+		}
+		if (!(r = nf_hostlist_compress(names, k, &list)))
+			json_object_set_new(types, a->gpu_type, json_string(list));
+		free(list);
+	}
+	free(names);
+	if (r)
+		json_decref(types);
+	else
+		*out = types;
+	return r;
+}
+
 /* One role's entry: its nodes and what its profile says of them */
 static int role_entry(struct nf_ctx *ctx, const struct nf_inventory *inv,
 		      const char *role, const struct nf_site *site, json_t **out)
 {
-	size_t n = nf_inventory_count(inv), k = 0;
+	size_t n = nf_inventory_count(inv), k = 0, ku = 0;
 	char **names = calloc(n ? n : 1, sizeof(*names)), *list = NULL;
+	char **untyped = calloc(n ? n : 1, sizeof(*untyped)), *ulist = NULL;
+	json_t *types = NULL;
 	struct nf_profile *p = NULL;
 	struct nf_diags d;
 	const json_t *slurm;
 	size_t i;
 	int r;
 
-	if (!names)
+	if (!names || !untyped) {
+		free(names);
+		free(untyped);
 		return -ENOMEM;
+	}
 	for (i = 0; i < n; i++) {
 		const struct nf_node *node = nf_inventory_node(inv, i);
 
-		if (!strcmp(node->role, role))
-			names[k++] = node->name;
+		if (strcmp(node->role, role))
+			continue;
+		names[k++] = node->name;
+		if (!node->gpu_type || !*node->gpu_type)
+			untyped[ku++] = node->name;
 	}
 	r = nf_hostlist_compress(names, k, &list);
+	if (!r)
+		r = nf_hostlist_compress(untyped, ku, &ulist);
 	free(names);
-	if (r)
+	free(untyped);
+	if (!r)
+		r = type_groups(inv, role, &types);
+	if (r) {
+		free(list);
+		free(ulist);
 		return r;
+	}
 	nf_diags_init(&d);
 	r = nf_profile_resolve(ctx, role, site, &p, &d);
 	if (r || nf_diags_errors(&d)) {
@@ -85,12 +144,15 @@ static int role_entry(struct nf_ctx *ctx, const struct nf_inventory *inv,
 		nf_diags_free(&d);
 		nf_profile_free(p);
 		free(list);
+		free(ulist);
+		json_decref(types);
 		return r;
 	}
 	nf_diags_free(&d);
 	slurm = json_object_get(nf_profile_json(p), "slurm");
-	*out = json_pack("{s:s, s:s, s:O?, s:O?, s:O?, s:O?, s:b, s:b, s:b}",
-			 "role", role, "nodes", list,
+	*out = json_pack("{s:s, s:s, s:s, s:o, s:O?, s:O?, s:O?, s:O?, s:b, s:b, s:b}",
+			 "role", role, "nodes", list, "untyped", ulist,
+			 "gpu_types", types,
 			 "node", json_object_get(slurm, "node"),
 			 "gres", json_object_get(slurm, "gres"),
 			 "partitions", json_object_get(slurm, "partitions"),
@@ -100,6 +162,7 @@ static int role_entry(struct nf_ctx *ctx, const struct nf_inventory *inv,
 			 "slurmdbd", nf_profile_runs(nf_profile_json(p), "slurmdbd"));
 	nf_profile_free(p);
 	free(list);
+	free(ulist);
 	return *out ? 0 : -ENOMEM;
 }
 
@@ -287,12 +350,19 @@ static void kv(struct nf_buf *b, const char *k, const json_t *v)
 }
 
 /* "NodeName=NAMES Sockets=... Gres=... Feature=... State=UNKNOWN" */
+/* gpu_type: the inventory's type for these nodes, replacing the role's
+ * in Gres=gpu:TYPE and in the feature of that name; NULL: the role's */
 static void node_line(struct nf_buf *b, const char *names, const json_t *node,
-		      const json_t *gres)
+		      const json_t *gres, const char *gpu_type)
 {
 	const json_t *feat = json_object_get(node, "features");
+	const char *role_type = NULL;
 	json_t *g, *v;
 	size_t i;
+
+	json_array_foreach(gres, i, g)
+		if (!strcmp(json_string_value(json_object_get(g, "name")) ?: "", "gpu"))
+			role_type = json_string_value(json_object_get(g, "type"));
 
 	nf_buf_printf(b, "NodeName=%s", names);
 	if (json_is_object(node))
@@ -306,13 +376,21 @@ static void node_line(struct nf_buf *b, const char *names, const json_t *node,
 		const char *type = json_string_value(json_object_get(g, "type"));
 		json_int_t n = json_integer_value(json_object_get(g, "count"));
 
+		if (gpu_type && type && !strcmp(json_string_value(
+			json_object_get(g, "name")) ?: "", "gpu"))
+			type = gpu_type;
 		nf_buf_printf(b, "%s%s%s%s:%lld", i ? "," : " Gres=",
 			      json_string_value(json_object_get(g, "name")),
 			      type ? ":" : "", type ? type : "",
 			      (long long)(n ? n : 1));
 	}
-	json_array_foreach(feat, i, v)
-		nf_buf_printf(b, "%s%s", i ? "," : " Feature=", json_string_value(v));
+	json_array_foreach(feat, i, v) {
+		const char *f = json_string_value(v);
+
+		if (gpu_type && role_type && !strcmp(f, role_type))
+			f = gpu_type;
+		nf_buf_printf(b, "%s%s", i ? "," : " Feature=", f);
+	}
 	nf_buf_printf(b, " State=UNKNOWN\n");
 }
 
@@ -416,8 +494,18 @@ int nf_cluster_slurm_conf(struct nf_ctx *ctx, const json_t *cluster,
 				    "cannot go into slurm.conf", names ? names : "");
 			goto out;
 		}
-		node_line(b, names, json_object_get(e, "node"),
-			  json_object_get(e, "gres"));
+		{
+			const char *untyped = json_string_value(json_object_get(e, "untyped"));
+			const char *type;
+			json_t *tn;
+
+			if (untyped && *untyped)
+				node_line(b, untyped, json_object_get(e, "node"),
+					  json_object_get(e, "gres"), NULL);
+			json_object_foreach(json_object_get(e, "gpu_types"), type, tn)
+				node_line(b, json_string_value(tn), json_object_get(e, "node"),
+					  json_object_get(e, "gres"), type);
+		}
 	}
 	/* one partition per slurmd role that no partition is named after */
 	json_array_foreach(roles, i, e) {

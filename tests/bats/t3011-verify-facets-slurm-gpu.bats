@@ -37,6 +37,36 @@ load verify_helper
 	[[ "$(verdict_of slurm.conf.limits)" == "fail unset: Slurm propagates ALL of the submitting shell's limits" ]]
 }
 
+# H200: NVML names it "NVIDIA H200"; the inventory declares the type of a
+# rack (gpu_type), cluster.conf carries it as Gres=gpu:TYPE on the node's line
+h200_rack() {
+	sed -i 's/^NodeName=.*/NodeName=gpu-[001-004] Gres=gpu:h200:8,nvme:local:1 Feature=h200,ib State=UNKNOWN/' "$SYS/etc/slurm/cluster.conf"
+}
+
+@test "gpu: an 8x H200 node (NVML fixture) in an H200 rack passes gpu.count" {
+	vfx pass
+	sed -i 's/"NVIDIA H100 80GB HBM3"/"NVIDIA H200"/' "$SYS/fixture.json"
+	h200_rack
+	vrun --json
+	[[ "$(verdict_of gpu.count)" == "pass 8 GPUs of type h200" ]]
+}
+
+@test "gpu: an 8x H100 node in an H200 rack fails gpu.count, naming both" {
+	vfx pass
+	h200_rack
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of gpu.count)" == "fail 0 of 8 GPUs are h200; the others are 'NVIDIA H100 80GB HBM3' (h100)" ]]
+}
+
+@test "gpu: an 8x H200 node with no type from the inventory fails against its role's h100" {
+	vfx pass
+	sed -i 's/"NVIDIA H100 80GB HBM3"/"NVIDIA H200"/' "$SYS/fixture.json"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of gpu.count)" == "fail 0 of 8 GPUs are h100; the others are 'NVIDIA H200' (h200)" ]]
+}
+
 @test "containers: pyxis not in plugstack.conf" {
 	expect_root fail-containers containers.pyxis.plugstack "not listed"
 }

@@ -90,6 +90,31 @@ EOF
 	status_is 0
 }
 
+@test "cluster show: a rack's gpu_type gives its nodes their own NodeName line with Gres=gpu:TYPE" {
+	cp "$INV" inv.yaml
+	cat >> inv.yaml <<'EOF'
+  - name: gpu-[05-06]
+    mac: 52:54:00:00:02:01+
+    ip: 10.0.2.11+
+    role: compute
+    rack: r02
+    gpu_type: h200
+EOF
+	run nf cluster show -i inv.yaml
+	status_is 0
+	grep '^NodeName=\|^PartitionName=training' <<<"$output" > got
+	cat > want <<'EOF'
+NodeName=gpu-[01-04] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib State=UNKNOWN
+NodeName=gpu-[05-06] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h200:8,nvme:local:1 Feature=h200,ib State=UNKNOWN
+PartitionName=training Nodes=gpu-[01-06] MaxTime=7-00:00:00 DefaultTime=1-00:00:00 State=UP OverSubscribe=NO PriorityTier=1 TRESBillingWeights=GRES/gpu=100
+EOF
+	diff -u want got
+	sed -i 's/gpu_type: h200/gpu_type: "H 200"/' inv.yaml
+	run nf cluster show -i inv.yaml
+	status_is 3
+	[[ "$output" == *"'gpu_type' must be a GRES type such as h100 or h200"* ]]
+}
+
 @test "lint --inventory: the shipped site and the example rack agree" {
 	run nf lint -i "$INV"
 	status_is 0
