@@ -13,6 +13,8 @@ static const struct nf_field fields[] = {
 	{ "nvswitch", NF_T_BOOL },
 	{ "nvlink", NF_T_BOOL },
 	{ "driver", NF_T_STR },
+	/* GPUDirect RDMA: nvidia-peermem loaded at boot */
+	{ "peermem", NF_T_BOOL },
 	{ 0 }
 };
 
@@ -74,7 +76,17 @@ static int apply(struct nf_apply *a, const json_t *sec)
 	    !nf_apply_exists(a, "/etc/modprobe.d/nvidia.conf") &&
 	    (r = nf_apply_symlink(a, "/etc/modprobe.d/nvidia.conf", NF_NVIDIA_MODPROBE)))
 		return r;
-	(void)sec;
+	/* the driver builds nvidia-peermem, but nothing loads it: without
+	 * it NCCL's GPUDirect RDMA falls back to staging through host memory */
+	if (json_is_true(json_object_get(sec, "peermem"))) {
+		struct nf_buf b = { 0 };
+
+		nf_apply_header(&b, "#", "gpu");
+		nf_buf_printf(&b, "nvidia-peermem\n");
+		if ((r = nf_apply_write_buf(a, "/etc/modules-load.d/nodeforge-gpu.conf",
+					    &b, 0644, 0, 0)))
+			return r;
+	}
 	if (nf_gpu_persistence_unit(a->prof))
 		return nf_apply_enable(a, nf_gpu_persistence_unit(a->prof));
 	return 0;
@@ -357,6 +369,23 @@ static int check_fabric(struct nf_vcheck *c, const json_t *sec)
 	return NF_V_FAIL;
 }
 
+static int check_peermem(struct nf_vcheck *c, const json_t *sec)
+{
+	struct stat st;
+
+	if (!json_is_true(json_object_get(sec, "peermem")))
+		return nf_v_skip(c, "the profile does not ask for GPUDirect RDMA");
+	nf_v_expect(c, "nvidia-peermem loaded (/sys/module/nvidia_peermem)");
+	if (!nf_v_stat(c, NF_VSYS, "/sys/module/nvidia_peermem", &st)) {
+		nf_v_seen(c, "loaded");
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, "not loaded");
+	nf_v_remedy(c, "modprobe nvidia-peermem; cat /etc/modules-load.d/nodeforge-gpu.conf   "
+		    "# dmesg says why it did not load at boot");
+	return NF_V_FAIL;
+}
+
 static const struct nf_check_def defs[] = {
 	{ "gpu.driver", "the NVIDIA driver is loaded (NVML)", NULL, NF_CHECK_PROBE, 5000,
 	  check_driver,
@@ -370,6 +399,9 @@ static const struct nf_check_def defs[] = {
 	{ "gpu.persistence", "persistence mode", "gpu.driver", 0, 0, check_persistence,
 	  .needs = "gpu" },
 	{ "gpu.fabric", "NVSwitch fabric state", "gpu.driver", 0, 0, check_fabric,
+	  .needs = "gpu" },
+	{ "gpu.peermem", "nvidia-peermem is loaded (GPUDirect RDMA)", "gpu.driver", 0, 0,
+	  check_peermem,
 	  .needs = "gpu" },
 };
 

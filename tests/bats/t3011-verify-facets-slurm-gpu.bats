@@ -67,6 +67,17 @@ h200_rack() {
 	[[ "$(verdict_of gpu.count)" == "fail 0 of 8 GPUs are h100; the others are 'NVIDIA H200' (h200)" ]]
 }
 
+@test "gpu: nvidia-peermem not loaded fails gpu.peermem; the image loads it at boot" {
+	vfx pass
+	grep -qx nvidia-peermem "$SYS/etc/modules-load.d/nodeforge-gpu.conf"
+	vrun --json
+	[[ "$(verdict_of gpu.peermem)" == "pass loaded" ]]
+	rm -rf "$SYS/sys/module/nvidia_peermem"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of gpu.peermem)" == "fail not loaded" ]]
+}
+
 @test "containers: pyxis not in plugstack.conf" {
 	expect_root fail-containers containers.pyxis.plugstack "not listed"
 }
