@@ -315,6 +315,23 @@ int nf_cluster_load(struct nf_ctx *ctx, const char *inventory,
 	}
 	if ((r = site_agrees(ctx, site, ctl, dbd, inventory)))
 		goto out;
+	/* a backup controller takes over with the state the primary saved:
+	 * on node-local storage it starts with none (every job lost) */
+	if (json_array_size(ctl) > 1 &&
+	    !json_string_value(json_object_get(json_object_get(json_object_get(
+		    site_json(site), "slurm"), "state_save"), "nfs"))) {
+		r = nf_fail(ctx, NF_E_INVALID, "inventory %s has %zu controllers "
+			    "(%s, %s) but %s names no shared StateSaveLocation: a "
+			    "backup slurmctld that takes over without the "
+			    "primary's state forgets every job; set slurm: "
+			    "{ state_save: { nfs: \"SERVER:/EXPORT\" } } in the site, "
+			    "or keep one controller", inventory,
+			    json_array_size(ctl),
+			    json_string_value(json_object_get(json_array_get(ctl, 0), "name")),
+			    json_string_value(json_object_get(json_array_get(ctl, 1), "name")),
+			    site_path(site));
+		goto out;
+	}
 	*out = json_pack("{s:O, s:O, s:O, s:O?, s:s?, s:O?}", "roles", all,
 			 "controllers", ctl, "hosts", hosts, "dbd", dbd,
 			 "cluster", json_string_value(json_object_get(

@@ -493,6 +493,71 @@ static int write_dbd_conf(struct nf_apply *a, const json_t *dbd)
 				  uid, gid);
 }
 
+/* systemd's unit name of a mount point: "/var/lib/slurm/slurmctld" ->
+ * "var-lib-slurm-slurmctld"; -1 for a path this does not escape */
+static int mount_unit_name(const char *path, char *out, size_t outsz)
+{
+	size_t n = 0;
+
+	if (*path != '/' || strstr(path, "//") || strstr(path, "/.") ||
+	    path[strlen(path) - 1] == '/')
+		return -1;
+	for (const char *p = path + 1; *p; p++) {
+		const char *add = NULL;
+		char one[2] = { *p, 0 };
+
+		if (*p == '/')
+			add = "-";
+		else if (*p == '-')
+			add = "\\x2d";
+		else if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.", *p))
+			add = one;
+		else
+			return -1;
+		if (n + strlen(add) + 1 > outsz)
+			return -1;
+		memcpy(out + n, add, strlen(add));
+		n += strlen(add);
+	}
+	out[n] = '\0';
+	return n ? 0 : -1;
+}
+
+/* Two controllers share StateSaveLocation on the site's NFS export: the
+ * controller image mounts it there before slurmctld starts */
+static int write_state_mount(struct nf_apply *a, const json_t *sec)
+{
+	const json_t *ss = json_object_get(json_object_get(a->site, "slurm"), "state_save");
+	const char *nfs = json_string_value(json_object_get(ss, "nfs"));
+	const char *opts = json_string_value(json_object_get(ss, "options"));
+	const char *dir = conf_str(json_object_get(sec, "conf"), "StateSaveLocation");
+	char unit[256], path[300];
+	struct nf_buf b = { 0 };
+	int r;
+
+	if (!nfs || !nf_apply_has_daemon(a, "slurmctld"))
+		return 0;
+	if (!dir || mount_unit_name(dir, unit, sizeof(unit)) ||
+	    !strchr(nfs, ':') || strpbrk(nfs, " \t\n") || (opts && strpbrk(opts, " \t\n")))
+		return nf_fail(a->ctx, NF_E_INVALID, "site slurm.state_save: cannot "
+			       "mount '%s' on StateSaveLocation '%s' (an NFS "
+			       "SERVER:/EXPORT and an absolute path are needed)",
+			       nfs, dir ? dir : "(unset)");
+	nf_apply_header(&b, "#", "slurm");
+	nf_buf_printf(&b, "[Unit]\nDescription=Slurm StateSaveLocation shared by "
+		      "the controllers\nBefore=slurmctld.service\n"
+		      "[Mount]\nWhat=%s\nWhere=%s\nType=nfs\nOptions=%s\n"
+		      "[Install]\nRequiredBy=slurmctld.service\n", nfs, dir,
+		      opts ? opts : "_netdev,hard,noatime");
+	snprintf(path, sizeof(path), "/etc/systemd/system/%s.mount", unit);
+	if ((r = nf_apply_write_buf(a, path, &b, 0644, 0, 0)))
+		return r;
+	nf_apply_header(&b, "#", "slurm");
+	nf_buf_printf(&b, "[Unit]\nRequiresMountsFor=%s\n", dir);
+	return nf_apply_write_buf(a, "/etc/systemd/system/slurmctld.service.d/"
+				  "50-nodeforge-state.conf", &b, 0644, 0, 0);
+}
+
 static int apply(struct nf_apply *a, const json_t *sec)
 {
 	const json_t *ps = json_object_get(sec, "plugstack");
@@ -501,7 +566,8 @@ static int apply(struct nf_apply *a, const json_t *sec)
 	const json_t *dbd = json_object_get(sec, "dbd");
 	int r;
 
-	if ((r = write_slurm_conf(a, sec)) || (r = write_cluster_unit(a)))
+	if ((r = write_slurm_conf(a, sec)) || (r = write_cluster_unit(a)) ||
+	    (r = write_state_mount(a, sec)))
 		return r;
 	if (json_array_size(json_object_get(sec, "gres")) &&
 	    (r = write_gres_conf(a, sec)))

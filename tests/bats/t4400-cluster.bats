@@ -115,6 +115,27 @@ EOF
 	[[ "$output" == *"'gpu_type' must be a GRES type such as h100 or h200"* ]]
 }
 
+@test "lint --inventory: two controllers without a shared StateSaveLocation are refused; with the site's NFS export they render" {
+	cp "$INV" inv.yaml
+	cat >> inv.yaml <<'EOF'
+  - name: ctl-02
+    mac: 52:54:00:00:00:09
+    ip: 10.0.0.9
+    role: controller
+    rack: r00
+EOF
+	run nf lint -i inv.yaml
+	status_is 3
+	[[ "$output" == *"has 2 controllers (ctl-01, ctl-02) but"*"names no shared StateSaveLocation"* ]]
+	run nf cluster show -i inv.yaml
+	status_is 3
+	run nf -s "$FIXTURES/site-state-save.yaml" lint -i inv.yaml
+	status_is 0
+	run nf -s "$FIXTURES/site-state-save.yaml" cluster show -i inv.yaml
+	status_is 0
+	[[ "$output" == *$'SlurmctldHost=ctl-01(10.0.0.2)\nSlurmctldHost=ctl-02(10.0.0.9)\n'* ]]
+}
+
 @test "lint --inventory: the shipped site and the example rack agree" {
 	run nf lint -i "$INV"
 	status_is 0

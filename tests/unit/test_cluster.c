@@ -220,6 +220,30 @@ static void test_site_disagrees(void **s)
 	nf_ctx_free(ctx);
 }
 
+/* With the site's shared StateSaveLocation, the controller image mounts
+ * it where slurm.conf's StateSaveLocation is, before slurmctld */
+static void test_state_save_mount(void **s)
+{
+	struct nf_ctx *ctx;
+	struct nf_site *site;
+	char *unit, *dropin;
+
+	(void)s;
+	load(&ctx, &site, "tests/fixtures/site-state-save.yaml");
+	unit = apply_role(ctx, site, "controller", NULL,
+			  "/etc/systemd/system/var-lib-slurm-slurmctld.mount");
+	assert_non_null(strstr(unit, "\nBefore=slurmctld.service\n[Mount]\n"
+			       "What=10.0.0.1:/export/slurmctld\n"
+			       "Where=/var/lib/slurm/slurmctld\nType=nfs\n"));
+	dropin = apply_role(ctx, site, "controller", NULL,
+			    "/etc/systemd/system/slurmctld.service.d/50-nodeforge-state.conf");
+	assert_non_null(strstr(dropin, "RequiresMountsFor=/var/lib/slurm/slurmctld\n"));
+	free(unit);
+	free(dropin);
+	nf_site_free(site);
+	nf_ctx_free(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +251,7 @@ int main(void)
 		cmocka_unit_test(test_cluster_load),
 		cmocka_unit_test(test_same_conf_every_role),
 		cmocka_unit_test(test_site_disagrees),
+		cmocka_unit_test(test_state_save_mount),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
