@@ -53,6 +53,16 @@ lint_case() {
 	[[ "$output" != *"buffer_pool_pct"* ]]
 }
 
+@test "slurmdbd archiving to /tmp (no ArchiveDir) gets a lint warning" {
+	cp -r "$NF_SRCDIR/profiles" p
+	sed -i '/ArchiveDir:/d' p/controller.yaml
+	run nf -C p lint
+	status_is 0
+	[[ "$output" == *"warning: slurmdbd archives to ArchiveDir=/tmp (slurmdbd's default), which does not outlive a reboot"* ]]
+	run nf lint
+	[[ "$output" != *"ArchiveDir"* ]]
+}
+
 @test "a site whose munge key has no fingerprint gets a warning at its line; with one, none" {
 	mkdir p && cp "$FIXTURES/site-good.yaml" p/site.yaml
 	echo "description: ok" > p/role.yaml

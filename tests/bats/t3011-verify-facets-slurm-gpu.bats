@@ -78,6 +78,19 @@ h200_rack() {
 	[[ "$(verdict_of gpu.peermem)" == "fail not loaded" ]]
 }
 
+@test "slurm: the controller's slurmdbd.conf differs from the profile, or archives nowhere, fails slurm.dbd.conf" {
+	vfx pass
+	install -m 0600 "$FIXTURES/apply/controller/etc/slurm/slurmdbd.conf" "$SYS/etc/slurm/slurmdbd.conf"
+	vrun --role controller --only slurm --json
+	[[ "$(verdict_of slurm.dbd.conf)" == "pass "*"settings match" ]]
+	sed -i '/^ArchiveDir=/d' "$SYS/etc/slurm/slurmdbd.conf"
+	vrun --role controller --only slurm --json
+	status_is 3
+	[[ "$(verdict_of slurm.dbd.conf)" == "fail ArchiveDir=(unset)" ]]
+	vrun --json
+	[[ "$(verdict_of slurm.dbd.conf)" == "skip this role runs no slurmdbd" ]]
+}
+
 @test "containers: pyxis not in plugstack.conf" {
 	expect_root fail-containers containers.pyxis.plugstack "not listed"
 }
