@@ -150,9 +150,10 @@ static int role_entry(struct nf_ctx *ctx, const struct nf_inventory *inv,
 	}
 	nf_diags_free(&d);
 	slurm = json_object_get(nf_profile_json(p), "slurm");
-	*out = json_pack("{s:s, s:s, s:s, s:o, s:O?, s:O?, s:O?, s:O?, s:b, s:b, s:b}",
+	*out = json_pack("{s:s, s:s, s:s, s:o, s:O?, s:O?, s:O?, s:O?, s:O?, s:b, s:b, s:b}",
 			 "role", role, "nodes", list, "untyped", ulist,
 			 "gpu_types", types,
+			 "isolate", nf_profile_get(nf_profile_json(p), "kernel.isolate_cpus"),
 			 "node", json_object_get(slurm, "node"),
 			 "gres", json_object_get(slurm, "gres"),
 			 "partitions", json_object_get(slurm, "partitions"),
@@ -367,11 +368,44 @@ static void kv(struct nf_buf *b, const char *k, const json_t *v)
 }
 
 /* "NodeName=NAMES Sockets=... Gres=... Feature=... State=UNKNOWN" */
+/* CpuSpecList= for a node whose kernel keeps `isolate` (OS CPU ids) off
+ * the scheduler: the other CPUs, for the OS and slurmd, in Slurm's
+ * abstract ids (a core's threads numbered together).  The kernel numbers
+ * the first thread of every core, then the second (x86): OS CPU n is
+ * thread n / cores of core n % cores.  NULL when nothing is isolated. */
+static char *cpu_spec(const json_t *node, const char *isolate)
+{
+	json_int_t sk = json_integer_value(json_object_get(node, "sockets"));
+	json_int_t cps = json_integer_value(json_object_get(node, "cores_per_socket"));
+	json_int_t tpc = json_integer_value(json_object_get(node, "threads_per_core"));
+	uint8_t iso[NF_GRES_MAX_CPUS / 8], spec[NF_GRES_MAX_CPUS / 8] = { 0 };
+	unsigned maxcpu = 0, cores, ncpu;
+	int any = 0;
+
+	if (!isolate || sk < 1 || cps < 1 || tpc < 1 ||
+	    sk * cps * tpc > NF_GRES_MAX_CPUS ||
+	    nf_cpulist_parse(isolate, iso, NF_GRES_MAX_CPUS, &maxcpu))
+		return NULL;
+	cores = (unsigned)(sk * cps);
+	ncpu = cores * (unsigned)tpc;
+	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
+		unsigned a = (cpu % cores) * (unsigned)tpc + cpu / cores;
+
+		if (iso[cpu / 8] & (1u << (cpu % 8)))
+			continue;
+		spec[a / 8] |= (uint8_t)(1u << (a % 8));
+		any = 1;
+	}
+	return any ? nf_cpulist_format(spec, NF_GRES_MAX_CPUS) : NULL;
+}
+
 /* gpu_type: the inventory's type for these nodes, replacing the role's
  * in Gres=gpu:TYPE and in the feature of that name; NULL: the role's */
 static void node_line(struct nf_buf *b, const char *names, const json_t *node,
-		      const json_t *gres, const char *gpu_type)
+		      const json_t *gres, const char *gpu_type, const char *isolate)
 {
+	char *spec = cpu_spec(node, isolate);
+
 	const json_t *feat = json_object_get(node, "features");
 	const char *role_type = NULL;
 	json_t *g, *v;
@@ -408,6 +442,9 @@ static void node_line(struct nf_buf *b, const char *names, const json_t *node,
 			f = gpu_type;
 		nf_buf_printf(b, "%s%s", i ? "," : " Feature=", f);
 	}
+	if (spec)
+		nf_buf_printf(b, " CpuSpecList=%s", spec);
+	free(spec);
 	nf_buf_printf(b, " State=UNKNOWN\n");
 }
 
@@ -513,15 +550,16 @@ int nf_cluster_slurm_conf(struct nf_ctx *ctx, const json_t *cluster,
 		}
 		{
 			const char *untyped = json_string_value(json_object_get(e, "untyped"));
+			const char *isolate = json_string_value(json_object_get(e, "isolate"));
 			const char *type;
 			json_t *tn;
 
 			if (untyped && *untyped)
 				node_line(b, untyped, json_object_get(e, "node"),
-					  json_object_get(e, "gres"), NULL);
+					  json_object_get(e, "gres"), NULL, isolate);
 			json_object_foreach(json_object_get(e, "gpu_types"), type, tn)
 				node_line(b, json_string_value(tn), json_object_get(e, "node"),
-					  json_object_get(e, "gres"), type);
+					  json_object_get(e, "gres"), type, isolate);
 		}
 	}
 	/* one partition per slurmd role that no partition is named after */

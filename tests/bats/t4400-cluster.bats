@@ -36,7 +36,7 @@ serve_tree() {
 	cat > want <<'EOF'
 SlurmctldHost=ctl-01(10.0.0.2)
 AccountingStorageHost=ctl-01
-NodeName=gpu-[01-04] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib State=UNKNOWN
+NodeName=gpu-[01-04] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib CpuSpecList=0-1,128-129 State=UNKNOWN
 PartitionName=compute Nodes=gpu-[01-04] MaxTime=INFINITE State=UP
 PartitionName=training Nodes=gpu-[01-04] MaxTime=7-00:00:00 DefaultTime=1-00:00:00 State=UP OverSubscribe=NO PriorityTier=1 TRESBillingWeights=GRES/gpu=100
 PartitionName=inference Nodes=gpu-[01-04] MaxTime=INFINITE DefaultTime=4:00:00 State=UP OverSubscribe=YES:4 PriorityTier=2 TRESBillingWeights=GRES/gpu=50
@@ -104,8 +104,8 @@ EOF
 	status_is 0
 	grep '^NodeName=\|^PartitionName=training' <<<"$output" > got
 	cat > want <<'EOF'
-NodeName=gpu-[01-04] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib State=UNKNOWN
-NodeName=gpu-[05-06] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h200:8,nvme:local:1 Feature=h200,ib State=UNKNOWN
+NodeName=gpu-[01-04] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib CpuSpecList=0-1,128-129 State=UNKNOWN
+NodeName=gpu-[05-06] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h200:8,nvme:local:1 Feature=h200,ib CpuSpecList=0-1,128-129 State=UNKNOWN
 PartitionName=training Nodes=gpu-[01-06] MaxTime=7-00:00:00 DefaultTime=1-00:00:00 State=UP OverSubscribe=NO PriorityTier=1 TRESBillingWeights=GRES/gpu=100
 EOF
 	diff -u want got

@@ -174,7 +174,7 @@ static void test_same_conf_every_role(void **s)
 			       "AccountingStorageHost=ctl-01\n"
 			       "NodeName=gpu-[01-04] Sockets=2 CoresPerSocket=64 "
 			       "ThreadsPerCore=2 RealMemory=2000000 "
-			       "Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib "
+			       "Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib CpuSpecList=0-1,128-129 "
 			       "State=UNKNOWN\n"
 			       "PartitionName=compute Nodes=gpu-[01-04] "
 			       "MaxTime=INFINITE State=UP\n"));
