@@ -78,3 +78,13 @@ load verify_helper
 	expect_root fail-munge munge.key.fingerprint "sha256"
 	echo "$output" | jq -r '.checks[] | select(.id == "munge.key.fingerprint") | .remedy' | grep -q "enroll open"
 }
+
+@test "time: chrony.conf without the profile's makestep or maxdistance fails time.chrony.conf" {
+	vfx pass
+	vrun --json
+	[[ "$(verdict_of time.chrony.conf)" == "pass /etc/chrony/chrony.conf names every server, maxdistance and makestep" ]]
+	sed -i '/^makestep/d; /^maxdistance/d' "$SYS/etc/chrony/chrony.conf"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of time.chrony.conf)" == "fail /etc/chrony/chrony.conf: 'maxdistance 1' missing, 'makestep 1 3' missing" ]]
+}
