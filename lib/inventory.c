@@ -10,6 +10,7 @@
  *                                #     ipmi|redfish, port: N, scheme: http}
  *       role: compute
  *       rack: r01
+ *       gpu_type: h200             # optional: its GPUs, when not its role's
  *
  * A value ending in '+' is the first of a run that increases by one for
  * each name of the range, in the order the hostlist expands.  A plain value
@@ -474,12 +475,12 @@ static int bmc_opts(struct loader *l, const json_t *bmc, const char *path,
 }
 
 static const char *const entry_keys[] = { "name", "mac", "ip", "role",
-					  "rack", "bmc", NULL };
+					  "rack", "bmc", "gpu_type", NULL };
 
 static int load_entry(struct loader *l, const json_t *e, size_t idx)
 {
 	char path[64], kpath[96];
-	const json_t *name, *role, *rack, *bmc;
+	const json_t *name, *role, *rack, *bmc, *gtype;
 	const char *k;
 	json_t *v;
 	char **names = NULL;
@@ -504,7 +505,7 @@ static int load_entry(struct loader *l, const json_t *e, size_t idx)
 		if (!known) {
 			snprintf(kpath, sizeof(kpath), "%s.%s", path, k);
 			load_err(l, kpath, "unknown key '%s' (expected name, mac, ip, "
-				      "role, rack, bmc)", k);
+				      "role, rack, bmc, gpu_type)", k);
 			bad = 1;
 		}
 	}
@@ -520,6 +521,18 @@ static int load_entry(struct loader *l, const json_t *e, size_t idx)
 	role = json_object_get(e, "role");
 	rack = json_object_get(e, "rack");
 	bmc = json_object_get(e, "bmc");
+	gtype = json_object_get(e, "gpu_type");
+	if (gtype) {
+		const char *t = json_string_value(gtype);
+		size_t tl = t ? strlen(t) : 0;
+
+		snprintf(kpath, sizeof(kpath), "%s.gpu_type", path);
+		if (!tl || tl > 32 || strspn(t, "abcdefghijklmnopqrstuvwxyz0123456789_") != tl) {
+			load_err(l, kpath, "'gpu_type' must be a GRES type such as "
+				 "h100 or h200 (a-z, 0-9, _)");
+			bad = 1;
+		}
+	}
 	snprintf(kpath, sizeof(kpath), "%s.name", path);
 	if (!json_is_string(name)) {
 		load_err(l, kpath, "'name' must be a string");
@@ -657,15 +670,18 @@ static int load_entry(struct loader *l, const json_t *e, size_t idx)
 		nd.name = names[i];
 		nd.role = nf_strdup(json_string_value(role));
 		nd.rack = nf_strdup(rackstr);
-		if (!nd.role || !nd.rack) {
+		nd.gpu_type = nf_strdup(gtype ? json_string_value(gtype) : "");
+		if (!nd.role || !nd.rack || !nd.gpu_type) {
 			free(nd.role);
 			free(nd.rack);
+			free(nd.gpu_type);
 			r = -ENOMEM;
 			goto out;
 		}
 		if ((r = add_node(l->inv, &nd, &lc))) {
 			free(nd.role);
 			free(nd.rack);
+			free(nd.gpu_type);
 			goto out;
 		}
 		names[i] = NULL; /* owned by the node now */
@@ -805,6 +821,7 @@ void nf_inventory_free(struct nf_inventory *inv)
 		free(inv->nodes[i].name);
 		free(inv->nodes[i].role);
 		free(inv->nodes[i].rack);
+		free(inv->nodes[i].gpu_type);
 	}
 	free(inv->nodes);
 	free(inv->locs);

@@ -108,6 +108,19 @@ static const struct nf_field artifact_fields[] = {
 	{ 0 }
 };
 
+/* StateSaveLocation on storage every controller mounts */
+static const struct nf_field state_save_fields[] = {
+	{ "nfs", NF_T_STR, .required = true, .chars = NF_CHARS_TEXT },
+	{ "options", NF_T_STR, .chars = NF_CHARS_TEXT },
+	{ 0 }
+};
+
+static const struct nf_field slurm_fields[] = {
+	{ "partitions", NF_T_OBJLIST, nf_partition_fields },
+	{ "state_save", NF_T_OBJ, state_save_fields },
+	{ 0 }
+};
+
 static const struct nf_field site_fields[] = {
 	{ "cluster", NF_T_STR, .required = true, .chars = NF_CHARS_NAME },
 	{ "distro", NF_T_STR, .required = true,
@@ -126,6 +139,7 @@ static const struct nf_field site_fields[] = {
 	{ "secrets", NF_T_OBJ, secrets },
 	{ "bmc", NF_T_OBJ, bmc_fields },
 	{ "profiles", NF_T_STR, .chars = NF_CHARS_TEXT },
+	{ "slurm", NF_T_OBJ, slurm_fields },
 	{ 0 }
 };
 

@@ -2,6 +2,9 @@
 /* gpu: what the node's GPUs must be (count, type, ECC, persistence). */
 #include "internal.h"
 
+#include <ctype.h>
+#include <stdlib.h>
+
 static const struct nf_field fields[] = {
 	{ "count", NF_T_INT, .required = true },
 	{ "type", NF_T_STR, .required = true },
@@ -10,6 +13,8 @@ static const struct nf_field fields[] = {
 	{ "nvswitch", NF_T_BOOL },
 	{ "nvlink", NF_T_BOOL },
 	{ "driver", NF_T_STR },
+	/* GPUDirect RDMA: nvidia-peermem loaded at boot */
+	{ "peermem", NF_T_BOOL },
 	{ 0 }
 };
 
@@ -71,7 +76,17 @@ static int apply(struct nf_apply *a, const json_t *sec)
 	    !nf_apply_exists(a, "/etc/modprobe.d/nvidia.conf") &&
 	    (r = nf_apply_symlink(a, "/etc/modprobe.d/nvidia.conf", NF_NVIDIA_MODPROBE)))
 		return r;
-	(void)sec;
+	/* the driver builds nvidia-peermem, but nothing loads it: without
+	 * it NCCL's GPUDirect RDMA falls back to staging through host memory */
+	if (json_is_true(json_object_get(sec, "peermem"))) {
+		struct nf_buf b = { 0 };
+
+		nf_apply_header(&b, "#", "gpu");
+		nf_buf_printf(&b, "nvidia-peermem\n");
+		if ((r = nf_apply_write_buf(a, "/etc/modules-load.d/nodeforge-gpu.conf",
+					    &b, 0644, 0, 0)))
+			return r;
+	}
 	if (nf_gpu_persistence_unit(a->prof))
 		return nf_apply_enable(a, nf_gpu_persistence_unit(a->prof));
 	return 0;
@@ -128,30 +143,121 @@ static int check_driver(struct nf_vcheck *c, const json_t *sec)
 	return NF_V_PASS;
 }
 
+/* The GRES type of an NVML name: its model word, lowercase, without the
+ * vendor and the form factor ("NVIDIA H100 80GB HBM3" -> "h100",
+ * "NVIDIA H200" -> "h200", "NVIDIA A100-SXM4-80GB" -> "a100") */
+void nf_gpu_type_of(const char *name, char *out, size_t outsz)
+{
+	const char *p = name ? name : "";
+	size_t n = 0;
+
+	for (;;) {
+		p += strspn(p, " ");
+		if (!strncasecmp(p, "NVIDIA ", 7))
+			p += 7;
+		else if (!strncasecmp(p, "Tesla ", 6))
+			p += 6;
+		else
+			break;
+	}
+	for (; *p && *p != ' ' && *p != '-' && n + 1 < outsz; p++)
+		out[n++] = (char)tolower((unsigned char)*p);
+	if (outsz)
+		out[n] = '\0';
+}
+
+/* The GPU type the cluster declares for this node: Gres=gpu:TYPE of the
+ * NodeName= line of cluster.conf naming it (the inventory's gpu_type, else
+ * its role's), else the profile's gpu.type */
+static void declared_type(struct nf_vcheck *c, const json_t *sec, char *out,
+			  size_t outsz, const char **from)
+{
+	char *buf = NULL, *host = nf_v_node(c);
+
+	snprintf(out, outsz, "%s", json_string_value(json_object_get(sec, "type")) ?: "");
+	*from = "the profile's gpu.type";
+	if (!host || nf_v_read(c, NF_VROOT, NF_CLUSTER_CONF, 16 << 20, &buf, NULL)) {
+		free(host);
+		return;
+	}
+	for (char *l = buf, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+		char **names = NULL, *end, *g;
+		size_t n = 0;
+		int me = 0;
+
+		if ((nl = strchr(l, '\n')))
+			*nl = '\0';
+		if (strncmp(l, "NodeName=", 9) || !(end = strpbrk(l + 9, " \t")))
+			continue;
+		*end = '\0';
+		if (!nf_hostlist_expand(l + 9, &names, &n, 0))
+			for (size_t j = 0; j < n; j++)
+				me |= !strcmp(names[j], host);
+		nf_strv_free(names, n);
+		if (!me)
+			continue;
+		for (g = strstr(end + 1, "Gres="); g; g = NULL) {
+			g += 5;
+			for (char *e = g; *g && *g != ' '; g = e) {
+				size_t len;
+
+				e = g + strcspn(g, ", ");
+				if (!strncmp(g, "gpu:", 4) && strchr(g + 4, ':') &&
+				    strchr(g + 4, ':') < e) {
+					len = (size_t)(strchr(g + 4, ':') - (g + 4));
+					snprintf(out, outsz, "%.*s", (int)len, g + 4);
+					*from = "cluster.conf (the inventory)";
+				}
+				if (*e == ',')
+					e++;
+				else
+					break;
+			}
+		}
+		break;
+	}
+	free(buf);
+	free(host);
+}
+
 static int check_count(struct nf_vcheck *c, const json_t *sec)
 {
 	json_int_t want = json_integer_value(json_object_get(sec, "count"));
-	const char *type = json_string_value(json_object_get(sec, "type"));
-	size_t n = json_array_size(gpus(c)), i;
+	size_t n = json_array_size(gpus(c)), i, of_type = 0;
+	char type[64], names[512] = "";
+	const char *from;
 	json_t *g;
 
-	nf_v_expect(c, "%lld GPUs (%s)", (long long)want, type ? type : "any");
-	nf_v_seen(c, "%zu GPUs", n);
-	if ((json_int_t)n != want) {
+	declared_type(c, sec, type, sizeof(type), &from);
+	nf_v_expect(c, "%lld GPUs of type %s (%s)", (long long)want,
+		    *type ? type : "any", from);
+	json_array_foreach(gpus(c), i, g) {
+		const char *name = json_string_value(json_object_get(g, "name"));
+		char t[64];
+
+		nf_gpu_type_of(name, t, sizeof(t));
+		if (!*type || !strcasecmp(t, type))
+			of_type++;
+		else if (!strstr(names, name ? name : "?"))
+			snprintf(names + strlen(names), sizeof(names) - strlen(names),
+				 "%s'%s' (%s)", *names ? ", " : "", name ? name : "?", t);
+	}
+	if ((json_int_t)of_type == want && of_type == n) {
+		nf_v_seen(c, "%zu GPUs of type %s", n, *type ? type : "any");
+		return NF_V_PASS;
+	}
+	if (of_type == n) {
+		nf_v_seen(c, "%zu GPUs", n);
 		nf_v_remedy(c, "nvidia-smi -L; dmesg | grep -i -e NVRM -e Xid   # a lost GPU "
 			    "needs a reset or an RMA");
 		return NF_V_FAIL;
 	}
-	json_array_foreach(gpus(c), i, g) {
-		const char *name = json_string_value(json_object_get(g, "name"));
-
-		if (type && name && !strcasestr(name, type)) {
-			nf_v_seen(c, "GPU %zu is '%s'", i, name);
-			nf_v_remedy(c, "this node has other GPUs than its role: fix the inventory");
-			return NF_V_FAIL;
-		}
-	}
-	return NF_V_PASS;
+	nf_v_seen(c, "%zu of %zu GPUs are %s; the others are %s", of_type, n,
+		  type, names);
+	nf_v_remedy(c, "this node has other GPUs than the cluster declares for it: "
+		    "set its gpu_type in the inventory (nodeforge pxe, then "
+		    "systemctl restart nodeforge-cluster) or move the node");
+	return NF_V_FAIL;
 }
 
 /* Every GPU whose `field` differs from `want`: "0,3" */
@@ -263,6 +369,23 @@ static int check_fabric(struct nf_vcheck *c, const json_t *sec)
 	return NF_V_FAIL;
 }
 
+static int check_peermem(struct nf_vcheck *c, const json_t *sec)
+{
+	struct stat st;
+
+	if (!json_is_true(json_object_get(sec, "peermem")))
+		return nf_v_skip(c, "the profile does not ask for GPUDirect RDMA");
+	nf_v_expect(c, "nvidia-peermem loaded (/sys/module/nvidia_peermem)");
+	if (!nf_v_stat(c, NF_VSYS, "/sys/module/nvidia_peermem", &st)) {
+		nf_v_seen(c, "loaded");
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, "not loaded");
+	nf_v_remedy(c, "modprobe nvidia-peermem; cat /etc/modules-load.d/nodeforge-gpu.conf   "
+		    "# dmesg says why it did not load at boot");
+	return NF_V_FAIL;
+}
+
 static const struct nf_check_def defs[] = {
 	{ "gpu.driver", "the NVIDIA driver is loaded (NVML)", NULL, NF_CHECK_PROBE, 5000,
 	  check_driver,
@@ -276,6 +399,9 @@ static const struct nf_check_def defs[] = {
 	{ "gpu.persistence", "persistence mode", "gpu.driver", 0, 0, check_persistence,
 	  .needs = "gpu" },
 	{ "gpu.fabric", "NVSwitch fabric state", "gpu.driver", 0, 0, check_fabric,
+	  .needs = "gpu" },
+	{ "gpu.peermem", "nvidia-peermem is loaded (GPUDirect RDMA)", "gpu.driver", 0, 0,
+	  check_peermem,
 	  .needs = "gpu" },
 };
 

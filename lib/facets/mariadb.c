@@ -26,10 +26,20 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 	json_int_t pct = json_integer_value(json_object_get(sec, "buffer_pool_pct"));
 	json_int_t flush = json_integer_value(json_object_get(sec, "flush_log_at_trx_commit"));
 
-	if (json_object_get(sec, "buffer_pool_pct") && (pct < 70 || pct > 80))
+	/* 70-80 % of RAM is for a host that runs only the database; on a
+	 * controller slurmctld and slurmdbd need the rest (slurmctld holds
+	 * every job and node record in memory): about half */
+	int shared = nf_profile_runs(nf_profile_json(l->profile), "slurmctld");
+
+	if (json_object_get(sec, "buffer_pool_pct") && !shared && (pct < 70 || pct > 80))
 		nf_lint_at(l, "mariadb.buffer_pool_pct", NF_SEV_WARNING,
 			   "buffer_pool_pct %lld: a dedicated slurmdbd database "
 			   "wants 70-80%% of RAM", (long long)pct);
+	if (json_object_get(sec, "buffer_pool_pct") && shared && (pct < 40 || pct > 60))
+		nf_lint_at(l, "mariadb.buffer_pool_pct", NF_SEV_WARNING,
+			   "buffer_pool_pct %lld on a node that also runs slurmctld "
+			   "and slurmdbd: leave them memory, 40-60%% of RAM (70-80%% "
+			   "is for a dedicated database host)", (long long)pct);
 	if (json_object_get(sec, "buffer_pool_pct") && (pct < 1 || pct > 90))
 		nf_lint_at(l, "mariadb.buffer_pool_pct", NF_SEV_ERROR,
 			   "buffer_pool_pct %lld is outside 1-90", (long long)pct);

@@ -37,9 +37,13 @@ static const struct nf_field plugstack_fields[] = {
 	{ 0 }
 };
 
-static const struct nf_field partition_fields[] = {
+/* a profile's slurm.partitions, and the site's that replace them */
+const struct nf_field nf_partition_fields[] = {
 	{ "name", NF_T_STR, .required = true },
-	{ "nodes", NF_T_STR, .required = true },
+	/* a hostlist, or the nodes of `roles` in the inventory; neither:
+	 * every node that runs slurmd */
+	{ "nodes", NF_T_STR },
+	{ "roles", NF_T_STRLIST },
 	{ "options", NF_T_MAP },
 	{ 0 }
 };
@@ -51,7 +55,7 @@ static const struct nf_field fields[] = {
 	{ "node", NF_T_OBJ, node_fields },
 	{ "gres", NF_T_OBJLIST, gres_fields },
 	{ "plugstack", NF_T_OBJLIST, plugstack_fields },
-	{ "partitions", NF_T_OBJLIST, partition_fields },
+	{ "partitions", NF_T_OBJLIST, nf_partition_fields },
 	{ "partition_defaults", NF_T_MAP },
 	{ 0 }
 };
@@ -129,6 +133,33 @@ static int check_links(struct nf_facet_lint *l, const char *path,
 	return 0;
 }
 
+/* Does slurmdbd archive anything (an Archive* key set to yes)? */
+static int dbd_archives(const json_t *dbd)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)dbd, k, v)
+		if (!strncmp(k, "Archive", 7) && strcmp(k, "ArchiveDir") &&
+		    strcmp(k, "ArchiveScript") &&
+		    (json_is_true(v) || (json_is_string(v) &&
+		     !strcasecmp(json_string_value(v), "yes"))))
+			return 1;
+	return 0;
+}
+
+/* Where files do not outlive a reboot (Debian 13 mounts /tmp as tmpfs) */
+static int volatile_dir(const char *d)
+{
+	static const char *const v[] = { "/tmp", "/run", "/dev/shm", "/var/run" };
+
+	for (size_t i = 0; i < NF_ARRAY_SIZE(v); i++)
+		if (!strncmp(d, v[i], strlen(v[i])) &&
+		    (!d[strlen(v[i])] || d[strlen(v[i])] == '/'))
+			return 1;
+	return 0;
+}
+
 static int lint(struct nf_facet_lint *l, const json_t *sec)
 {
 	const json_t *prof = nf_profile_json(l->profile);
@@ -172,6 +203,20 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 				   NF_SEV_ERROR,
 				   "PrologFlags=%s lacks 'contain', which pam_slurm_adopt "
 				   "needs to adopt SSH sessions", v ? v : "(unset)");
+	}
+	{
+		const json_t *dbd = json_object_get(sec, "dbd");
+		const char *dir = json_string_value(json_object_get(dbd, "ArchiveDir"));
+
+		if (dbd_archives(dbd) && (!dir || volatile_dir(dir)))
+			nf_lint_at(l, dir ? "slurm.dbd.ArchiveDir" : "slurm.dbd",
+				   NF_SEV_WARNING,
+				   "slurmdbd archives to ArchiveDir=%s%s, which does "
+				   "not outlive a reboot (/tmp is a tmpfs on Debian "
+				   "13): set slurm.dbd.ArchiveDir on persistent storage "
+				   "(/var/lib/slurm/archive) or turn the Archive* "
+				   "settings off", dir ? dir : "/tmp",
+				   dir ? "" : " (slurmdbd's default)");
 	}
 	/* keys the reference material gets wrong; the real Slurm of the
 	 * image refuses them (nodeforge ci, static.daemons) */
@@ -465,8 +510,9 @@ static int write_dbd_conf(struct nf_apply *a, const json_t *dbd)
 	struct nf_buf b = { 0 };
 	uid_t uid = 0;
 	gid_t gid = 0;
-	const char *k;
+	const char *k, *dir;
 	json_t *v;
+	int r;
 
 	if (user && nf_apply_user(a, user, &uid, &gid))
 		uid = 0, gid = 0;
@@ -488,8 +534,87 @@ static int write_dbd_conf(struct nf_apply *a, const json_t *dbd)
 	}
 	nf_buf_printf(&b, "# StoragePass is a secret: nodeforge delivers it "
 		      "at first boot, never in the image\n");
-	return nf_apply_write_buf(a, "/etc/slurm/slurmdbd.conf", &b, 0600,
-				  uid, gid);
+	if ((r = nf_apply_write_buf(a, "/etc/slurm/slurmdbd.conf", &b, 0600,
+				    uid, gid)))
+		return r;
+	/* slurmdbd writes its archives there as SlurmUser; it does not
+	 * create the directory */
+	dir = json_string_value(json_object_get(dbd, "ArchiveDir"));
+	if (!dir || !dbd_archives(dbd))
+		return 0;
+	if (*dir != '/' || strpbrk(dir, " \t\n"))
+		return nf_fail(a->ctx, NF_E_INVALID, "slurm.dbd.ArchiveDir '%s' "
+			       "is not an absolute path", dir);
+	nf_apply_header(&b, "#", "slurm");
+	nf_buf_printf(&b, "d %s 0700 %s %s -\n", dir, user ? user : "root",
+		      user ? user : "root");
+	return nf_apply_write_buf(a, "/etc/tmpfiles.d/nodeforge-slurmdbd.conf",
+				  &b, 0644, 0, 0);
+}
+
+/* systemd's unit name of a mount point: "/var/lib/slurm/slurmctld" ->
+ * "var-lib-slurm-slurmctld"; -1 for a path this does not escape */
+static int mount_unit_name(const char *path, char *out, size_t outsz)
+{
+	size_t n = 0;
+
+	if (*path != '/' || strstr(path, "//") || strstr(path, "/.") ||
+	    path[strlen(path) - 1] == '/')
+		return -1;
+	for (const char *p = path + 1; *p; p++) {
+		const char *add = NULL;
+		char one[2] = { *p, 0 };
+
+		if (*p == '/')
+			add = "-";
+		else if (*p == '-')
+			add = "\\x2d";
+		else if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.", *p))
+			add = one;
+		else
+			return -1;
+		if (n + strlen(add) + 1 > outsz)
+			return -1;
+		memcpy(out + n, add, strlen(add));
+		n += strlen(add);
+	}
+	out[n] = '\0';
+	return n ? 0 : -1;
+}
+
+/* Two controllers share StateSaveLocation on the site's NFS export: the
+ * controller image mounts it there before slurmctld starts */
+static int write_state_mount(struct nf_apply *a, const json_t *sec)
+{
+	const json_t *ss = json_object_get(json_object_get(a->site, "slurm"), "state_save");
+	const char *nfs = json_string_value(json_object_get(ss, "nfs"));
+	const char *opts = json_string_value(json_object_get(ss, "options"));
+	const char *dir = conf_str(json_object_get(sec, "conf"), "StateSaveLocation");
+	char unit[256], path[300];
+	struct nf_buf b = { 0 };
+	int r;
+
+	if (!nfs || !nf_apply_has_daemon(a, "slurmctld"))
+		return 0;
+	if (!dir || mount_unit_name(dir, unit, sizeof(unit)) ||
+	    !strchr(nfs, ':') || strpbrk(nfs, " \t\n") || (opts && strpbrk(opts, " \t\n")))
+		return nf_fail(a->ctx, NF_E_INVALID, "site slurm.state_save: cannot "
+			       "mount '%s' on StateSaveLocation '%s' (an NFS "
+			       "SERVER:/EXPORT and an absolute path are needed)",
+			       nfs, dir ? dir : "(unset)");
+	nf_apply_header(&b, "#", "slurm");
+	nf_buf_printf(&b, "[Unit]\nDescription=Slurm StateSaveLocation shared by "
+		      "the controllers\nBefore=slurmctld.service\n"
+		      "[Mount]\nWhat=%s\nWhere=%s\nType=nfs\nOptions=%s\n"
+		      "[Install]\nRequiredBy=slurmctld.service\n", nfs, dir,
+		      opts ? opts : "_netdev,hard,noatime");
+	snprintf(path, sizeof(path), "/etc/systemd/system/%s.mount", unit);
+	if ((r = nf_apply_write_buf(a, path, &b, 0644, 0, 0)))
+		return r;
+	nf_apply_header(&b, "#", "slurm");
+	nf_buf_printf(&b, "[Unit]\nRequiresMountsFor=%s\n", dir);
+	return nf_apply_write_buf(a, "/etc/systemd/system/slurmctld.service.d/"
+				  "50-nodeforge-state.conf", &b, 0644, 0, 0);
 }
 
 static int apply(struct nf_apply *a, const json_t *sec)
@@ -500,7 +625,8 @@ static int apply(struct nf_apply *a, const json_t *sec)
 	const json_t *dbd = json_object_get(sec, "dbd");
 	int r;
 
-	if ((r = write_slurm_conf(a, sec)) || (r = write_cluster_unit(a)))
+	if ((r = write_slurm_conf(a, sec)) || (r = write_cluster_unit(a)) ||
+	    (r = write_state_mount(a, sec)))
 		return r;
 	if (json_array_size(json_object_get(sec, "gres")) &&
 	    (r = write_gres_conf(a, sec)))
@@ -558,30 +684,41 @@ static int check_conf_present(struct nf_vcheck *c, const json_t *sec)
 	return NF_V_FAIL;
 }
 
+/* How many keys of `map` (but `skip`) the Key=Value text `buf` has
+ * otherwise; the first four in `bad` */
+static int conf_diff(const char *buf, const json_t *map, const char *skip,
+		     char *bad, size_t badsz)
+{
+	char want[1024];
+	const char *k;
+	json_t *x;
+	int n = 0;
+
+	json_object_foreach((json_t *)map, k, x) {
+		char *have = nf_v_conf_get(buf, k, "=");
+
+		nf_v_json_str(x, want, sizeof(want));
+		if ((!skip || strcmp(k, skip)) && (!have || strcasecmp(have, want)) &&
+		    n++ < 4)
+			snprintf(bad + strlen(bad), badsz - strlen(bad), "%s%s=%.60s",
+				 *bad ? ", " : "", k, have ? have : "(unset)");
+		free(have);
+	}
+	return n;
+}
+
 static int check_conf_values(struct nf_vcheck *c, const json_t *sec)
 {
 	const json_t *conf = json_object_get(sec, "conf");
 	const char *cluster = json_string_value(json_object_get(
 		json_object_get(nf_v_profile(c), "site"), "cluster"));
-	char *buf = NULL, want[1024], bad[768] = "";
-	const char *k;
-	json_t *x;
+	char *buf = NULL, bad[768] = "";
 	int n = 0;
 
 	if (nf_v_read(c, NF_VROOT, "/etc/slurm/slurm.conf", 1 << 20, &buf, NULL))
 		return NF_V_FAIL;
 	nf_v_expect(c, "slurm.conf as the profile says");
-	json_object_foreach((json_t *)conf, k, x) {
-		char *have = nf_v_conf_get(buf, k, "=");
-
-		nf_v_json_str(x, want, sizeof(want));
-		if (!have || strcasecmp(have, want)) {
-			if (n++ < 4)
-				snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
-					 "%s%s=%.60s", *bad ? ", " : "", k, have ? have : "(unset)");
-		}
-		free(have);
-	}
+	n = conf_diff(buf, conf, NULL, bad, sizeof(bad));
 	if (cluster) {
 		char *have = nf_v_conf_get(buf, "ClusterName", "=");
 
@@ -661,11 +798,95 @@ static int check_cluster(struct nf_vcheck *c, const json_t *sec)
 	return NF_V_PASS;
 }
 
+/* slurmdbd.conf as the profile says (StoragePass aside: a secret, never
+ * in the profile), and its archives on storage that outlives a reboot */
+static int check_dbd_conf(struct nf_vcheck *c, const json_t *sec)
+{
+	const json_t *dbd = json_object_get(sec, "dbd");
+	char *buf = NULL, bad[512] = "";
+	int n = 0;
+
+	if (!json_object_size(dbd) || !nf_profile_runs(nf_v_profile(c), "slurmdbd"))
+		return nf_v_skip(c, "this role runs no slurmdbd");
+	nf_v_expect(c, "/etc/slurm/slurmdbd.conf as the profile says, archives "
+		    "not on /tmp");
+	if (nf_v_read(c, NF_VROOT, "/etc/slurm/slurmdbd.conf", 1 << 20, &buf, NULL)) {
+		nf_v_remedy(c, "on the build host: nodeforge build %s, then boot this "
+			    "node from the new image", nf_v_role(c));
+		return NF_V_FAIL;
+	}
+	n = conf_diff(buf, dbd, "StoragePass", bad, sizeof(bad));
+	if (!n && dbd_archives(dbd)) {
+		char *dir = nf_v_conf_get(buf, "ArchiveDir", "=");
+
+		if (!dir || volatile_dir(dir)) {
+			n++;
+			snprintf(bad, sizeof(bad), "archives to ArchiveDir=%s, lost "
+				 "at reboot", dir ? dir : "/tmp (the default)");
+		}
+		free(dir);
+	}
+	free(buf);
+	if (!n) {
+		nf_v_seen(c, "%zu settings match", json_object_size(dbd));
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, "%s%s", bad, n > 4 ? " ..." : "");
+	nf_v_remedy(c, "install the slurmdbd.conf built for this role (nodeforge "
+		    "build %s) and systemctl restart slurmdbd", nf_v_role(c));
+	return NF_V_FAIL;
+}
+
+/* srun and sbatch send the submitting shell's limits with the job, and
+ * slurmd sets them in the job, over its own (the profile's, from its
+ * unit): only NONE (or Except=ALL) leaves a job the node's limits */
+static int check_conf_limits(struct nf_vcheck *c, const json_t *sec)
+{
+	char *buf = NULL, *all, *except;
+	int ok;
+
+	(void)sec;
+	if (nf_v_read(c, NF_VROOT, "/etc/slurm/slurm.conf", 1 << 20, &buf, NULL))
+		return NF_V_FAIL;
+	all = nf_v_conf_get(buf, "PropagateResourceLimits", "=");
+	except = nf_v_conf_get(buf, "PropagateResourceLimitsExcept", "=");
+	free(buf);
+	nf_v_expect(c, "PropagateResourceLimits=NONE: a job gets this node's "
+		    "limits, not the submitting shell's");
+	ok = (all && !strcasecmp(all, "NONE") && !except) ||
+	     (!all && except && !strcasecmp(except, "ALL"));
+	if (ok)
+		nf_v_seen(c, "%s=%s", all ? "PropagateResourceLimits" :
+			  "PropagateResourceLimitsExcept", all ? all : except);
+	else if (!all && !except)
+		nf_v_seen(c, "unset: Slurm propagates ALL of the submitting "
+			  "shell's limits");
+	else
+		nf_v_seen(c, "%s%s%s%s%s: the submitting shell's other limits "
+			  "replace the node's in every job",
+			  all ? "PropagateResourceLimits=" : "", all ? all : "",
+			  all && except ? ", " : "",
+			  except ? "PropagateResourceLimitsExcept=" : "",
+			  except ? except : "");
+	free(all);
+	free(except);
+	if (ok)
+		return NF_V_PASS;
+	nf_v_remedy(c, "set PropagateResourceLimits=NONE (and no "
+		    "PropagateResourceLimitsExcept) in /etc/slurm/slurm.conf, "
+		    "then scontrol reconfigure");
+	return NF_V_FAIL;
+}
+
 static const struct nf_check_def defs[] = {
 	{ "slurm.conf.present", "slurm.conf is installed", NULL, NF_CHECK_STATIC, 0,
 	  check_conf_present },
 	{ "slurm.conf.values", "slurm.conf as the profile and site say", "slurm.conf.present",
 	  NF_CHECK_STATIC, 0, check_conf_values },
+	{ "slurm.dbd.conf", "slurmdbd.conf as the profile says, archives kept",
+	  NULL, NF_CHECK_STATIC, 0, check_dbd_conf },
+	{ "slurm.conf.limits", "jobs get the node's limits, not the submitting shell's",
+	  "slurm.conf.present", NF_CHECK_STATIC, 0, check_conf_limits },
 	{ "slurm.cluster", "the cluster's controllers and nodes are known (cluster.conf)",
 	  "slurm.conf.present", 0, 0, check_cluster,
 	  .needs = "controller" },

@@ -162,7 +162,7 @@ static int check_conf(struct nf_vcheck *c, const json_t *sec)
 	for (i = 0; i < NF_ARRAY_SIZE(paths) && !path; i++)
 		if (!nf_v_read(c, NF_VROOT, paths[i], 256 * 1024, &buf, NULL))
 			path = paths[i];
-	nf_v_expect(c, "chrony.conf names the profile's servers");
+	nf_v_expect(c, "chrony.conf names the profile's servers, maxdistance and makestep");
 	if (!path) {
 		nf_v_seen(c, "no chrony.conf");
 		nf_v_remedy(c, "apt-get install chrony   # or dnf install chrony; then rebuild the image");
@@ -189,13 +189,40 @@ static int check_conf(struct nf_vcheck *c, const json_t *sec)
 			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%sserver %s missing",
 				 *bad ? ", " : "", name);
 	}
+	/* the step and distance bounds apply writes, each a line of its own */
+	{
+		const json_t *ms = json_object_get(sec, "makestep");
+		const json_t *md = json_object_get(sec, "maxdistance");
+		char want[2][96] = { "", "" };
+
+		if (json_is_number(md))
+			snprintf(want[0], sizeof(want[0]), "maxdistance %g",
+				 json_number_value(md));
+		if (ms)
+			snprintf(want[1], sizeof(want[1]), "makestep %g %lld",
+				 json_number_value(json_object_get(ms, "threshold")),
+				 (long long)json_integer_value(json_object_get(ms, "limit")));
+		for (i = 0; i < 2; i++) {
+			const char *f = *want[i] ? strstr(buf, want[i]) : NULL;
+			size_t len = strlen(want[i]);
+
+			while (f && ((f != buf && f[-1] != '\n') ||
+				     (f[len] && f[len] != '\n' && f[len] != ' ')))
+				f = strstr(f + 1, want[i]);
+			if (*want[i] && !f && n++ < 4)
+				snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
+					 "%s'%s' missing", *bad ? ", " : "", want[i]);
+		}
+	}
 	free(buf);
 	if (!n) {
-		nf_v_seen(c, "%s names every server", path);
+		nf_v_seen(c, "%s names every server, maxdistance and makestep", path);
 		return NF_V_PASS;
 	}
 	nf_v_seen(c, "%s: %s", path, bad);
-	nf_v_remedy(c, "add 'server NAME iburst' lines to %s and systemctl restart chrony", path);
+	nf_v_remedy(c, "install the chrony.conf built for this role (nodeforge build %s) or "
+		    "add the missing lines to %s, and systemctl restart chrony",
+		    nf_v_role(c), path);
 	return NF_V_FAIL;
 }
 

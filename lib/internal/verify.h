@@ -163,6 +163,9 @@ int nf_diskrule_hardware_only(struct nf_diskrule *r, char *dropped,
 int nf_pci_addr_norm(const char *s, char out[NF_PCI_ADDR_LEN]);
 
 /* One GPU of the node */
+/* The GRES type of an NVML GPU name: "NVIDIA H200" -> "h200" */
+void nf_gpu_type_of(const char *name, char *out, size_t outsz);
+
 struct nf_gres_gpu {
 	int minor;                            /* /dev/nvidiaN */
 	char bus_id[NF_PCI_ADDR_LEN];

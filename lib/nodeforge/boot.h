@@ -24,6 +24,8 @@ struct nf_node {
 	char *name;
 	char *role;
 	char *rack;         /* "" when not given */
+	char *gpu_type;     /* the GRES type of its GPUs ("h200"), overriding
+	                     * its role's gpu.type; NULL or "" when not given */
 	uint8_t mac[6];
 	uint32_t ip;        /* host byte order */
 	uint32_t bmc;       /* BMC address; 0 when not given */

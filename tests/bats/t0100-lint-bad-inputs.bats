@@ -42,6 +42,27 @@ lint_case() {
 	[[ "$output" == *"lint: no errors"* ]]
 }
 
+@test "mariadb buffer pool: 75 % warns on a controller that runs slurmctld, not on a dedicated database role" {
+	cp -r "$NF_SRCDIR/profiles" p
+	sed -i 's/buffer_pool_pct: 50/buffer_pool_pct: 75/' p/controller.yaml
+	printf 'description: database only\ninherits: [controller]\nslurm:\n  daemons: ["!slurmctld"]\n' > p/dbhost.yaml
+	run nf -C p lint
+	[[ "$output" == *"controller.yaml:"*"warning: buffer_pool_pct 75 on a node that also runs slurmctld and slurmdbd"* ]]
+	[[ "$output" != *"dbhost"*"buffer_pool_pct"* ]]
+	run nf lint
+	[[ "$output" != *"buffer_pool_pct"* ]]
+}
+
+@test "slurmdbd archiving to /tmp (no ArchiveDir) gets a lint warning" {
+	cp -r "$NF_SRCDIR/profiles" p
+	sed -i '/ArchiveDir:/d' p/controller.yaml
+	run nf -C p lint
+	status_is 0
+	[[ "$output" == *"warning: slurmdbd archives to ArchiveDir=/tmp (slurmdbd's default), which does not outlive a reboot"* ]]
+	run nf lint
+	[[ "$output" != *"ArchiveDir"* ]]
+}
+
 @test "a site whose munge key has no fingerprint gets a warning at its line; with one, none" {
 	mkdir p && cp "$FIXTURES/site-good.yaml" p/site.yaml
 	echo "description: ok" > p/role.yaml

@@ -131,3 +131,13 @@ load verify_helper
 	vrun --json --only sysctl.vm.max_map_count
 	[ "$(echo "$output" | jq -r '[.checks[] | select(.verdict != "skip")] | length')" = 1 ]
 }
+
+@test "time: chrony.conf without the profile's makestep or maxdistance fails time.chrony.conf" {
+	vfx pass
+	vrun --json
+	[[ "$(verdict_of time.chrony.conf)" == "pass /etc/chrony/chrony.conf names every server, maxdistance and makestep" ]]
+	sed -i '/^makestep/d; /^maxdistance/d' "$SYS/etc/chrony/chrony.conf"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of time.chrony.conf)" == "fail /etc/chrony/chrony.conf: 'maxdistance 1' missing, 'makestep 1 3' missing" ]]
+}

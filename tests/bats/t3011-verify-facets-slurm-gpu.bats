@@ -23,6 +23,74 @@ load verify_helper
 	[[ "$(verdict_of slurm.conf.values)" == "fail SelectType=select/linear" ]]
 }
 
+@test "slurm: a slurm.conf that lets a job inherit the submitting shell's limits fails slurm.conf.limits" {
+	vfx pass
+	vrun --json
+	[[ "$(verdict_of slurm.conf.limits)" == "pass PropagateResourceLimits=NONE" ]]
+	sed -i 's/^PropagateResourceLimits=.*/PropagateResourceLimitsExcept=MEMLOCK/' "$SYS/etc/slurm/slurm.conf"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of slurm.conf.limits)" == "fail PropagateResourceLimitsExcept=MEMLOCK: the submitting shell's other limits replace the node's in every job" ]]
+	sed -i '/^PropagateResourceLimits/d' "$SYS/etc/slurm/slurm.conf"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of slurm.conf.limits)" == "fail unset: Slurm propagates ALL of the submitting shell's limits" ]]
+}
+
+# H200: NVML names it "NVIDIA H200"; the inventory declares the type of a
+# rack (gpu_type), cluster.conf carries it as Gres=gpu:TYPE on the node's line
+h200_rack() {
+	sed -i 's/^NodeName=.*/NodeName=gpu-[001-004] Gres=gpu:h200:8,nvme:local:1 Feature=h200,ib State=UNKNOWN/' "$SYS/etc/slurm/cluster.conf"
+}
+
+@test "gpu: an 8x H200 node (NVML fixture) in an H200 rack passes gpu.count" {
+	vfx pass
+	sed -i 's/"NVIDIA H100 80GB HBM3"/"NVIDIA H200"/' "$SYS/fixture.json"
+	h200_rack
+	vrun --json
+	[[ "$(verdict_of gpu.count)" == "pass 8 GPUs of type h200" ]]
+}
+
+@test "gpu: an 8x H100 node in an H200 rack fails gpu.count, naming both" {
+	vfx pass
+	h200_rack
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of gpu.count)" == "fail 0 of 8 GPUs are h200; the others are 'NVIDIA H100 80GB HBM3' (h100)" ]]
+}
+
+@test "gpu: an 8x H200 node with no type from the inventory fails against its role's h100" {
+	vfx pass
+	sed -i 's/"NVIDIA H100 80GB HBM3"/"NVIDIA H200"/' "$SYS/fixture.json"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of gpu.count)" == "fail 0 of 8 GPUs are h100; the others are 'NVIDIA H200' (h200)" ]]
+}
+
+@test "gpu: nvidia-peermem not loaded fails gpu.peermem; the image loads it at boot" {
+	vfx pass
+	grep -qx nvidia-peermem "$SYS/etc/modules-load.d/nodeforge-gpu.conf"
+	vrun --json
+	[[ "$(verdict_of gpu.peermem)" == "pass loaded" ]]
+	rm -rf "$SYS/sys/module/nvidia_peermem"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of gpu.peermem)" == "fail not loaded" ]]
+}
+
+@test "slurm: the controller's slurmdbd.conf differs from the profile, or archives nowhere, fails slurm.dbd.conf" {
+	vfx pass
+	install -m 0600 "$FIXTURES/apply/controller/etc/slurm/slurmdbd.conf" "$SYS/etc/slurm/slurmdbd.conf"
+	vrun --role controller --only slurm --json
+	[[ "$(verdict_of slurm.dbd.conf)" == "pass "*"settings match" ]]
+	sed -i '/^ArchiveDir=/d' "$SYS/etc/slurm/slurmdbd.conf"
+	vrun --role controller --only slurm --json
+	status_is 3
+	[[ "$(verdict_of slurm.dbd.conf)" == "fail ArchiveDir=(unset)" ]]
+	vrun --json
+	[[ "$(verdict_of slurm.dbd.conf)" == "skip this role runs no slurmdbd" ]]
+}
+
 @test "containers: pyxis not in plugstack.conf" {
 	expect_root fail-containers containers.pyxis.plugstack "not listed"
 }

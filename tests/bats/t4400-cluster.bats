@@ -36,14 +36,104 @@ serve_tree() {
 	cat > want <<'EOF'
 SlurmctldHost=ctl-01(10.0.0.2)
 AccountingStorageHost=ctl-01
-NodeName=gpu-[01-04] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib State=UNKNOWN
-PartitionName=compute Nodes=gpu-[01-04] Default=YES MaxTime=INFINITE State=UP
+NodeName=gpu-[01-04] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib CpuSpecList=0-1,128-129 State=UNKNOWN
+PartitionName=compute Nodes=gpu-[01-04] MaxTime=INFINITE State=UP
+PartitionName=training Nodes=gpu-[01-04] MaxTime=7-00:00:00 DefaultTime=1-00:00:00 State=UP OverSubscribe=NO PriorityTier=1 TRESBillingWeights=GRES/gpu=100
+PartitionName=inference Nodes=gpu-[01-04] MaxTime=INFINITE DefaultTime=4:00:00 State=UP OverSubscribe=YES:4 PriorityTier=2 TRESBillingWeights=GRES/gpu=50
+PartitionName=interactive Nodes=gpu-[01-04] Default=YES MaxTime=4:00:00 DefaultTime=1:00:00 State=UP OverSubscribe=NO PriorityTier=3
 EOF
 	diff -u want got
 	run nf cluster show -i "$INV" --hosts
 	status_is 0
 	[[ "$output" == *$'10.0.0.2\tctl-01.cluster.internal ctl-01'* ]]
 	[[ "$output" == *$'10.0.1.14\tgpu-04.cluster.internal gpu-04'* ]]
+}
+
+@test "cluster show: training and inference take the GPU nodes, the default partition interactive every slurmd node" {
+	run nf cluster show -i "$NF_SRCDIR/examples/cluster-box.yaml"
+	status_is 0
+	grep '^PartitionName=' <<<"$output" | cut -d' ' -f1-3 > got
+	cat > want <<'EOF'
+PartitionName=compute Nodes=gpu-01 MaxTime=INFINITE
+PartitionName=cpu Nodes=cpu-[01-02] MaxTime=INFINITE
+PartitionName=training Nodes=gpu-01 MaxTime=7-00:00:00
+PartitionName=inference Nodes=gpu-01 MaxTime=INFINITE
+PartitionName=interactive Nodes=gpu-01,cpu-[01-02] Default=YES
+EOF
+	diff -u want got
+}
+
+@test "cluster show: a site's slurm.partitions replace the embedded ones" {
+	cp "$NF_SRCDIR/profiles/site.yaml" site.yaml
+	cat >> site.yaml <<'EOF'
+slurm:
+  partitions:
+    - name: long
+      roles: [compute]
+      options: { Default: "YES", MaxTime: 14-00:00:00 }
+    - name: fixed
+      nodes: gpu-[01-02]
+    - name: nowhere
+      roles: [nosuchrole]
+EOF
+	run nf -s site.yaml cluster show -i "$INV"
+	status_is 0
+	grep '^PartitionName=\|^# partition' <<<"$output" > got
+	cat > want <<'EOF'
+PartitionName=compute Nodes=gpu-[01-04] MaxTime=INFINITE State=UP
+PartitionName=long Nodes=gpu-[01-04] Default=YES MaxTime=14-00:00:00
+PartitionName=fixed Nodes=gpu-[01-02]
+# partition nowhere: the inventory has no node of its roles
+EOF
+	diff -u want got
+	run nf -s site.yaml lint -i "$INV"
+	status_is 0
+}
+
+@test "cluster show: a rack's gpu_type gives its nodes their own NodeName line with Gres=gpu:TYPE" {
+	cp "$INV" inv.yaml
+	cat >> inv.yaml <<'EOF'
+  - name: gpu-[05-06]
+    mac: 52:54:00:00:02:01+
+    ip: 10.0.2.11+
+    role: compute
+    rack: r02
+    gpu_type: h200
+EOF
+	run nf cluster show -i inv.yaml
+	status_is 0
+	grep '^NodeName=\|^PartitionName=training' <<<"$output" > got
+	cat > want <<'EOF'
+NodeName=gpu-[01-04] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib CpuSpecList=0-1,128-129 State=UNKNOWN
+NodeName=gpu-[05-06] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h200:8,nvme:local:1 Feature=h200,ib CpuSpecList=0-1,128-129 State=UNKNOWN
+PartitionName=training Nodes=gpu-[01-06] MaxTime=7-00:00:00 DefaultTime=1-00:00:00 State=UP OverSubscribe=NO PriorityTier=1 TRESBillingWeights=GRES/gpu=100
+EOF
+	diff -u want got
+	sed -i 's/gpu_type: h200/gpu_type: "H 200"/' inv.yaml
+	run nf cluster show -i inv.yaml
+	status_is 3
+	[[ "$output" == *"'gpu_type' must be a GRES type such as h100 or h200"* ]]
+}
+
+@test "lint --inventory: two controllers without a shared StateSaveLocation are refused; with the site's NFS export they render" {
+	cp "$INV" inv.yaml
+	cat >> inv.yaml <<'EOF'
+  - name: ctl-02
+    mac: 52:54:00:00:00:09
+    ip: 10.0.0.9
+    role: controller
+    rack: r00
+EOF
+	run nf lint -i inv.yaml
+	status_is 3
+	[[ "$output" == *"has 2 controllers (ctl-01, ctl-02) but"*"names no shared StateSaveLocation"* ]]
+	run nf cluster show -i inv.yaml
+	status_is 3
+	run nf -s "$FIXTURES/site-state-save.yaml" lint -i inv.yaml
+	status_is 0
+	run nf -s "$FIXTURES/site-state-save.yaml" cluster show -i inv.yaml
+	status_is 0
+	[[ "$output" == *$'SlurmctldHost=ctl-01(10.0.0.2)\nSlurmctldHost=ctl-02(10.0.0.9)\n'* ]]
 }
 
 @test "lint --inventory: the shipped site and the example rack agree" {

@@ -239,6 +239,53 @@ cl_boot_wave() {
 	[ "$output" = "job $id on $node" ]
 }
 
+# The reference's partitions (profiles/base.yaml, docs/nodeforge-cluster.md):
+# interactive, the default, holds every slurmd node; each role keeps its own.
+@test "sinfo lists the training, inference and interactive partitions; interactive is the default and holds the CPU nodes" {
+	needs idle
+	run cl_ssh "$LOGIN" 'timeout 30 sinfo -h -o %P | sort -u'
+	echo "$output" | cl_show
+	status_is 0
+	[ "$output" = "$(printf '%s\n' compute cpu inference 'interactive*' training)" ]
+	run cl_ssh "$LOGIN" 'timeout 30 sinfo -h -N -p interactive -o %N | sort -u'
+	status_is 0
+	local n
+	for n in $(cl_nodes | awk '$4 == "cpu" { print $1 }'); do
+		grep -qx "$n" <<<"$output" || { echo "$n is not in partition interactive: $output"; return 1; }
+	done
+}
+
+# EnforcePartLimits=ALL: over MaxTime (4:00:00) is refused at submission
+# by slurmctld itself (ESLURM_INVALID_TIME_LIMIT), not left pending
+@test "sbatch -p interactive with a time over its MaxTime is refused by Slurm" {
+	needs idle
+	run cl_ssh "$LOGIN" 'sbatch --test-only -A box -p interactive -N1 --time=3:00:00 --wrap true'
+	echo "$output" | cl_show
+	status_is 0
+	run cl_ssh "$LOGIN" 'sbatch -A box -p interactive -N1 --time=5:00:00 --wrap true'
+	echo "$output" | cl_show
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Requested time limit is invalid (missing or exceeds some limit)"* ]]
+}
+
+# PropagateResourceLimits=NONE: a job gets slurmd's limits (the profile's,
+# from the slurmd.service drop-in), not the lower ones of the shell that
+# ran srun on the login node
+@test "srun ulimit -l -n -s on a CPU node prints the profile's values, not the submitting shell's" {
+	needs idle
+	local want
+	want=$(nf -C "$PROFS" profile show cpu --json | python3 -c '
+import json, sys
+l = json.load(sys.stdin)["limits"]
+for k in ("memlock", "nofile", "stack"):
+    print(l[k])')
+	run cl_ssh "$LOGIN" 'ulimit -S -l 64; ulimit -S -n 1024; ulimit -S -s 8192;
+		timeout 60 srun -A box -p cpu -N1 bash -c "ulimit -l; ulimit -n; ulimit -s"'
+	echo "# job's ulimit -l -n -s: $(echo $output)" >&3
+	status_is 0
+	[ "$output" = "$want" ]
+}
+
 # pyxis, compiled in the login image against its Slurm, is loaded by the
 # login node's srun: the container options are there for users.
 @test "the login node's srun lists pyxis's --container-image" {

@@ -174,10 +174,22 @@ static void test_same_conf_every_role(void **s)
 			       "AccountingStorageHost=ctl-01\n"
 			       "NodeName=gpu-[01-04] Sockets=2 CoresPerSocket=64 "
 			       "ThreadsPerCore=2 RealMemory=2000000 "
-			       "Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib "
+			       "Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib CpuSpecList=0-1,128-129 "
 			       "State=UNKNOWN\n"
-			       "PartitionName=compute Nodes=gpu-[01-04] Default=YES "
+			       "PartitionName=compute Nodes=gpu-[01-04] "
 			       "MaxTime=INFINITE State=UP\n"));
+	/* the reference's three partitions, from profiles/base.yaml */
+	assert_non_null(strstr(cc, "\nPartitionName=training Nodes=gpu-[01-04] "
+			       "MaxTime=7-00:00:00 DefaultTime=1-00:00:00 State=UP "
+			       "OverSubscribe=NO PriorityTier=1 "
+			       "TRESBillingWeights=GRES/gpu=100\n"
+			       "PartitionName=inference Nodes=gpu-[01-04] "
+			       "MaxTime=INFINITE DefaultTime=4:00:00 State=UP "
+			       "OverSubscribe=YES:4 PriorityTier=2 "
+			       "TRESBillingWeights=GRES/gpu=50\n"
+			       "PartitionName=interactive Nodes=gpu-[01-04] "
+			       "Default=YES MaxTime=4:00:00 DefaultTime=1:00:00 "
+			       "State=UP OverSubscribe=NO PriorityTier=3\n"));
 	assert_null(strstr(cc, "login-01"));
 	free(ctl);
 	free(cmp);
@@ -239,6 +251,30 @@ static void test_slurm_conf_refuses_newline(void **s)
 	nf_ctx_free(ctx);
 }
 
+/* With the site's shared StateSaveLocation, the controller image mounts
+ * it where slurm.conf's StateSaveLocation is, before slurmctld */
+static void test_state_save_mount(void **s)
+{
+	struct nf_ctx *ctx;
+	struct nf_site *site;
+	char *unit, *dropin;
+
+	(void)s;
+	load(&ctx, &site, "tests/fixtures/site-state-save.yaml");
+	unit = apply_role(ctx, site, "controller", NULL,
+			  "/etc/systemd/system/var-lib-slurm-slurmctld.mount");
+	assert_non_null(strstr(unit, "\nBefore=slurmctld.service\n[Mount]\n"
+			       "What=10.0.0.1:/export/slurmctld\n"
+			       "Where=/var/lib/slurm/slurmctld\nType=nfs\n"));
+	dropin = apply_role(ctx, site, "controller", NULL,
+			    "/etc/systemd/system/slurmctld.service.d/50-nodeforge-state.conf");
+	assert_non_null(strstr(dropin, "RequiresMountsFor=/var/lib/slurm/slurmctld\n"));
+	free(unit);
+	free(dropin);
+	nf_site_free(site);
+	nf_ctx_free(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,6 +283,7 @@ int main(void)
 		cmocka_unit_test(test_same_conf_every_role),
 		cmocka_unit_test(test_site_disagrees),
 		cmocka_unit_test(test_slurm_conf_refuses_newline),
+		cmocka_unit_test(test_state_save_mount),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
