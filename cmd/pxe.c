@@ -115,9 +115,10 @@ static int check_arg_roles(const struct nf_inventory *inv, const json_t *opt)
 
 /* Kernel arguments of every role of the inventory: the resolved profile's,
  * replaced by --kernel-args ROLE=ARGS (saying on stderr what that drops),
- * then --kernel-args ROLE+=ARGS appended */
+ * then --kernel-args ROLE+=ARGS appended.  *slurmd: some role runs it */
 static int role_args(struct nf_global *g, const struct nf_inventory *inv,
-		     const json_t *repl, const json_t *add, json_t *args)
+		     const json_t *repl, const json_t *add, json_t *args,
+		     int *slurmd)
 {
 	for (size_t i = 0; i < nf_inventory_count(inv); i++) {
 		const struct nf_node *nd = nf_inventory_node(inv, i);
@@ -132,8 +133,10 @@ static int role_args(struct nf_global *g, const struct nf_inventory *inv,
 			continue;
 		nf_diags_init(&d);
 		r = nf_profile_resolve(g->ctx, nd->role, g->site, &p, &d);
-		if (!r)
+		if (!r) {
+			*slurmd |= nf_profile_runs(nf_profile_json(p), "slurmd");
 			r = nf_profile_kernel_args(g->ctx, p, &s);
+		}
 		if (r && !rep) {
 			if (d.n)
 				nf_print_diags(g, &d);
@@ -202,7 +205,7 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 	struct nf_emit *e;
 	struct stat sb;
 	double t0;
-	int o, r;
+	int o, r, slurmd = 0;
 
 	if (!args || !repl || !add) {
 		r = NF_EXIT_FAILURE;
@@ -291,7 +294,7 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 		goto done;
 	if ((r = check_arg_roles(inv, repl)) || (r = check_arg_roles(inv, add)))
 		goto done;
-	if ((r = role_args(g, inv, repl, add, args))) {
+	if ((r = role_args(g, inv, repl, add, args, &slurmd))) {
 		r = nf_cmd_fail(g, "pxe", r);
 		goto done;
 	}
@@ -303,9 +306,15 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 	}
 	/* the cluster part of every node's slurm.conf, and its hosts */
 	r = nf_cluster_render(g->ctx, inv_path, g->site, &cconf, &chosts);
-	/* no node runs slurmctld: a tree without cluster files (lint
-	 * --inventory says so; such nodes fail slurm.cluster) */
+	/* no node runs slurmctld: a tree without cluster files, which a
+	 * node booted alone (the CI VM) can use; slurmd nodes fail
+	 * slurm.cluster, so say it */
 	if (r == -ENOENT) {
+		if (slurmd && !g->quiet)
+			fprintf(stderr, "nodeforge pxe: warning: %s; the tree has "
+				"no cluster files (the nodes' slurm.conf and "
+				"hosts), and every node that runs slurmd will "
+				"fail slurm.cluster\n", nf_errmsg(g->ctx));
 		r = 0;
 	} else if (r) {
 		fprintf(stderr, "nodeforge pxe: %s\n", nf_errmsg(g->ctx));
