@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 
@@ -49,6 +50,20 @@ const struct nf_cmd nf_cmd_init = {
 
 #define NF_INIT_MAX 16
 
+/* A path on the boot server as given, relative ones taken from the
+ * current directory (the site needs absolute ones); NULL: too long */
+static const char *absolute(const char *path, char *buf, size_t sz)
+{
+	char cwd[4096];
+
+	if (!path || path[0] == '/')
+		return path;
+	if (!getcwd(cwd, sizeof(cwd)) ||
+	    (size_t)snprintf(buf, sz, "%s/%s", cwd, path) >= sz)
+		return NULL;
+	return buf;
+}
+
 static int cmd_init(struct nf_global *g, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -70,8 +85,10 @@ static int cmd_init(struct nf_global *g, int argc, char **argv)
 	};
 	const char *ntp[NF_INIT_MAX], *dns[NF_INIT_MAX], *out = "site.yaml";
 	struct nf_site_init o = { .ntp = ntp, .dns = dns };
-	char host[256];
+	char host[256], keybuf[4096], pwbuf[4096];
 	struct nf_diags d;
+	uint32_t net, ip;
+	unsigned prefix;
 	int c, r;
 
 	while ((c = nf_getopt_args(&nf_cmd_init, argc, argv, "o:", opts,
@@ -104,8 +121,7 @@ static int cmd_init(struct nf_global *g, int argc, char **argv)
 	if (!o.network || !o.server)
 		return nf_usage_error("init", "missing '%s'", !o.network
 				      ? "--network CIDR" : "--server URL");
-	/* by default the boot server keeps the time too */
-	if (!o.nntp) {
+	{
 		const char *h = strstr(o.server, "://");
 
 		snprintf(host, sizeof(host), "%s", h ? h + 3 : o.server);
@@ -115,14 +131,33 @@ static int cmd_init(struct nf_global *g, int argc, char **argv)
 		} else {
 			host[strcspn(host, ":/")] = '\0';
 		}
-		ntp[o.nntp++] = host;
 	}
+	if (nf_cidr_parse(o.network, &net, &prefix))
+		return nf_usage_error("init", "'--network %s': not a network such "
+				      "as 10.0.0.0/16", o.network);
+	/* the nodes reach the server from the provisioning network */
+	if (!nf_ipv4_parse(host, &ip) && !nf_cidr_contains(net, prefix, ip))
+		return nf_usage_error("init", "'--server %s': %s is not in the "
+				      "provisioning network %s", o.server, host,
+				      o.network);
+	if ((o.munge_key && !(o.munge_key = absolute(o.munge_key, keybuf,
+						      sizeof(keybuf)))) ||
+	    (o.password && !(o.password = absolute(o.password, pwbuf,
+						   sizeof(pwbuf)))))
+		return nf_usage_error("init", "a path too long");
+	/* by default the boot server keeps the time too */
+	if (!o.nntp)
+		ntp[o.nntp++] = host;
 	nf_diags_init(&d);
 	r = nf_site_init(g->ctx, &o, out, &d);
 	if (r) {
-		if (nf_diags_errors(&d))
-			nf_print_diags(g, &d);
-		else
+		/* the file was not written: its lines mean nothing to the
+		 * reader, the values in the messages do */
+		for (size_t i = 0; i < d.n; i++)
+			if (d.v[i].severity == NF_SEV_ERROR)
+				fprintf(stderr, "nodeforge init: %s ('%s' not "
+					"written)\n", d.v[i].message, out);
+		if (!nf_diags_errors(&d))
 			fprintf(stderr, "nodeforge init: %s\n", nf_errmsg(g->ctx));
 		nf_diags_free(&d);
 		return r == NF_E_PARSE || r == NF_E_INVALID ? NF_EXIT_FINDINGS

@@ -166,9 +166,12 @@ static int cmd_lint(struct nf_global *g, int argc, char **argv)
 	}
 	nf_diags_init(&d);
 	r = nf_site_load(g->ctx, g->site_path, &g->site, &d);
+	/* a site that cannot be read: linting the profiles without it
+	 * would report what the embedded site lacks, not this one */
 	if (r && !d.n) {
 		fprintf(stderr, "nodeforge lint: %s\n", nf_errmsg(g->ctx));
-		io_error = 1;
+		nf_diags_free(&d);
+		return NF_EXIT_FAILURE;
 	}
 	if (optind < argc) {
 		for (int i = optind; i < argc; i++) {
