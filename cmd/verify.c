@@ -90,6 +90,7 @@ static int load_profile(struct nf_global *g, const char *cmd,
 	if (vc->role) {
 		struct nf_site *site = NULL;
 		struct nf_diags d;
+		int usage;
 
 		nf_diags_init(&d);
 		r = nf_site_load(g->ctx, g->site_path, &site, &d);
@@ -101,11 +102,17 @@ static int load_profile(struct nf_global *g, const char *cmd,
 		}
 		nf_diags_sort(&d);
 		nf_print_diags(g, &d);
+		/* --role names no role (none such, or a partial profile): a
+		 * usage error, the roles named in the message */
+		usage = r == NF_E_NOTFOUND ||
+			(r == NF_E_INVALID && !nf_diags_errors(&d));
 		nf_diags_free(&d);
 		nf_site_free(site);
+		if (r && usage)
+			return nf_usage_error(cmd, "%s", nf_errmsg(g->ctx));
 		if (r)
 			fprintf(stderr, "nodeforge %s: %s\n", cmd, nf_errmsg(g->ctx));
-		return r;
+		return r ? NF_EXIT_FAILURE : 0;
 	}
 	if (!vc->profile) {
 		const char *root = vc->o.root ? vc->o.root
@@ -120,7 +127,7 @@ static int load_profile(struct nf_global *g, const char *cmd,
 		fprintf(stderr, "nodeforge %s: %s\n", cmd, nf_errmsg(g->ctx));
 	if (vc->profile == path)
 		vc->profile = NULL;
-	return r;
+	return r ? NF_EXIT_FAILURE : 0;
 }
 
 /* The width the report fits: the terminal's, else $COLUMNS, else 80 */
@@ -336,8 +343,8 @@ int nf_verify_cli_run(struct nf_global *g, const char *cmd, struct nf_verify_cli
 
 	if (vc->role && vc->profile)
 		return nf_usage_error(cmd, "--role and --profile exclude each other");
-	if (load_profile(g, cmd, vc, &p))
-		return NF_EXIT_FAILURE;
+	if ((rc = load_profile(g, cmd, vc, &p)))
+		return rc;
 	r = nf_verify_run(g->ctx, p, &vc->o, &v);
 	if (r) {
 		nf_profile_free(p);
