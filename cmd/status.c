@@ -70,6 +70,24 @@ static const char *show(struct shown *sh, const char *s)
 	return sh->v[sh->n++] = e;
 }
 
+/* A command to paste (a remedy): control bytes escaped as show() does,
+ * a backslash kept as it is, so that the shell reads what the verifier
+ * wrote (printf '...\n...') */
+static const char *show_cmd(struct shown *sh, const char *s)
+{
+	size_t sz;
+	char *e;
+
+	if (sh->json || !s)
+		return s;
+	sz = 4 * strlen(s) + 1;
+	if (sh->n == sizeof(sh->v) / sizeof(*sh->v) || !(e = malloc(sz)))
+		return "?";
+	memcpy(e, s, strlen(s) + 1);
+	nf_text_defang(e, sz);
+	return sh->v[sh->n++] = e;
+}
+
 static void shown_free(struct shown *sh)
 {
 	while (sh->n)
@@ -202,7 +220,7 @@ static int show_node(struct nf_global *g, const char *server, const char *name,
 			    show(&sh, chk ? str(chk, "seen") ?: str(chk, "reason")
 				      : json_is_object(c) ? str(c, "message") : NULL));
 		nf_emit_str(e, "remedy", "      remedy:   %s\n",
-			    show(&sh, chk ? str(chk, "remedy") : NULL));
+			    show_cmd(&sh, chk ? str(chk, "remedy") : NULL));
 		nf_emit_obj_close(e);
 		shown_free(&sh);
 	}

@@ -179,3 +179,17 @@ post_verdicts() {
 	run nf status --rack r01 --server "$U" --json
 	echo "$output" | jq -e '.unknown == []' >/dev/null
 }
+
+@test "status NODE prints a remedy that works as pasted, as verify does" {
+	remedy="printf '[Service]\\nLimitNOFILE=1048576\\n' > 60-local.conf"
+	jq -n --arg r "$remedy" '{result: "fail", root_causes: [{id: "limits.unit.nofile"}],
+		checks: [{id: "limits.unit.nofile", verdict: "fail", expected: "1048576", seen: "1024", remedy: $r}]}' \
+		| curl -sf -X POST --data-binary @- "$U/api/v1/nodes/gpu-02/verdict" >/dev/null
+	run nf status gpu-02 --server "$U"
+	status_is 3
+	pasted=$(sed -n 's/^      remedy:   //p' <<<"$output")
+	[ "$pasted" = "$remedy" ]
+	bash -c "$pasted"
+	printf '[Service]\nLimitNOFILE=1048576\n' > want
+	cmp want 60-local.conf
+}
