@@ -123,7 +123,14 @@ static int load_profile(struct nf_global *g, const char *cmd,
 		vc->profile = path;
 	}
 	r = nf_profile_load_json(g->ctx, vc->profile, p);
-	if (r)
+	/* no identity where a build writes it: not a node image, which
+	 * is the one thing to say (every check would fail after it) */
+	if (r == -ENOENT && vc->profile == path)
+		fprintf(stderr, "nodeforge %s: this is not a nodeforge node image: "
+			"it has no '%s' (the identity every image is built "
+			"with); check a machine against a role with --role ROLE\n",
+			cmd, path);
+	else if (r)
 		fprintf(stderr, "nodeforge %s: %s\n", cmd, nf_errmsg(g->ctx));
 	if (vc->profile == path)
 		vc->profile = NULL;

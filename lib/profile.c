@@ -689,6 +689,10 @@ int nf_profile_load_json(struct nf_ctx *ctx, const char *path,
 	const char *role;
 
 	j = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+	/* a file that cannot be opened has no position to name */
+	if (!j && access(path, R_OK))
+		return nf_fail(ctx, -errno, "cannot read '%s': %s", path,
+			       strerror(errno));
 	if (!j)
 		return nf_fail(ctx, NF_E_PARSE, "%s:%d:%d: %s", path, err.line,
 			       err.column, err.text);
