@@ -91,6 +91,9 @@ int nf_cmd_site_optional(struct nf_global *g, const char *cmd);
 /* Say on stderr, once, that WHAT (a value the command is about to use)
  * comes from the example site, when it does */
 void nf_cmd_site_note(struct nf_global *g, const char *cmd, const char *what);
+/* Add S to the list "a, b, c" in buf (size sz) unless it is there: the
+ * known values an error names after an unknown one */
+void nf_cmd_known_add(char *buf, size_t sz, const char *s);
 /* Load and validate an inventory, printing diagnostics; 0 or exit status */
 int nf_cmd_inventory_load(struct nf_global *g, const char *cmd,
 			  const char *path, struct nf_inventory **inv);

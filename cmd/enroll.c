@@ -422,11 +422,16 @@ static int cmd_enroll(struct nf_global *g, int argc, char **argv)
 	struct enroll_opts o = { .timeout = 30, .wait = 600, .poll_ms = 5000 };
 	const char *args[3] = { 0 };
 	struct nf_args pos = { args, 2 };
-	const char *forval = NULL;
+	const char *forval = NULL, *node_opt = NULL;
 	int o_;
 
 	while ((o_ = nf_getopt_args(&nf_cmd_enroll, argc, argv, "i:", opts,
 				   &pos)) != -1) {
+		/* what only the node side reads: the server side must not
+		 * take it and go on as if it had */
+		for (size_t k = 0; o_ > 0 && strchr("SnmrbTYy", o_) && opts[k].name; k++)
+			if (opts[k].val == o_ && !node_opt)
+				node_opt = opts[k].name;
 		switch (o_) {
 		case -2: return 0;
 		case 'S': o.server = optarg; break;
@@ -475,6 +480,11 @@ static int cmd_enroll(struct nf_global *g, int argc, char **argv)
 	}
 	if (!pos.n)
 		return enroll_node(g, &o);
+	if (node_opt && strcmp(args[0], "rotate"))
+		return nf_usage_error("enroll", "'--%s' is an option of enroll on a "
+				      "node, not of 'enroll %s', which works on "
+				      "this machine's --enroll-state DIR", node_opt,
+				      args[0]);
 	if (!strcmp(args[0], "open")) {
 		if (pos.n != 2)
 			return nf_usage_error("enroll", "open needs a HOSTLIST");

@@ -102,6 +102,8 @@ static int cmd_init(struct nf_global *g, int argc, char **argv)
 	char host[256];
 	struct nf_diags d;
 	char mk[PATH_MAX], pw[PATH_MAX];
+	uint32_t net, ip;
+	unsigned prefix;
 	int c, r;
 
 	while ((c = nf_getopt_args(&nf_cmd_init, argc, argv, "o:", opts,
@@ -139,8 +141,7 @@ static int cmd_init(struct nf_global *g, int argc, char **argv)
 	if ((o.munge_key && (r = abs_path("--munge-key", &o.munge_key, mk))) ||
 	    (o.password && (r = abs_path("--password-file", &o.password, pw))))
 		return r;
-	/* by default the boot server keeps the time too */
-	if (!o.nntp) {
+	{
 		const char *h = strstr(o.server, "://");
 
 		snprintf(host, sizeof(host), "%s", h ? h + 3 : o.server);
@@ -150,14 +151,28 @@ static int cmd_init(struct nf_global *g, int argc, char **argv)
 		} else {
 			host[strcspn(host, ":/")] = '\0';
 		}
-		ntp[o.nntp++] = host;
 	}
+	if (nf_cidr_parse(o.network, &net, &prefix))
+		return nf_usage_error("init", "'--network %s': not a network such "
+				      "as 10.0.0.0/16", o.network);
+	/* the nodes reach the server from the provisioning network */
+	if (!nf_ipv4_parse(host, &ip) && !nf_cidr_contains(net, prefix, ip))
+		return nf_usage_error("init", "'--server %s': %s is not in the "
+				      "provisioning network %s", o.server, host,
+				      o.network);
+	/* by default the boot server keeps the time too */
+	if (!o.nntp)
+		ntp[o.nntp++] = host;
 	nf_diags_init(&d);
 	r = nf_site_init(g->ctx, &o, out, &d);
 	if (r) {
-		if (nf_diags_errors(&d))
-			nf_print_diags(g, &d);
-		else
+		/* the file was not written: its lines mean nothing to the
+		 * reader, the values in the messages do */
+		for (size_t i = 0; i < d.n; i++)
+			if (d.v[i].severity == NF_SEV_ERROR)
+				fprintf(stderr, "nodeforge init: %s ('%s' not "
+					"written)\n", d.v[i].message, out);
+		if (!nf_diags_errors(&d))
 			fprintf(stderr, "nodeforge init: %s\n", nf_errmsg(g->ctx));
 		nf_diags_free(&d);
 		return r == NF_E_PARSE || r == NF_E_INVALID ? NF_EXIT_FINDINGS

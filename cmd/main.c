@@ -70,6 +70,18 @@ void nf_cmd_site_note(struct nf_global *g, const char *cmd, const char *what)
 		"or set NODEFORGE_SITE\n", prog, cmd, what, g->site_path);
 }
 
+void nf_cmd_known_add(char *buf, size_t sz, const char *s)
+{
+	size_t len = strlen(buf), sl = strlen(s);
+	const char *p = buf;
+
+	for (; (p = strstr(p, s)); p += sl)
+		if ((p == buf || p[-1] == ' ') && (!p[sl] || p[sl] == ','))
+			return;
+	if (len + sl + 3 < sz)
+		snprintf(buf + len, sz - len, "%s%s", len ? ", " : "", s);
+}
+
 int nf_cmd_fail(struct nf_global *g, const char *cmd, int r)
 {
 	if (r == NF_E_FINDINGS)

@@ -23,7 +23,7 @@ const struct nf_cmd nf_cmd_profile = {
 		"  --args   print only the kernel command line the role boots with\n"
 		"  --json   machine-readable output\n"
 		"\n"
-		"Exit status: 0 ok, 1 the profile does not exist or is partial, 2 usage error,\n"
+		"Exit status: 0 ok, 1 cannot read, 2 usage error (ROLE names no role),\n"
 		"3 the profile has errors (FILE:LINE:COL: error: MESSAGE); list: 3 when a\n"
 		"profile is broken.\n",
 	.run = cmd_profile,
@@ -97,12 +97,15 @@ static int profile_show(struct nf_global *g, const char *role, int args_only)
 		size_t nd = d.n;
 
 		/* findings in the files (file:line:col) once, exit 3; a
-		 * role that does not exist, a partial one, an I/O error: 1 */
+		 * role that does not exist or a partial one: a usage error
+		 * naming the roles; an I/O error: 1 */
 		nf_diags_sort(&d);
 		nf_print_diags(g, &d);
 		nf_diags_free(&d);
 		if (nd)
 			return NF_EXIT_FINDINGS;
+		if (r == NF_E_NOTFOUND || r == NF_E_INVALID)
+			return nf_usage_error("profile", "%s", nf_errmsg(g->ctx));
 		fprintf(stderr, "nodeforge profile: %s\n", nf_errmsg(g->ctx));
 		return NF_EXIT_FAILURE;
 	}

@@ -16,7 +16,7 @@ const struct nf_cmd nf_cmd_pxe = {
 	.summary = "render the network boot tree from the inventory",
 	.help = "usage: nodeforge pxe --out DIR [--inventory FILE] [--server URL]\n"
 		"                     [--images DIR] [--kickstart DIR] [--network CIDR]\n"
-		"                     [--kernel-args ROLE=ARGS]... [--api-upstream URL]\n"
+		"                     [--kernel-args ROLE[+]=ARGS]... [--api-upstream URL]\n"
 		"                     [--ipxe-dir DIR] [--strict]\n"
 		"\n"
 		"Render a static, content-addressed boot tree that any HTTP server can\n"
@@ -37,9 +37,12 @@ const struct nf_cmd nf_cmd_pxe = {
 		"                         publish ROLE-<id>.rootfs.tar.xz)\n"
 		"      --network CIDR     provisioning network (default: the site's\n"
 		"                         networks.provisioning.cidr)\n"
+		"      --kernel-args ROLE+=ARGS\n"
+		"                         add ARGS to the kernel arguments of ROLE\n"
+		"                         (its resolved profile's)\n"
 		"      --kernel-args ROLE=ARGS\n"
-		"                         use ARGS for ROLE instead of the resolved\n"
-		"                         profile's kernel arguments\n"
+		"                         use ARGS instead of them (a warning names\n"
+		"                         what that drops)\n"
 		"      --api-upstream URL nginx forwards /api/ to this nodeforge serve\n"
 		"      --ipxe-dir DIR     copy undionly.kpxe and ipxe.efi from DIR into\n"
 		"                         tftp/ when present (default: /usr/lib/ipxe)\n"
@@ -51,25 +54,90 @@ const struct nf_cmd nf_cmd_pxe = {
 	.run = cmd_pxe,
 };
 
-/* Kernel arguments of every role of the inventory: --kernel-args first,
- * else the resolved profile's */
+/* The words of `from` that `to` lacks, space-separated, into buf */
+static void dropped_words(const char *from, const char *to, char *buf,
+			  size_t sz)
+{
+	const char *w = from;
+
+	buf[0] = '\0';
+	while (*w) {
+		size_t wl = strcspn(w, " "), tl;
+		const char *t = to;
+		int kept = 0;
+
+		for (; *t && !kept; t += tl + (t[tl] == ' ')) {
+			tl = strcspn(t, " ");
+			kept = tl == wl && !strncmp(t, w, wl);
+		}
+		if (wl && !kept && strlen(buf) + wl + 2 < sz)
+			snprintf(buf + strlen(buf), sz - strlen(buf), "%s%.*s",
+				 *buf ? " " : "", (int)wl, w);
+		w += wl + (w[wl] == ' ');
+	}
+}
+
+/* Each role named by --kernel-args is a role of the inventory: a
+ * misspelled one would otherwise change nothing, silently */
+static int check_arg_roles(const struct nf_inventory *inv, const json_t *opt)
+{
+	const char *role, *cand[256], *s;
+	char known[2048] = "";
+	size_t nc = 0;
+	json_t *v;
+
+	for (size_t i = 0; i < nf_inventory_count(inv); i++) {
+		const char *r = nf_inventory_node(inv, i)->role;
+		size_t k = 0;
+
+		while (k < nc && strcmp(cand[k], r))
+			k++;
+		if (k == nc && nc < sizeof(cand) / sizeof(*cand)) {
+			cand[nc++] = r;
+			nf_cmd_known_add(known, sizeof(known), r);
+		}
+	}
+	json_object_foreach((json_t *)opt, role, v) {
+		size_t k = 0;
+
+		while (k < nc && strcmp(cand[k], role))
+			k++;
+		if (k < nc)
+			continue;
+		s = nf_suggest(role, cand, nc);
+		return nf_usage_error("pxe", "'--kernel-args %s': no node of the "
+				      "inventory has role '%s'%s%s%s; roles: %s",
+				      role, role, s ? " (did you mean '" : "",
+				      s ? s : "", s ? "'?)" : "", known);
+	}
+	return 0;
+}
+
+/* Kernel arguments of every role of the inventory: the resolved profile's,
+ * replaced by --kernel-args ROLE=ARGS (saying on stderr what that drops),
+ * then --kernel-args ROLE+=ARGS appended.  *slurmd: some role runs it */
 static int role_args(struct nf_global *g, const struct nf_inventory *inv,
-		     json_t *args)
+		     const json_t *repl, const json_t *add, json_t *args,
+		     int *slurmd)
 {
 	for (size_t i = 0; i < nf_inventory_count(inv); i++) {
 		const struct nf_node *nd = nf_inventory_node(inv, i);
+		const char *rep = json_string_value(json_object_get(repl, nd->role));
+		const char *app = json_string_value(json_object_get(add, nd->role));
 		struct nf_profile *p = NULL;
 		struct nf_diags d;
-		char *s = NULL;
+		char *s = NULL, *all;
 		int r;
 
 		if (json_object_get(args, nd->role))
 			continue;
 		nf_diags_init(&d);
 		r = nf_profile_resolve(g->ctx, nd->role, g->site, &p, &d);
-		if (!r)
+		if (!r) {
+			*slurmd |= nf_profile_runs(nf_profile_json(p), "slurmd");
 			r = nf_profile_kernel_args(g->ctx, p, &s);
-		if (r) {
+		}
+		if (r && !rep) {
 			if (d.n)
 				nf_print_diags(g, &d);
 			nf_diags_free(&d);
@@ -78,8 +146,25 @@ static int role_args(struct nf_global *g, const struct nf_inventory *inv,
 		}
 		nf_diags_free(&d);
 		nf_profile_free(p);
-		json_object_set_new(args, nd->role, json_string(s));
+		if (rep && s && !g->quiet) {
+			char drop[1024];
+
+			dropped_words(s, rep, drop, sizeof(drop));
+			if (*drop)
+				fprintf(stderr, "nodeforge pxe: warning: '--kernel-args "
+					"%s=%s' replaces the kernel arguments of role "
+					"'%s' and drops '%s'; '--kernel-args %s+=ARGS' "
+					"adds to them instead\n", nd->role, rep,
+					nd->role, drop, nd->role);
+		}
+		r = asprintf(&all, "%s%s%s", rep ? rep : s ? s : "",
+			     app && (rep ? *rep : s && *s) ? " " : "",
+			     app ? app : "");
 		free(s);
+		if (r < 0)
+			return -ENOMEM;
+		json_object_set_new(args, nd->role, json_string(all));
+		free(all);
 	}
 	return 0;
 }
@@ -116,24 +201,26 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 	struct nf_pxe_stats st;
 	const char *inv_path = "racks.yaml";
 	struct nf_inventory *inv = NULL;
-	json_t *args = json_object();
+	json_t *args = json_object(), *repl = json_object(), *add = json_object();
 	char ksdef[PATH_MAX], *abs = NULL, *cconf = NULL, *chosts = NULL;
 	struct nf_emit *e;
 	struct stat sb;
 	double t0;
-	int o, r;
+	int o, r, slurmd = 0;
 
-	if (!args)
-		return NF_EXIT_FAILURE;
+	if (!args || !repl || !add) {
+		r = NF_EXIT_FAILURE;
+		goto done;
+	}
 	while ((o = nf_getopt_args(&nf_cmd_pxe, argc, argv, "i:o:u:", opts,
 				   NULL)) != -1) {
 		switch (o) {
 		case -2:
-			json_decref(args);
-			return 0;
+			r = 0;
+			goto done;
 		case -3:
-			json_decref(args);
-			return NF_EXIT_USAGE;
+			r = NF_EXIT_USAGE;
+			goto done;
 		case 'i': inv_path = optarg; break;
 		case 'o': po.out_dir = optarg; break;
 		case 'u': po.server_url = optarg; break;
@@ -145,21 +232,39 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 		case 'S': po.strict = 1; break;
 		case 'A': {
 			char *eq = strchr(optarg, '=');
+			int plus = eq && eq > optarg && eq[-1] == '+';
+			const char *had;
 
-			if (!eq || eq == optarg) {
-				json_decref(args);
-				return nf_usage_error("pxe", "'--kernel-args %s': "
-						      "expected ROLE=ARGS", optarg);
+			if (!eq || eq - plus == optarg) {
+				r = nf_usage_error("pxe", "'--kernel-args %s': "
+						   "expected ROLE+=ARGS or ROLE=ARGS",
+						   optarg);
+				goto done;
 			}
-			*eq = '\0';
-			json_object_set_new(args, optarg, json_string(eq + 1));
+			eq[-plus] = '\0';
+			/* ROLE+=ARGS given twice appends both */
+			had = plus ? json_string_value(json_object_get(add, optarg))
+				   : NULL;
+			if (had) {
+				char *both;
+
+				if (asprintf(&both, "%s %s", had, eq + 1) < 0) {
+					r = NF_EXIT_FAILURE;
+					goto done;
+				}
+				json_object_set_new(add, optarg, json_string(both));
+				free(both);
+			} else {
+				json_object_set_new(plus ? add : repl, optarg,
+						    json_string(eq + 1));
+			}
 			break;
 		}
 		}
 	}
 	if (!po.out_dir) {
-		json_decref(args);
-		return nf_usage_error("pxe", "missing '--out DIR'");
+		r = nf_usage_error("pxe", "missing '--out DIR'");
+		goto done;
 	}
 	/* the directories it reads, before anything is written */
 	if ((images && (r = nf_cmd_path_arg("pxe", "--images", images, 0))) ||
@@ -181,9 +286,9 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 			nf_cmd_site_note(g, "pxe", what);
 	}
 	if (!po.server_url) {
-		json_decref(args);
-		return nf_usage_error("pxe", "missing '--server URL' (no "
-				      "server.url in the site)");
+		r = nf_usage_error("pxe", "missing '--server URL' (no "
+				   "server.url in the site)");
+		goto done;
 	}
 	/* Anaconda installs EL only: no kickstarts by default elsewhere */
 	if (!po.kickstart_dir && site_is_el(g)) {
@@ -195,7 +300,9 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 	t0 = nf_now_s();
 	if ((r = nf_cmd_inventory_load(g, "pxe", inv_path, &inv)))
 		goto done;
-	if ((r = role_args(g, inv, args))) {
+	if ((r = check_arg_roles(inv, repl)) || (r = check_arg_roles(inv, add)))
+		goto done;
+	if ((r = role_args(g, inv, repl, add, args, &slurmd))) {
 		r = nf_cmd_fail(g, "pxe", r);
 		goto done;
 	}
@@ -207,9 +314,15 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 	}
 	/* the cluster part of every node's slurm.conf, and its hosts */
 	r = nf_cluster_render(g->ctx, inv_path, g->site, &cconf, &chosts);
-	/* no node runs slurmctld: a tree without cluster files (lint
-	 * --inventory says so; such nodes fail slurm.cluster) */
+	/* no node runs slurmctld: a tree without cluster files, which a
+	 * node booted alone (the CI VM) can use; slurmd nodes fail
+	 * slurm.cluster, so say it */
 	if (r == -ENOENT) {
+		if (slurmd && !g->quiet)
+			fprintf(stderr, "nodeforge pxe: warning: %s; the tree has "
+				"no cluster files (the nodes' slurm.conf and "
+				"hosts), and every node that runs slurmd will "
+				"fail slurm.cluster\n", nf_errmsg(g->ctx));
 		r = 0;
 	} else if (r) {
 		fprintf(stderr, "nodeforge pxe: %s\n", nf_errmsg(g->ctx));
@@ -262,5 +375,7 @@ done:
 	free(chosts);
 	nf_inventory_free(inv);
 	json_decref(args);
+	json_decref(repl);
+	json_decref(add);
 	return r;
 }

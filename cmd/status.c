@@ -14,7 +14,8 @@ const struct nf_cmd nf_cmd_status = {
 	.name = "status",
 	.summary = "show which nodes booted, passed or failed, and why",
 	.help = "usage: nodeforge status [NODE | HOSTLIST] [--state STATE] [--rack RACK]\n"
-		"                        [--server URL] [--timeout SECONDS] [--unknown] [--json]\n"
+		"                        [--role ROLE] [--server URL] [--timeout SECONDS]\n"
+		"                        [--unknown] [--json]\n"
 		"\n"
 		"Ask a boot server ('nodeforge serve') for every node's state and print\n"
 		"the rack view: node, state (not seen, booting, verified, failed), rack,\n"
@@ -28,10 +29,16 @@ const struct nf_cmd nf_cmd_status = {
 		"      --state STATE  only nodes in STATE: not-seen, booting, verified,\n"
 		"                     failed\n"
 		"      --rack RACK    only the nodes of rack RACK\n"
+		"      --role ROLE    only the nodes of role ROLE\n"
 		"      --timeout N    give up after N seconds (default: 10)\n"
 		"      --unknown      only the machines not in the inventory that\n"
 		"                     asked to boot (kept across server restarts):\n"
-		"                     MAC, address, first and last seen\n"
+		"                     MAC, address, first and last seen; the plain\n"
+		"                     list (no node, --state, --rack or --role) ends\n"
+		"                     with them too\n"
+		"\n"
+		"A rack or role that no node of the server's inventory has is a usage\n"
+		"error naming those it has.\n"
 		"\n"
 		"Exit status: 0 every node listed is verified (always, with --unknown),\n"
 		"3 a node listed is failed, booting or not seen, 1 the server cannot be\n"
@@ -60,6 +67,24 @@ static const char *show(struct shown *sh, const char *s)
 		return s;
 	if (sh->n == sizeof(sh->v) / sizeof(*sh->v) || !(e = nf_text_escape(s)))
 		return "?";
+	return sh->v[sh->n++] = e;
+}
+
+/* A command to paste (a remedy): control bytes escaped as show() does,
+ * a backslash kept as it is, so that the shell reads what the verifier
+ * wrote (printf '...\n...') */
+static const char *show_cmd(struct shown *sh, const char *s)
+{
+	size_t sz;
+	char *e;
+
+	if (sh->json || !s)
+		return s;
+	sz = 4 * strlen(s) + 1;
+	if (sh->n == sizeof(sh->v) / sizeof(*sh->v) || !(e = malloc(sz)))
+		return "?";
+	memcpy(e, s, strlen(s) + 1);
+	nf_text_defang(e, sz);
 	return sh->v[sh->n++] = e;
 }
 
@@ -195,7 +220,7 @@ static int show_node(struct nf_global *g, const char *server, const char *name,
 			    show(&sh, chk ? str(chk, "seen") ?: str(chk, "reason")
 				      : json_is_object(c) ? str(c, "message") : NULL));
 		nf_emit_str(e, "remedy", "      remedy:   %s\n",
-			    show(&sh, chk ? str(chk, "remedy") : NULL));
+			    show_cmd(&sh, chk ? str(chk, "remedy") : NULL));
 		nf_emit_obj_close(e);
 		shown_free(&sh);
 	}
@@ -208,10 +233,10 @@ static int show_node(struct nf_global *g, const char *server, const char *name,
 	return r;
 }
 
-/* Is node n listed: in the hostlist (when given), of the state and the
- * rack asked (when asked)? */
+/* Is node n listed: in the hostlist (when given), of the state, the rack
+ * and the role asked (when asked)? */
 static int listed(json_t *n, char **names, size_t nnames, const char *state,
-		  const char *rack)
+		  const char *rack, const char *role)
 {
 	const char *name = str(n, "name") ?: "", *st = str(n, "state") ?: "not seen";
 	size_t i;
@@ -220,12 +245,38 @@ static int listed(json_t *n, char **names, size_t nnames, const char *state,
 		return 0;
 	if (rack && (!str(n, "rack") || strcmp(rack, str(n, "rack"))))
 		return 0;
+	if (role && (!str(n, "role") || strcmp(role, str(n, "role"))))
+		return 0;
 	if (!nnames)
 		return 1;
 	for (i = 0; i < nnames; i++)
 		if (!strcmp(names[i], name))
 			return 1;
 	return 0;
+}
+
+/* VALUE (of --rack or --role) is the KEY of some node: else a usage
+ * error naming the values the nodes have */
+static int known_value(json_t *nodes, const char *key, const char *value)
+{
+	char known[2048] = "";
+	json_t *n;
+	size_t i;
+
+	if (!value)
+		return 0;
+	json_array_foreach(nodes, i, n) {
+		const char *v = str(n, key);
+
+		if (!v || !*v)
+			continue;
+		if (!strcmp(v, value))
+			return 0;
+		nf_cmd_known_add(known, sizeof(known), v);
+	}
+	return nf_usage_error("status", "no node of the server's inventory has "
+			      "%s '%s'; %ss: %s", key, value, key,
+			      *known ? known : "none");
 }
 
 static void free_names(char **names, size_t n)
@@ -244,12 +295,14 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		{ "unknown", no_argument, NULL, 'U' },
 		{ "state", required_argument, NULL, 's' },
 		{ "rack", required_argument, NULL, 'r' },
+		{ "role", required_argument, NULL, 'R' },
 		{ 0 }
 	};
 	static const char *const states[] = { "not seen", "booting", "verified",
 					      "failed" };
 	int only_unknown = 0;
-	const char *server = NULL, *state = NULL, *rack = NULL, *which = NULL;
+	const char *server = NULL, *state = NULL, *rack = NULL, *role = NULL,
+		   *which = NULL;
 	struct nf_args args = { &which, 1, 0, " (name several nodes as one "
 				 "hostlist: gpu-[01-04],cpu-01)" };
 	long timeout = 10;
@@ -268,6 +321,7 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		case 'S': server = optarg; break;
 		case 'U': only_unknown = 1; break;
 		case 'r': rack = optarg; break;
+		case 'R': role = optarg; break;
 		case 's':
 			state = NULL;
 			for (i = 0; i < sizeof(states) / sizeof(*states); i++)
@@ -315,7 +369,7 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 			server = "http://127.0.0.1:8080";
 	}
 	/* one plain name, no filter: that node's verdict in full */
-	if (nnames == 1 && !strpbrk(which, "[,") && !state && !rack) {
+	if (nnames == 1 && !strpbrk(which, "[,") && !state && !rack && !role) {
 		r = show_node(g, server, names[0], timeout);
 		free_names(names, nnames);
 		return r;
@@ -329,6 +383,12 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		free_names(names, nnames);
 		json_decref(doc);
 		return status_error(g, server, "the answer has no node list");
+	}
+	if ((r = known_value(nodes, "rack", rack)) ||
+	    (r = known_value(nodes, "role", role))) {
+		free_names(names, nnames);
+		json_decref(doc);
+		return r;
 	}
 	/* every name asked for is a node the server knows */
 	for (i = 0; i < nnames; i++) {
@@ -359,7 +419,7 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 	json_array_foreach(nodes, i, n) {
 		if (only_unknown)
 			break;
-		if (!listed(n, names, nnames, state, rack))
+		if (!listed(n, names, nnames, state, rack, role))
 			continue;
 		const char *st = str(n, "state") ?: "not seen";
 		int booting = !strcmp(st, "booting");
@@ -396,7 +456,10 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 	free_names(names, nnames);
 	if (!only_unknown)
 		nf_emit_arr_close(e);
-	unk = json_object_get(doc, "unknown");
+	/* the machines not in the inventory belong to no rack, role, state
+	 * or hostlist: only the plain list and --unknown show them */
+	unk = only_unknown || (!nnames && !state && !rack && !role)
+		? json_object_get(doc, "unknown") : NULL;
 	nf_emit_arr_open(e, "unknown");
 	json_array_foreach(unk, i, n) {
 		struct shown sh = { .json = g->json };

@@ -90,6 +90,7 @@ static int load_profile(struct nf_global *g, const char *cmd,
 	if (vc->role) {
 		struct nf_site *site = NULL;
 		struct nf_diags d;
+		int usage;
 
 		nf_diags_init(&d);
 		r = nf_site_load(g->ctx, g->site_path, &site, &d);
@@ -101,11 +102,17 @@ static int load_profile(struct nf_global *g, const char *cmd,
 		}
 		nf_diags_sort(&d);
 		nf_print_diags(g, &d);
+		/* --role names no role (none such, or a partial profile): a
+		 * usage error, the roles named in the message */
+		usage = r == NF_E_NOTFOUND ||
+			(r == NF_E_INVALID && !nf_diags_errors(&d));
 		nf_diags_free(&d);
 		nf_site_free(site);
+		if (r && usage)
+			return nf_usage_error(cmd, "%s", nf_errmsg(g->ctx));
 		if (r)
 			fprintf(stderr, "nodeforge %s: %s\n", cmd, nf_errmsg(g->ctx));
-		return r;
+		return r ? NF_EXIT_FAILURE : 0;
 	}
 	if (!vc->profile) {
 		const char *root = vc->o.root ? vc->o.root
@@ -116,11 +123,18 @@ static int load_profile(struct nf_global *g, const char *cmd,
 		vc->profile = path;
 	}
 	r = nf_profile_load_json(g->ctx, vc->profile, p);
-	if (r)
+	/* no identity where a build writes it: not a node image, which
+	 * is the one thing to say (every check would fail after it) */
+	if (r == -ENOENT && vc->profile == path)
+		fprintf(stderr, "nodeforge %s: this is not a nodeforge node image: "
+			"it has no '%s' (the identity every image is built "
+			"with); check a machine against a role with --role ROLE\n",
+			cmd, path);
+	else if (r)
 		fprintf(stderr, "nodeforge %s: %s\n", cmd, nf_errmsg(g->ctx));
 	if (vc->profile == path)
 		vc->profile = NULL;
-	return r;
+	return r ? NF_EXIT_FAILURE : 0;
 }
 
 /* The width the report fits: the terminal's, else $COLUMNS, else 80 */
@@ -341,8 +355,8 @@ int nf_verify_cli_run(struct nf_global *g, const char *cmd, struct nf_verify_cli
 	    (vc->o.sysroot &&
 	     (r = nf_cmd_path_arg(cmd, "--sysroot", vc->o.sysroot, 0))))
 		return r;
-	if (load_profile(g, cmd, vc, &p))
-		return NF_EXIT_FAILURE;
+	if ((rc = load_profile(g, cmd, vc, &p)))
+		return rc;
 	r = nf_verify_run(g->ctx, p, &vc->o, &v);
 	if (r) {
 		nf_profile_free(p);

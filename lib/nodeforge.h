@@ -227,8 +227,11 @@ const char *nf_site_path(const struct nf_site *site);
  */
 struct nf_profile;
 
-/* Names of the roles (profiles that set `role: true`), sorted */
+/* Names of the profiles of the profiles directory, sorted */
 int nf_profile_list(struct nf_ctx *ctx, char ***names, size_t *n);
+/* Names of the roles: the profiles that are not partial (abstract: true),
+ * sorted */
+int nf_profile_roles(struct nf_ctx *ctx, char ***names, size_t *n);
 void nf_strv_free(char **v, size_t n);
 
 int nf_profile_resolve(struct nf_ctx *ctx, const char *name,

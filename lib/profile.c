@@ -221,6 +221,31 @@ struct resolver {
 };
 
 /* Resolve `name` into (json, locs), recursively through inherits */
+/* " (did you mean 'R'?); roles: A, B" for WORD (NULL: the list alone):
+ * only roles are offered, never a partial profile */
+static void roles_hint(struct nf_ctx *ctx, const char *word, char *buf,
+		       size_t sz)
+{
+	char **names = NULL;
+	size_t n = 0, len;
+	const char *s;
+
+	buf[0] = '\0';
+	if (nf_profile_roles(ctx, &names, &n) || !n) {
+		nf_strv_free(names, n);
+		return;
+	}
+	if (word && (s = nf_suggest(word, (const char *const *)names, n)))
+		snprintf(buf, sz, " (did you mean '%s'?)", s);
+	len = strlen(buf);
+	snprintf(buf + len, sz - len, "; roles:");
+	for (size_t i = 0; i < n; i++) {
+		len = strlen(buf);
+		snprintf(buf + len, sz - len, "%s %s", i ? "," : "", names[i]);
+	}
+	nf_strv_free(names, n);
+}
+
 static int resolve(struct resolver *rv, const char *name, const json_t *from_locs,
 		   const char *from_path, json_t **json, json_t **locs)
 {
@@ -288,16 +313,9 @@ static int resolve(struct resolver *rv, const char *name, const json_t *from_loc
 				       "inherited profile '%s' not found", name);
 		}
 		if (missing) {
-			char **names = NULL, hint[160] = "";
-			size_t n = 0;
-			const char *s;
+			char hint[1024];
 
-			if (!nf_profile_list(rv->ctx, &names, &n) &&
-			    (s = nf_suggest(name, (const char *const *)names, n)))
-				snprintf(hint, sizeof(hint), " (did you mean '%s'?)", s);
-			for (size_t k = 0; k < n; k++)
-				free(names[k]);
-			free(names);
+			roles_hint(rv->ctx, name, hint, sizeof(hint));
 			return nf_fail(rv->ctx, NF_E_NOTFOUND,
 				       "no profile '%s' in '%s'%s", name,
 				       nf_ctx_profiles_dir(rv->ctx), hint);
@@ -555,13 +573,16 @@ int nf_profile_resolve(struct nf_ctx *ctx, const char *name,
 		return r;
 	}
 	if (rv.abstract) {
+		char hint[1024];
+
 		json_decref(json);
 		json_decref(locs);
 		json_decref(rv.distros);
 		json_decref(rv.chain);
+		roles_hint(ctx, NULL, hint, sizeof(hint));
 		return nf_fail(ctx, NF_E_INVALID,
-			       "'%s' is a partial profile (abstract: true), not a role",
-			       name);
+			       "'%s' is a partial profile (abstract: true), not a role%s",
+			       name, hint);
 	}
 	if (!(p = calloc(1, sizeof(*p)))) {
 		json_decref(json);
@@ -657,6 +678,10 @@ int nf_profile_load_json(struct nf_ctx *ctx, const char *path,
 	const char *role;
 
 	j = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+	/* a file that cannot be opened has no position to name */
+	if (!j && access(path, R_OK))
+		return nf_fail(ctx, -errno, "cannot read '%s': %s", path,
+			       strerror(errno));
 	if (!j)
 		return nf_fail(ctx, NF_E_PARSE, "%s:%d:%d: %s", path, err.line,
 			       err.column, err.text);
@@ -715,6 +740,34 @@ int nf_profile_list(struct nf_ctx *ctx, char ***names, size_t *n)
 	*names = v;
 	*n = cnt;
 	return 0;
+}
+
+int nf_profile_roles(struct nf_ctx *ctx, char ***names, size_t *n)
+{
+	size_t out = 0;
+	int r = nf_profile_list(ctx, names, n);
+
+	for (size_t i = 0; !r && i < *n; i++) {
+		json_t *self = NULL, *locs = NULL;
+		struct nf_diags d;
+		int role;
+
+		nf_diags_init(&d);
+		/* a file that does not load is no role either: resolving
+		 * it says why */
+		role = !load_file(ctx, (*names)[i], &self, &locs, &d) &&
+		       !json_is_true(json_object_get(self, "abstract"));
+		json_decref(self);
+		json_decref(locs);
+		nf_diags_free(&d);
+		if (role)
+			(*names)[out++] = (*names)[i];
+		else
+			free((*names)[i]);
+	}
+	if (!r)
+		*n = out;
+	return r;
 }
 
 int nf_profile_lint(struct nf_ctx *ctx, const struct nf_profile *p,

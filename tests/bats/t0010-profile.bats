@@ -66,13 +66,29 @@ d=json.load(sys.stdin)
 assert d["site"]["cluster"]=="blue"'
 }
 
-@test "profile show of a partial profile or an unknown role exits 1" {
+@test "profile show of a partial profile or an unknown role is a usage error naming the roles" {
 	run nf profile show base
-	status_is 1
-	[[ "$output" == *"'base' is a partial profile"* ]]
+	status_is 2
+	[[ "$output" == *"'base' is a partial profile (abstract: true), not a role; roles: compute, controller, cpu, login"* ]]
 	run nf profile show nosuch
-	status_is 1
-	[[ "$output" == *"no profile 'nosuch'"* ]]
+	status_is 2
+	[[ "$output" == *"no profile 'nosuch'"*"; roles: compute, controller, cpu, login"* ]]
+	# only roles are suggested: 'gpux' is nearest to the partial 'gpu'
+	run nf profile show gpux
+	status_is 2
+	[[ "$output" != *"did you mean 'gpu'"* ]]
+	run nf profile show comptue
+	[[ "$output" == *"(did you mean 'compute'?)"* ]]
+}
+
+@test "verify --role of a partial profile or an unknown role is a usage error naming the roles" {
+	run nf verify --role gpu
+	status_is 2
+	[[ "$output" == *"nodeforge verify: 'gpu' is a partial profile (abstract: true), not a role; roles: compute, controller, cpu, login"* ]]
+	[[ "$output" == *"try 'nodeforge verify --help'"* ]]
+	run nf verify --role comptue
+	status_is 2
+	[[ "$output" == *"(did you mean 'compute'?); roles: compute, controller, cpu, login"* ]]
 }
 
 @test "profile show with a broken site names the site's file:line" {

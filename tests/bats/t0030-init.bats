@@ -38,11 +38,13 @@ load helper
 	status_is 0
 	grep -q 'cidr: 10.30.0.0/16' site.yaml
 	run nf init --network 10.5.0.0/33 --server http://10.5.0.2:8080 -o bad.yaml
-	status_is 3
-	[[ "$output" == *"bad.yaml:"*": error: '10.5.0.0/33' is not a network"* ]]
+	status_is 2
+	[[ "$output" == *"nodeforge init: '--network 10.5.0.0/33': not a network such as 10.0.0.0/16"* ]]
 	[ ! -e bad.yaml ]
 	[ -z "$(ls -A | grep init)" ]
 	run nf init --network '10.0.0.0/16\nx: 1' --server http://a -o bad.yaml
+	status_is 2
+	run nf init --network 10.0.0.0/16 --domain 'a\nx: 1' --server http://a -o bad.yaml
 	status_is 3
 	[[ "$output" == *"is not a plain name, address or URL"* ]]
 	run nf init --server http://a
@@ -68,4 +70,24 @@ load helper
 	status_is 1
 	[ "$output" = "nodeforge init: --munge-key '../nowhere/munge.key': no such directory '../nowhere'" ]
 	[ ! -e other.yaml ]
+}
+
+@test "init: errors name the option, not a line of a file never written" {
+	run nf init --network 10.20.0.0/16 --server http://10.99.0.1:8080 -o s.yaml
+	status_is 2
+	[[ "$output" == *"nodeforge init: '--server http://10.99.0.1:8080': 10.99.0.1 is not in the provisioning network 10.20.0.0/16"* ]]
+	[ ! -e s.yaml ]
+	run nf init --network 10.20.0.0/16 --server http://10.20.0.1:8080 --cluster 'a b' -o s.yaml
+	status_is 3
+	[[ "$output" != *"s.yaml:"* ]]
+	[ ! -e s.yaml ]
+	# a relative key path is taken from the current directory
+	mkdir sec
+	nf keys munge -o sec/munge.key >/dev/null
+	run nf init --network 10.20.0.0/16 --server http://10.20.0.1:8080 \
+		--munge-key sec/munge.key --password-file sec/db.pw -o s.yaml
+	status_is 0
+	grep -qx "    path: $PWD/sec/munge.key" s.yaml
+	grep -qx "    path: $PWD/sec/db.pw" s.yaml
+	grep -q "fingerprint: " s.yaml
 }

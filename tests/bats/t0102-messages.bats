@@ -18,7 +18,7 @@ setup() {
 	[[ "$output" == *"p/login.yaml:2:1: error: invalid YAML"* ]]
 	[ "$(grep -c 'invalid YAML' <<<"$output")" = 1 ]
 	run nf -C p profile show nosuch
-	status_is 1
+	status_is 2
 	[[ "$output" == *"no profile 'nosuch'"* ]]
 }
 

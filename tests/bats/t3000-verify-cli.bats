@@ -153,3 +153,15 @@ print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
 }
+
+@test "verify on a machine without an image's identity says it is not a node image, with no bogus position" {
+	mkdir -p root/etc
+	run nf verify --root root
+	status_is 1
+	[[ "$output" == *"nodeforge verify: this is not a nodeforge node image: it has no 'root/etc/nodeforge/profile.json' (the identity every image is built with); check a machine against a role with --role ROLE"* ]]
+	[[ "$output" != *":-1:-1:"* ]]
+	run nf verify --profile nope.json
+	status_is 1
+	[[ "$output" == *"nodeforge verify: cannot read 'nope.json': No such file or directory"* ]]
+	[[ "$output" != *":-1:-1:"* ]]
+}

@@ -151,3 +151,45 @@ post_verdicts() {
 	run nf status 'gpu-[01-' --server "$U"
 	status_is 2
 }
+
+@test "a rack, role or state no node has is a usage error naming the known ones" {
+	run nf status --rack r09 --server "$U"
+	status_is 2
+	[[ "$output" == *"nodeforge status: no node of the server's inventory has rack 'r09'; racks: "*r00*r01* ]]
+	[[ "$output" == *"try 'nodeforge status --help'"* ]]
+	run nf status --role comptue --server "$U" --json
+	status_is 2
+	[[ "$output" == *"has role 'comptue'; roles: controller, login, compute"* ]]
+	run nf status --state broken --server "$U"
+	status_is 2
+	[[ "$output" == *"not-seen, booting, verified or failed"* ]]
+	run nf status --role login --server "$U" --json
+	status_is 3
+	echo "$output" | jq -e '[.nodes[].name] == ["login-01"]' >/dev/null
+}
+
+@test "unknown machines show in the plain list and with --unknown, not in a filtered one" {
+	curl -sf "$U/api/v1/unknown/52-54-00-99-00-01" >/dev/null
+	run nf status --server "$U"
+	[[ "$output" == *"unknown MAC 52:54:00:99:00:01"* ]]
+	for f in "--rack r01" "--state not-seen" "--role compute" "gpu-[01-02]"; do
+		run nf status $f --server "$U"
+		[[ "$output" != *"unknown MAC"* ]] || { echo "$f: $output"; false; }
+	done
+	run nf status --rack r01 --server "$U" --json
+	echo "$output" | jq -e '.unknown == []' >/dev/null
+}
+
+@test "status NODE prints a remedy that works as pasted, as verify does" {
+	remedy="printf '[Service]\\nLimitNOFILE=1048576\\n' > 60-local.conf"
+	jq -n --arg r "$remedy" '{result: "fail", root_causes: [{id: "limits.unit.nofile"}],
+		checks: [{id: "limits.unit.nofile", verdict: "fail", expected: "1048576", seen: "1024", remedy: $r}]}' \
+		| curl -sf -X POST --data-binary @- "$U/api/v1/nodes/gpu-02/verdict" >/dev/null
+	run nf status gpu-02 --server "$U"
+	status_is 3
+	pasted=$(sed -n 's/^      remedy:   //p' <<<"$output")
+	[ "$pasted" = "$remedy" ]
+	bash -c "$pasted"
+	printf '[Service]\nLimitNOFILE=1048576\n' > want
+	cmp want 60-local.conf
+}
