@@ -6,7 +6,7 @@ load helper
 @test "lint with a site file that cannot be read stops, linting nothing" {
 	run nf -s sit.yaml lint
 	status_is 1
-	[[ "$output" == *"nodeforge lint: cannot read 'sit.yaml'"* ]]
+	[[ "$output" == *"nodeforge lint: -s 'sit.yaml': no such file or directory"* ]]
 	# nothing about the profiles: they were not linted with another site
 	[ "${#lines[@]}" -eq 1 ]
 }
