@@ -269,10 +269,8 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 	/* the directories it reads, before anything is written */
 	if ((images && (r = nf_cmd_path_arg("pxe", "--images", images, 0))) ||
 	    (po.kickstart_dir &&
-	     (r = nf_cmd_path_arg("pxe", "--kickstart", po.kickstart_dir, 0)))) {
-		json_decref(args);
-		return r;
-	}
+	     (r = nf_cmd_path_arg("pxe", "--kickstart", po.kickstart_dir, 0))))
+		goto done;
 	if ((r = nf_cmd_site_optional(g, "pxe")))
 		goto done;
 	if (!po.server_url && g->site) {

@@ -17,7 +17,7 @@ copy_source() {
 	# what a build leaves behind stays out
 	mkdir -p src/build/x src/build-asan src/out/cpu src/lib/sub
 	touch src/build/x/y src/build-asan/z src/out/cpu/cpu.current src/lib/sub/a.o
-	run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C src pkg-src
+	run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C src BUILD=build pkg-src
 	status_is 0
 	tar -tzf src/build/pkg/nodeforge-*.tar.gz | sed 's,^nodeforge-[^/]*/,,' | grep -v '/$' |
 		sort > listed
@@ -34,10 +34,10 @@ copy_source() {
 
 @test "pkg-src: the tarball's own tree makes the same tarball again" {
 	copy_source src
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C src pkg-src
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C src BUILD=build pkg-src
 	mkdir x
 	tar -xzf src/build/pkg/nodeforge-*.tar.gz -C x
-	run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C x/nodeforge-* pkg-src
+	run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C x/nodeforge-* BUILD=build pkg-src
 	status_is 0
 	a=$(tar -tzf src/build/pkg/nodeforge-*.tar.gz | sort | sha256sum)
 	b=$(tar -tzf x/nodeforge-*/build/pkg/nodeforge-*.tar.gz | sort | sha256sum)
