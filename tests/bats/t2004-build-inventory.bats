@@ -41,15 +41,18 @@ slurm_conf() {
 	zstd -dc "out/$1/$(current "$1" rootfs)" | tar -xO "etc/slurm/${2:-slurm.conf}"
 }
 
-@test "build --inventory: cluster.conf lists the controller, the nodes by role, one partition per slurmd role" {
+@test "build --inventory: cluster.conf lists the controller, the nodes by role, a partition per slurmd role and the profiles' partitions" {
 	run b controller -q --inventory racks.yaml
 	status_is 0
 	slurm_conf controller cluster.conf | grep -E '^(SlurmctldHost|AccountingStorageHost|NodeName|PartitionName)=' > got
 	cat > want <<'EOF2'
 SlurmctldHost=ctl-01(10.0.0.2)
 AccountingStorageHost=ctl-01
-NodeName=gpu-[001-003,005-006] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib State=UNKNOWN
-PartitionName=compute Nodes=gpu-[001-003,005-006] Default=YES MaxTime=INFINITE State=UP
+NodeName=gpu-[001-003,005-006] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h100:8,nvme:local:1 Feature=h100,ib CpuSpecList=0-1,128-129 State=UNKNOWN
+PartitionName=compute Nodes=gpu-[001-003,005-006] MaxTime=INFINITE State=UP
+PartitionName=training Nodes=gpu-[001-003,005-006] MaxTime=7-00:00:00 DefaultTime=1-00:00:00 State=UP OverSubscribe=NO PriorityTier=1 TRESBillingWeights=GRES/gpu=100
+PartitionName=inference Nodes=gpu-[001-003,005-006] MaxTime=INFINITE DefaultTime=4:00:00 State=UP OverSubscribe=YES:4 PriorityTier=2 TRESBillingWeights=GRES/gpu=50
+PartitionName=interactive Nodes=gpu-[001-003,005-006] Default=YES MaxTime=4:00:00 DefaultTime=1:00:00 State=UP OverSubscribe=NO PriorityTier=3
 EOF2
 	diff -u want got
 }
