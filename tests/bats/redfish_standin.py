@@ -61,12 +61,16 @@ class H(BaseHTTPRequestHandler):
         with lock:
             inflight += 1
             now = inflight
+        reply = (500, None)
         try:
             time.sleep(delay)
-            self.handle_locked(method, now)
+            reply = self.handle_locked(method, now)
         finally:
+            # out of flight before the answer leaves: the client's next
+            # request may arrive as soon as it has this one
             with lock:
                 inflight -= 1
+            self.answer(*reply)
 
     def handle_locked(self, method, now):
         doc = self.body() if method in ("PATCH", "POST") else None
@@ -74,28 +78,28 @@ class H(BaseHTTPRequestHandler):
             f.write(json.dumps({"method": method, "path": self.path,
                                 "body": doc, "inflight": now}) + "\n")
         if self.headers.get("Authorization") != want:
-            return self.answer(401, {"error": {"message": "unauthorized"}})
+            return (401, {"error": {"message": "unauthorized"}})
         p = self.path
         if method == "GET" and p == "/redfish/v1/Systems":
-            return self.answer(200, {"Members": [
+            return (200, {"Members": [
                 {"@odata.id": "/redfish/v1/Systems/1"}],
                 "Members@odata.count": 1})
         if method == "GET" and p == "/redfish/v1/Systems/1":
-            return self.answer(200, system)
+            return (200, system)
         if method == "PATCH" and p == "/redfish/v1/Systems/1":
             boot = (doc or {}).get("Boot") or {}
             if boot.get("BootSourceOverrideTarget") not in ("Pxe", "Hdd", "None") or \
                boot.get("BootSourceOverrideEnabled") not in ("Once", "Continuous", "Disabled"):
-                return self.answer(400, {"error": {"message": "bad Boot"}})
+                return (400, {"error": {"message": "bad Boot"}})
             system["Boot"].update(boot)
-            return self.answer(204)
+            return (204,)
         if method == "POST" and p == system["Actions"]["#ComputerSystem.Reset"]["target"]:
             rt = (doc or {}).get("ResetType")
             if rt not in RESETS:
-                return self.answer(400, {"error": {"message": "bad ResetType"}})
+                return (400, {"error": {"message": "bad ResetType"}})
             system["PowerState"] = RESETS[rt]
-            return self.answer(204)
-        return self.answer(404, {"error": {"message": "not found"}})
+            return (204,)
+        return (404, {"error": {"message": "not found"}})
 
     def do_GET(self):
         self.handle_one("GET")
