@@ -548,8 +548,13 @@ static int write_dbd_conf(struct nf_apply *a, const json_t *dbd)
 	nf_apply_header(&b, "#", "slurm");
 	nf_buf_printf(&b, "d %s 0700 %s %s -\n", dir, user ? user : "root",
 		      user ? user : "root");
-	return nf_apply_write_buf(a, "/etc/tmpfiles.d/nodeforge-slurmdbd.conf",
-				  &b, 0644, 0, 0);
+	if ((r = nf_apply_write_buf(a, "/etc/tmpfiles.d/nodeforge-slurmdbd.conf",
+				    &b, 0644, 0, 0)))
+		return r;
+	/* and in the image itself: slurmdbd refuses to start (and to read
+	 * its configuration) when the directory is not there, before
+	 * tmpfiles runs on a copy that skipped it */
+	return nf_apply_mkdir(a, dir, 0700, uid, gid);
 }
 
 /* systemd's unit name of a mount point: "/var/lib/slurm/slurmctld" ->

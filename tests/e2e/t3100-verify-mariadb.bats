@@ -14,8 +14,8 @@ setup_file() {
 	chown mysql:mysql "$DB/data" "$DB/run"
 	mariadb-install-db --no-defaults --datadir="$DB/data" --user=mysql --skip-test-db \
 		> "$DB/install.log" 2>&1
-	# the controller's tuning, scaled to a test server: 75 % of the
-	# sysroot's 341 MiB of RAM is 256M
+	# the controller's tuning, scaled to a test server: its 50 % of the
+	# sysroot's 512 MiB of RAM is 256M
 	"$NF_BIN" profile show controller --json |
 		jq '.mariadb.log_file_size = "48M" | .mariadb.log_buffer_size = "16M"' \
 		> "$DB/profile.json"
@@ -42,7 +42,7 @@ teardown_file() {
 setup() {
 	nf_setup
 	mkdir -p "$SCRATCH/sys/proc"
-	echo "MemTotal:         349526 kB" > "$SCRATCH/sys/proc/meminfo"
+	echo "MemTotal:         524288 kB" > "$SCRATCH/sys/proc/meminfo"
 	printf '[client]\nsocket=%s\n' "$DB/run/mysqld.sock" > "$HOME/.my.cnf"
 }
 
@@ -60,7 +60,8 @@ sql() { mariadb --batch -e "$1"; }
 @test "e2e mariadb: the running server has the controller's tuning" {
 	mrun
 	status_is 0
-	[[ "$(verdict_of mariadb.buffer_pool)" == "pass 268435456 bytes = 75.0 % of 341 MiB" ]]
+	[ "$(jq .mariadb.buffer_pool_pct "$DB/profile.json")" = 50 ]
+	[[ "$(verdict_of mariadb.buffer_pool)" == "pass 268435456 bytes = 50.0 % of 512 MiB" ]]
 	[[ "$(verdict_of mariadb.log_file_size)" == "pass innodb_log_file_size = 50331648" ]]
 }
 
@@ -72,7 +73,7 @@ sql() { mariadb --batch -e "$1"; }
 	[ "$(echo "$output" | jq -c '[.root_causes[].id]')" = '["mariadb.lock_wait_timeout"]' ]
 }
 
-@test "e2e mariadb: a buffer pool outside 70-80 % of RAM fails" {
+@test "e2e mariadb: a buffer pool outside the profile's share of RAM (50 +- 5 %) fails" {
 	sql "SET GLOBAL innodb_buffer_pool_size = 134217728"
 	for _ in $(seq 50); do
 		[ "$(mariadb -N -e "SELECT @@innodb_buffer_pool_size")" = 134217728 ] && break
@@ -81,7 +82,7 @@ sql() { mariadb --batch -e "$1"; }
 	mrun
 	sql "SET GLOBAL innodb_buffer_pool_size = 268435456"
 	status_is 3
-	[[ "$(verdict_of mariadb.buffer_pool)" == "fail 134217728 bytes = 37.5 % of 341 MiB" ]]
+	[[ "$(verdict_of mariadb.buffer_pool)" == "fail 134217728 bytes = 25.0 % of 512 MiB" ]]
 }
 
 @test "e2e mariadb: no server answering fails mariadb.server, the rest skipped" {
