@@ -121,7 +121,7 @@ check-e2e: $(BUILD)/nodeforge image-pkgs rpm
 	NODEFORGE_SELF_PACKAGE=$(CURDIR)/$(PKG) NODEFORGE_ARTIFACT_MIRROR=$(ARTIFACT_MIRROR) \
 	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) NF_PKGDIR=$(CURDIR)/$(PKG) \
 		NF_E2E_CACHE=$${NF_E2E_CACHE:-$(CURDIR)/$(BUILD)/e2e-cache} \
-		bats --timing --print-output-on-failure tests/e2e
+		tests/bats-files.sh tests/e2e --timing --print-output-on-failure
 
 # The cluster acceptance test (docs/architecture.md, docs/bring-up-a-rack.md): every
 # role's image, booted together in QEMU VMs inside a network namespace,
@@ -175,7 +175,7 @@ DEPS_BUILD := build-essential clang pkg-config go-md2man libyaml-dev libjansson-
 	libcurl4-openssl-dev libssl-dev libblkid-dev libefivar-dev libefiboot-dev \
 	libmicrohttpd-dev libcmocka-dev libclang-rt-14-dev bats zstd libzstd-dev
 DEPS_TEST := cpio pigz jq tar libarchive-tools xz-utils munge slurmd slurmctld slurm-client \
-	mariadb-server chrony dnsmasq nginx-light qemu-system-x86 ipxe-qemu mmdebstrap \
+	mariadb-server chrony dnsmasq nginx-light qemu-system-x86 ipxe-qemu mmdebstrap eatmydata \
 	systemd python3 squashfs-tools fakeroot attr libcap2-bin util-linux \
 	e2fsprogs dosfstools fdisk curl openssl time busybox-static linux-image-cloud-amd64
 DEPS_TEST += dnf rpm createrepo-c

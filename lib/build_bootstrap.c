@@ -289,6 +289,34 @@ static int bootstrap_dnf(struct build *b, char **pkgs, size_t npkgs,
 	return r;
 }
 
+/* What the bootstrap does not do (its root is the same without it):
+ *
+ * - fsync every file dpkg writes: the root is a tarball when the run
+ *   ends, and a run that does not end is thrown away.  mmdebstrap's own
+ *   eatmydata hooks, when the build host has them and eatmydata;
+ * - make the kernel's boot-time initrd: nodeforge build removes it (the
+ *   diskless initramfs is the whole image; a stateful install makes its
+ *   own).  update-initramfs is diverted to a no-op while the packages
+ *   are installed and put back before the root is packed. */
+#define EATMYDATA_HOOKS "/usr/share/mmdebstrap/hooks/eatmydata"
+#define NO_INITRD_DIVERT                                                 \
+	"dpkg-divert --quiet --local --rename --divert "                  \
+	"/usr/sbin/update-initramfs.nodeforge "
+static const char no_initrd_on[] =
+	"--essential-hook=mkdir -p \"$1/usr/sbin\" && "
+	"chroot \"$1\" " NO_INITRD_DIVERT "--add /usr/sbin/update-initramfs && "
+	"printf '#!/bin/sh\\nexit 0\\n' > \"$1/usr/sbin/update-initramfs\" && "
+	"chmod 0755 \"$1/usr/sbin/update-initramfs\"";
+static const char no_initrd_off[] =
+	"--customize-hook=rm -f \"$1/usr/sbin/update-initramfs\" && "
+	"chroot \"$1\" " NO_INITRD_DIVERT "--remove /usr/sbin/update-initramfs";
+
+static int have_eatmydata(void)
+{
+	return !access(EATMYDATA_HOOKS "/extract.sh", R_OK) &&
+	       !access("/usr/bin/eatmydata", X_OK);
+}
+
 /* Debian: mmdebstrap, minbase, straight to a tarball */
 static int bootstrap_mmdebstrap(struct build *b, char **pkgs, size_t npkgs,
 				const char *tmptar, const char *log)
@@ -328,6 +356,10 @@ static int bootstrap_mmdebstrap(struct build *b, char **pkgs, size_t npkgs,
 		snprintf(dopts[i], sizeof(dopts[i]), "--dpkgopt=%s", dpkg_opts[i]);
 		argv[a++] = dopts[i];
 	}
+	if (have_eatmydata())
+		argv[a++] = "--hook-dir=" EATMYDATA_HOOKS;
+	argv[a++] = (char *)no_initrd_on;
+	argv[a++] = (char *)no_initrd_off;
 	argv[a++] = include;
 	argv[a++] = b->suite;
 	argv[a++] = (char *)tmptar;

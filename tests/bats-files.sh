@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# tests/bats-files.sh DIR [bats options...]: every DIR/*.bats file, one
+# bats run each and in order, then a table of each file's wall time
+# (its setup_file included, which the per-test --timing does not show).
+# Every file runs even after one fails; the exit status is the first
+# failing file's.
+set -uo pipefail
+
+dir=$1
+shift
+files=() secs=() rcs=()
+first=0
+t_all=$(date +%s)
+for f in "$dir"/*.bats; do
+	t0=$(date +%s)
+	rc=0
+	bats "$@" "$f" || rc=$?
+	files+=("$(basename "$f")")
+	secs+=($(($(date +%s) - t0)))
+	rcs+=("$rc")
+	[ "$rc" = 0 ] || [ "$first" != 0 ] || first=$rc
+done
+echo "== $dir: time per file"
+for i in "${!files[@]}"; do
+	printf '   %-36s %4d:%02d  %s\n' "${files[$i]}" $((secs[i] / 60)) \
+		$((secs[i] % 60)) "$([ "${rcs[$i]}" = 0 ] && echo ok || echo "FAILED (exit ${rcs[$i]})")"
+done
+t=$(($(date +%s) - t_all))
+printf '   %-36s %4d:%02d\n' total $((t / 60)) $((t % 60))
+exit "$first"
