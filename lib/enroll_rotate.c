@@ -514,10 +514,15 @@ int nf_rotate_abort(struct nf_enroll *e)
 						    json_integer(now_of(e)));
 			json_object_set_new(nodes, name, rec);
 		}
-		json_object_set_new(rot, "old_fp", json_string(newfp));
-		json_object_set_new(rot, "new_fp", json_string(oldfp));
-		json_object_set_new(rot, "old_path", json_string(np));
-		json_object_set_new(rot, "new_path", json_string(keep_old));
+		/* the strings swapped belong to rot: new ones first */
+		v = json_pack("{s:s,s:s,s:s,s:s}", "old_fp", newfp, "new_fp",
+			      oldfp, "old_path", np, "new_path", keep_old);
+		if (!v || json_object_update(rot, v)) {
+			json_decref(v);
+			r = -ENOMEM;
+			goto out;
+		}
+		json_decref(v);
 		json_object_set_new(rot, "go", json_integer(INT32_MAX));
 		json_object_set_new(rot, "aborted", json_true());
 		json_object_set_new(rot, "finished", json_false());
