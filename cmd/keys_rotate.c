@@ -148,11 +148,17 @@ static int do_abort(struct nf_global *g, struct nf_enroll *e, long secs)
 	json_decref(rot);
 	if (r == NF_E_NOTFOUND) {
 		/* nothing had been handed out: the plan is gone */
-		if (!g->quiet && !g->json)
-			printf("aborted the munge key rotation before its key "
-			       "was handed out\n");
-		else if (g->json)
-			printf("{\"aborted\":true,\"nodes\":[]}\n");
+		struct nf_emit *em;
+
+		if (nf_emit_new(&em, stdout, g->json))
+			return NF_EXIT_FAILURE;
+		nf_emit_bool(em, "aborted", NULL, 1);
+		nf_emit_arr_open(em, "nodes");
+		nf_emit_arr_close(em);
+		nf_emit_text(em, "aborted the munge key rotation before its "
+			     "key was handed out\n");
+		nf_emit_end(em);
+		nf_emit_free(em);
 		return 0;
 	}
 	if (wait_for(g, e, -1, "switched", secs) < 0)

@@ -209,8 +209,9 @@ crash_then_abort() {
 	run env NODEFORGE_TEST_CRASH_AT=begin-key "$NF_BIN" keys rotate munge -i racks.yaml
 	status_is 137
 	[ -e state/munge.key.next ]
-	run rotate --abort
+	run rotate --abort --json
 	status_is 0
+	jq -e '.aborted and .nodes == []' <<<"$output"
 	[ ! -e state/munge.key.next ]
 	[ ! -e state/rotation.json ]
 	[ "$(sha256sum < sec/munge.key)" = "$OLD" ]
