@@ -203,6 +203,37 @@ int nf_munge_key_new(struct nf_ctx *ctx, const char *path, const char *owner,
 	return r;
 }
 
+int nf_secret_replace(struct nf_ctx *ctx, const char *path, const void *buf,
+		      size_t len, unsigned mode)
+{
+	long uid = -1, gid = -1;
+	const char *base = NULL;
+	struct stat st;
+	int dfd = -1, r;
+
+	if ((r = open_dir_of(ctx, path, &dfd, &base)))
+		return r;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			close(dfd);
+			return nf_fail(ctx, NF_E_INVALID,
+				       "'%s' is not a regular file: not replaced",
+				       path);
+		}
+		uid = (long)st.st_uid;
+		gid = (long)st.st_gid;
+		mode = st.st_mode & 07777;
+	} else if (errno != ENOENT) {
+		r = -errno;
+		close(dfd);
+		return nf_fail(ctx, r, "cannot stat '%s': %s", path,
+			       strerror(-r));
+	}
+	r = nf_secret_write_at(ctx, dfd, base, buf, len, mode, uid, gid);
+	close(dfd);
+	return r;
+}
+
 int nf_munge_fingerprint_file(struct nf_ctx *ctx, const char *path,
 			      char fp[NF_FINGERPRINT_LEN])
 {

@@ -45,6 +45,11 @@ int nf_memeq_ct(const void *a, const void *b, size_t len);
 int nf_secret_write_at(struct nf_ctx *ctx, int rootfd, const char *rel,
 		       const void *buf, size_t len, unsigned mode, long uid,
 		       long gid);
+/* Replace the secret file at host path PATH atomically (same directory,
+ * fsync, rename), keeping the owner and mode of the file it replaces; a
+ * new file gets MODE and the caller's owner */
+int nf_secret_replace(struct nf_ctx *ctx, const char *path, const void *buf,
+		      size_t len, unsigned mode);
 /* A user's uid/gid from ROOT/etc/passwd (root "/" or NULL: the host's) */
 int nf_root_user(struct nf_ctx *ctx, const char *root, const char *user,
 		 long *uid, long *gid);

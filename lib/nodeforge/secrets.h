@@ -183,8 +183,16 @@ extern const char *const nf_site_distros[];
  * a group switches when the driver lets it (nf_rotate_go).
  */
 int nf_rotate_begin(struct nf_enroll *e, char fp[NF_FINGERPRINT_LEN]);
+/* An interrupted rotation: its next key made if begin stopped before it;
+ * fp its fingerprint.  NF_E_NOTFOUND without a plan */
+int nf_rotate_resume(struct nf_enroll *e, char fp[NF_FINGERPRINT_LEN]);
 int nf_rotate_go(struct nf_enroll *e, int group);
+/* Idempotent: a finish stopped anywhere is completed by the next one */
 int nf_rotate_finish(struct nf_enroll *e);
+/* Back to the old key: the server's key restored, nodes that switched get
+ * the old key on their next poll; idempotent; -EINVAL for a finished
+ * rotation */
+int nf_rotate_abort(struct nf_enroll *e);
 /* The plan (rotation.json); caller decrefs */
 int nf_rotate_status(struct nf_enroll *e, json_t **out);
 /* A verdict POST for `name`: 1 when the node is not enrolled (its

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -801,6 +803,78 @@ static void test_rotation(void **state)
 	nf_enroll_free(e);
 }
 
+/* A finish killed right after it replaced the site's key (the
+ * NODEFORGE_TEST_CRASH_AT hook, in a child) leaves the old key answered,
+ * and the next finish completes it without copying the new key over
+ * munge.key.previous; a third finish changes nothing */
+static void test_rotation_finish_killed(void **state)
+{
+	struct nf_enroll *e = server("state10");
+	struct nf_enroll_claim c;
+	char *body, fp[NF_FINGERPRINT_LEN], oldfp[NF_FINGERPRINT_LEN];
+	char got[NF_FINGERPRINT_LEN], *names[] = { "cp-01" };
+	uint8_t priv[32], nonce[16], old[1024];
+	json_t *rot;
+	int status, fd, ws;
+	pid_t pid;
+	(void)state;
+
+	fd = open(P("secrets/munge.key"), O_RDONLY);
+	assert_int_equal(read(fd, old, sizeof(old)), 1024);
+	close(fd);
+	nf_fingerprint(old, sizeof(old), oldfp);
+	assert_int_equal(nf_enroll_open(e, names, 1, 600, 0), 0);
+	assert_int_equal(nf_enroll_claim_make(ctx, &c, "cp-01", NULL, &body), 0);
+	json_decref(claim(e, "127.0.0.1", body, &status));
+	free(body);
+	assert_int_equal(nf_rotate_begin(e, fp), 0);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		setenv("NODEFORGE_TEST_CRASH_AT", "finish-key", 1);
+		nf_rotate_finish(e);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	assert_true(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
+	assert_int_equal(nf_munge_fingerprint_file(ctx, P("secrets/munge.key"),
+						   got), 0);
+	assert_string_equal(got, fp);
+	assert_int_equal(nf_munge_fingerprint_file(
+				 ctx, P("state10/munge.key.previous"), got), 0);
+	assert_string_equal(got, oldfp);
+	/* the node still holds the old key: proved, handed the new one */
+	body = rot_body("cp-01", old, sizeof(old), priv, nonce, 0);
+	assert_string_equal(rot_action(e, "127.0.0.1", body, &status), "stage");
+	assert_int_equal(status, 200);
+	free(body);
+
+	for (int run = 0; run < 2; run++) {
+		assert_int_equal(nf_rotate_finish(e), 0);
+		assert_int_equal(nf_munge_fingerprint_file(
+					 ctx, P("state10/munge.key.previous"),
+					 got), 0);
+		assert_string_equal(got, oldfp);
+		assert_int_equal(nf_munge_fingerprint_file(
+					 ctx, P("secrets/munge.key"), got), 0);
+		assert_string_equal(got, fp);
+		assert_int_equal(access(P("state10/munge.key.next"), F_OK), -1);
+		assert_int_equal(nf_rotate_status(e, &rot), 0);
+		assert_true(json_is_true(json_object_get(rot, "finished")));
+		json_decref(rot);
+	}
+	/* a straggler on the old key is still answered */
+	body = rot_body("cp-01", old, sizeof(old), priv, nonce, 0);
+	assert_string_equal(rot_action(e, "127.0.0.1", body, &status), "switch");
+	free(body);
+	/* the later tests sign with the site's key */
+	fd = open(P("secrets/munge.key"), O_RDONLY);
+	assert_int_equal(read(fd, munge_key, sizeof(munge_key)), 1024);
+	close(fd);
+	nf_enroll_free(e);
+}
+
 /* A node enrolled while a rotation runs joins its last group */
 static void test_rotation_late_join(void **state)
 {
@@ -886,6 +960,7 @@ int main(void)
 		cmocka_unit_test(test_fingerprint_verdict),
 		cmocka_unit_test(test_secret_write_refuses_escape),
 		cmocka_unit_test(test_rotation_late_join),
+		cmocka_unit_test(test_rotation_finish_killed),
 		cmocka_unit_test(test_rotation),
 		cmocka_unit_test(test_rotation_longest_name),
 	};
