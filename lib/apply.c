@@ -14,54 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define NF_BUF_MAX (4u << 20)      /* largest generated file */
 #define NF_PASSWD_MAX (1u << 20)
-
-void nf_buf_printf(struct nf_buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->err)
-		return;
-	for (;;) {
-		size_t room = b->cap - b->len;
-
-		va_start(ap, fmt);
-		n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->err = -EINVAL;
-			return;
-		}
-		if ((size_t)n < room) {
-			b->len += (size_t)n;
-			return;
-		}
-		size_t ncap = b->cap ? b->cap * 2 : 1024;
-
-		while (ncap < b->len + (size_t)n + 1)
-			ncap *= 2;
-		if (ncap > NF_BUF_MAX) {
-			b->err = NF_E_LIMIT;
-			return;
-		}
-		char *ns = realloc(b->s, ncap);
-
-		if (!ns) {
-			b->err = -ENOMEM;
-			return;
-		}
-		b->s = ns;
-		b->cap = ncap;
-	}
-}
-
-void nf_buf_free(struct nf_buf *b)
-{
-	free(b->s);
-	memset(b, 0, sizeof(*b));
-}
 
 void nf_apply_header(struct nf_buf *b, const char *c, const char *facet)
 {

@@ -37,9 +37,6 @@ int nf_http_parse_range(const char *h, uint64_t size, uint64_t *off,
  * naming the values (written into buf) */
 const char *nf_verdict_check(const json_t *v, const char *name, char *buf,
 			     size_t sz);
-/* s as an error message may quote it: at most 64 bytes, anything but
- * printable ASCII as '?' */
-void nf_quote_value(const char *s, char *out, size_t sz);
 
 /* ---- The cluster of an inventory (lib/cluster.c) ----
  * Where every node keeps the cluster part of slurm.conf */
