@@ -57,6 +57,14 @@ int nf_cluster_load(struct nf_ctx *ctx, const char *inventory,
  * stand-in node of the role) */
 int nf_ci_daemons(struct nf_ctx *ctx, const char *root, const char *inventory,
 		  const struct nf_site *site, json_t **out);
+/* The same with RUN for each program a facet's daemon_checks names
+ * (nf_ci_daemons: chrooted in the image, a case each into the array DATA) */
+int nf_ci_daemons_run(struct nf_ctx *ctx, const char *root, const char *inventory,
+		      const struct nf_site *site,
+		      int (*run)(struct nf_daemon_ci *d, const char *host,
+				 const char *id, const char *const *argv,
+				 long grace_ms, int rc_counts, const char *want),
+		      void *data);
 /* The cluster part of slurm.conf (/etc/slurm/cluster.conf) */
 int nf_cluster_slurm_conf(struct nf_ctx *ctx, const json_t *cluster,
 			  struct nf_buf *b);
