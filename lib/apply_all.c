@@ -214,6 +214,7 @@ int nf_apply_all_cluster(struct nf_ctx *ctx, int rootfd,
 		.role = json_string_value(json_object_get(prof, "role")),
 		.distro = distro ? distro : "debian13",
 		.cluster = cluster,
+		.cluster_slurm_conf = nf_cluster_slurm_conf,
 	};
 	char *doc;
 	int r;

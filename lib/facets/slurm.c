@@ -37,17 +37,6 @@ static const struct nf_field plugstack_fields[] = {
 	{ 0 }
 };
 
-/* a profile's slurm.partitions, and the site's that replace them */
-const struct nf_field nf_partition_fields[] = {
-	{ "name", NF_T_STR, .required = true },
-	/* a hostlist, or the nodes of `roles` in the inventory; neither:
-	 * every node that runs slurmd */
-	{ "nodes", NF_T_STR },
-	{ "roles", NF_T_STRLIST },
-	{ "options", NF_T_MAP },
-	{ 0 }
-};
-
 static const struct nf_field fields[] = {
 	{ "daemons", NF_T_STRLIST },
 	{ "conf", NF_T_MAP },
@@ -361,8 +350,8 @@ static int write_slurm_conf(struct nf_apply *a, const json_t *sec)
 		      "inventory, fetched at boot\nInclude " NF_CLUSTER_CONF "\n");
 	if ((r = nf_apply_write_buf(a, "/etc/slurm/slurm.conf", &b, 0644, 0, 0)))
 		return r;
-	if (a->cluster) {
-		if ((r = nf_cluster_slurm_conf(a->ctx, a->cluster, &b)) ||
+	if (a->cluster && a->cluster_slurm_conf) {
+		if ((r = a->cluster_slurm_conf(a->ctx, a->cluster, &b)) ||
 		    (r = nf_apply_write_buf(a, NF_CLUSTER_CONF, &b, 0644, 0, 0))) {
 			nf_buf_free(&b);
 			return r;

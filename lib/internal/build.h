@@ -18,6 +18,10 @@ struct nf_apply {
 	const char *distro;               /* "debian12", "rocky9", ... */
 	int el;                           /* EL family (paths differ) */
 	const json_t *cluster;            /* nf_cluster_load() or NULL */
+	/* renders the cluster part of slurm.conf from `cluster` (the
+	 * driver passes lib/cluster.c's: facets call no code above them) */
+	int (*cluster_slurm_conf)(struct nf_ctx *ctx, const json_t *cluster,
+				  struct nf_buf *b);
 };
 
 /* Write a systemd unit /etc/systemd/system/NAME from `b` (freed) and

@@ -73,7 +73,8 @@ struct nf_field {
 int nf_schema_check(const json_t *obj, const struct nf_field *fields,
 		    const char *path, const json_t *locs,
 		    struct nf_diags *diags);
-/* slurm.partitions, in a profile and in the site (lib/facets/slurm.c) */
+/* slurm.partitions, in a profile and in the site (lib/site.c: the site
+ * file, the lower part, holds the field list the slurm facet uses) */
 extern const struct nf_field nf_partition_fields[];
 /* Parse sizes such as "64M", "1G", "45G" (powers of 1024) */
 int nf_parse_size(const char *s, unsigned long long *out);
