@@ -104,6 +104,7 @@ check-unit: $(UNIT_BIN)
 # exceptions with their reasons in tests/layers/allow.txt); SCCS=1 prints
 # the cycles that remain
 check-layers: $(BUILD)/nodeforge
+	CC="$(CC)" sh tests/layers/selftest.sh
 	python3 tests/layers/check-layers.py --build $(BUILD) $(if $(SCCS),--sccs)
 
 # the stand-in bootstrap roots of these tests have no package manager:
