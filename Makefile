@@ -50,7 +50,7 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
 
-.PHONY: FORCE deb rpm rpm-build pkg-src image-pkgs fuzz-lib test all check check-unit check-bats check-e2e asan fuzz fuzz-run deps install \
+.PHONY: FORCE deb rpm rpm-build pkg-src image-pkgs fuzz-lib test all check check-unit check-bats check-layers check-e2e asan fuzz fuzz-run deps install \
         clean bench ci-image check-cluster man
 all: $(BUILD)/nodeforge man
 
@@ -85,7 +85,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnodeforge.a
 	$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -o $@ $< $(BUILD)/libnodeforge.a \
 		$(LDLIBS) $(shell $(PKG_CONFIG) --libs cmocka)
 
-check: check-unit check-bats
+check: check-unit check-layers check-bats
 
 # What CI runs (README): the unit tests first, then the unit and CLI
 # tests again under ASan/UBSan (the CLI tests run once, there: `make
@@ -99,6 +99,13 @@ test:
 check-unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
 		NF_SRCDIR=$(CURDIR) $$t; done
+
+# The library's parts call only down (tests/layers/parts.txt, the
+# exceptions with their reasons in tests/layers/allow.txt); SCCS=1 prints
+# the cycles that remain
+check-layers: $(BUILD)/nodeforge
+	CC="$(CC)" sh tests/layers/selftest.sh
+	python3 tests/layers/check-layers.py --build $(BUILD) $(if $(SCCS),--sccs)
 
 # the stand-in bootstrap roots of these tests have no package manager:
 # their images get this binary (build --self-package host).  BATS_JOBS

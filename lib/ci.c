@@ -113,7 +113,11 @@ const json_t *nf_ci_diff(const struct nf_ci *ci)
  * host identity: decided on the unpacked tree, never following links */
 
 struct scan {
-	json_t *munge, *storagepass, *privkey, *hostkeys;
+	/* the secret files the facets own, and where the image has each */
+	struct nf_secret_file sec[NF_SECRETS_MAX];
+	json_t *found[NF_SECRETS_MAX];
+	size_t nsec;
+	json_t *storagepass, *privkey, *hostkeys;
 	json_t *unreadable;     /* what the scan could not read */
 	const char *top;        /* the top directory being walked */
 };
@@ -212,8 +216,10 @@ static int scan_entry(void *data, const struct nf_walk_entry *e)
 	base = base ? base + 1 : e->rel;
 	if (!(rel = nf_asprintf("%s/%s", s->top, e->rel)))
 		return -ENOMEM;
-	if (!strcmp(base, "munge.key"))
-		json_array_append_new(s->munge, json_string(rel));
+	for (size_t i = 0; i < s->nsec; i++)
+		if ((s->sec[i].name && !strcmp(base, s->sec[i].name)) ||
+		    !strcmp(s->sec[i].path + 1, rel))
+			json_array_append_new(s->found[i], json_string(rel));
 	if (!strncmp(base, "ssh_host_", 9))
 		json_array_append_new(s->hostkeys, json_string(rel));
 	r = scan_file(s, e->path, rel);
@@ -289,20 +295,78 @@ static int list_case(struct nf_ci *ci, const char *id, const json_t *found,
 	return r;
 }
 
+/* The secret files the facets own, at the places the image's profile
+ * puts them (the facets' defaults without one) */
+static int facet_secrets(struct nf_ctx *ctx, const char *root,
+			 struct nf_profile **p, struct scan *s)
+{
+	const json_t *prof = NULL;
+	char *path;
+	int r = 0;
+
+	if (!(path = nf_asprintf("%s/etc/nodeforge/profile.json", root)))
+		return -ENOMEM;
+	if (access(path, F_OK) == 0 && (r = nf_profile_load_json(ctx, path, p)))
+		goto out;
+	prof = *p ? nf_profile_json(*p) : NULL;
+	for (size_t i = 0; i < nf_nfacets; i++) {
+		const struct nf_facet *f = nf_facets[i];
+
+		if (f->secrets)
+			s->nsec += f->secrets(json_object_get(prof, f->name),
+					      s->sec + s->nsec,
+					      NF_ARRAY_SIZE(s->sec) - s->nsec);
+	}
+	for (size_t i = 0; i < s->nsec; i++) {
+		if (!s->sec[i].path || s->sec[i].path[0] != '/') {
+			r = nf_fail(ctx, NF_E_INVALID, "secret file '%s' is not "
+				    "an absolute path", s->sec[i].path ? s->sec[i].path : "");
+			goto out;
+		}
+		if (!(s->found[i] = json_array())) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+out:
+	free(path);
+	return r;
+}
+
+/* A secret file at its own place, wherever that is: the walk covers only
+ * the directories where files of an image's own are kept */
+static int secret_at_path(int rootfd, struct scan *s, size_t i)
+{
+	const char *rel = s->sec[i].path + 1;
+	struct stat st;
+	size_t k;
+	json_t *x;
+
+	if (fstatat(rootfd, rel, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+		return 0;
+	json_array_foreach(s->found[i], k, x)
+		if (!strcmp(json_string_value(x), rel))
+			return 0;
+	return json_array_append_new(s->found[i], json_string(rel)) ? -ENOMEM : 0;
+}
+
 int nf_ci_secret_scan(struct nf_ctx *ctx, struct nf_ci *ci, const char *root)
 {
 	static const char *const dirs[] = { "etc", "root", "home", "var/lib",
 					    "opt", "srv", "usr/local" };
-	struct scan s = { json_array(), json_array(), json_array(), json_array(),
-			  json_array(), NULL };
+	struct scan s = { .storagepass = json_array(), .privkey = json_array(),
+			  .hostkeys = json_array(), .unreadable = json_array() };
+	struct nf_profile *p = NULL;
 	double t0 = nf_now_s();
 	int rootfd, r = 0;
 	struct stat st;
 
-	if (!s.munge || !s.storagepass || !s.privkey || !s.hostkeys || !s.unreadable) {
+	if (!s.storagepass || !s.privkey || !s.hostkeys || !s.unreadable) {
 		r = -ENOMEM;
 		goto out;
 	}
+	if ((r = facet_secrets(ctx, root, &p, &s)))
+		goto out;
 	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0) {
 		r = nf_fail(ctx, -errno, "cannot open '%s': %s", root,
@@ -311,11 +375,11 @@ int nf_ci_secret_scan(struct nf_ctx *ctx, struct nf_ci *ci, const char *root)
 	}
 	for (size_t i = 0; !r && i < NF_ARRAY_SIZE(dirs); i++)
 		r = scan_tree(ctx, rootfd, root, dirs[i], &s);
-	if (!r)
-		r = list_case(ci, "ci.secrets.munge_key", s.munge, s.unreadable,
-			      "munge key in the image",
-			      "keys are delivered at enrollment (nodeforge enroll), "
-			      "never built in", nf_now_s() - t0);
+	for (size_t i = 0; !r && i < s.nsec; i++)
+		r = secret_at_path(rootfd, &s, i);
+	for (size_t i = 0; !r && i < s.nsec; i++)
+		r = list_case(ci, s.sec[i].id, s.found[i], s.unreadable,
+			      s.sec[i].what, s.sec[i].remedy, nf_now_s() - t0);
 	if (!r)
 		r = list_case(ci, "ci.secrets.storage_pass", s.storagepass, s.unreadable,
 			      "StoragePass set in",
@@ -351,7 +415,9 @@ int nf_ci_secret_scan(struct nf_ctx *ctx, struct nf_ci *ci, const char *root)
 	}
 	close(rootfd);
 out:
-	json_decref(s.munge);
+	for (size_t i = 0; i < s.nsec; i++)
+		json_decref(s.found[i]);
+	nf_profile_free(p);
 	json_decref(s.storagepass);
 	json_decref(s.privkey);
 	json_decref(s.hostkeys);

@@ -10,12 +10,10 @@
  * a running munged: gres.conf is checked by the verifier's slurm.gres.*
  * and by slurmd itself at boot.
  *
- *   slurm.conf      scontrol show config  (every role with Slurm)
- *   plugstack.conf  srun --help           (SPANK plugins load; pyxis:
- *                                         its --container-image)
- *   slurmdbd.conf   slurmdbd -D, 3 s      (roles that run slurmdbd)
- *   chrony.conf     chronyd -p
- *   mariadb         mariadbd --help --verbose
+ * Which programs run is each facet's to say (its daemon_checks hook:
+ * slurm.conf, plugstack.conf and slurmdbd.conf in lib/facets/slurm_node.c,
+ * chrony.conf in lib/facets/time.c, mariadb in lib/facets/mariadb.c);
+ * this file runs them.
  */
 #include "internal.h"
 
@@ -27,15 +25,6 @@
 #include <unistd.h>
 
 #define RUN_MS 20000
-
-static int exists(const char *root, const char *rel)
-{
-	char p[PATH_MAX];
-	struct stat st;
-
-	snprintf(p, sizeof(p), "%s/%s", root, rel);
-	return lstat(p, &st) == 0;
-}
 
 /* lines a static run prints because no daemon answers it */
 static int benign(const char *l)
@@ -202,72 +191,74 @@ static int cluster_conf(struct nf_ctx *ctx, const char *root, const json_t *prof
 	return r;
 }
 
+/* ci's side of struct nf_daemon_ci: a case per program run */
+static int run_cb(struct nf_daemon_ci *d, const char *host, const char *id,
+		  const char *const *argv, long grace_ms, int rc_counts,
+		  const char *want)
+{
+	return run_in(d->data, d->root, host, id, argv, grace_ms, rc_counts, want);
+}
+
+static int cluster_cb(struct nf_daemon_ci *d, char *host, size_t hsz)
+{
+	return cluster_conf(d->ctx, d->root, d->prof, d->inventory, d->site,
+			    host, hsz);
+}
+
+int nf_ci_daemons_run(struct nf_ctx *ctx, const char *root, const char *inventory,
+		      const struct nf_site *site,
+		      int (*run)(struct nf_daemon_ci *d, const char *host,
+				 const char *id, const char *const *argv,
+				 long grace_ms, int rc_counts, const char *want),
+		      void *data)
+{
+	struct nf_profile *p = NULL;
+	struct nf_daemon_ci d = {
+		.ctx = ctx, .root = root, .inventory = inventory, .site = site,
+		.data = data, .run = run, .cluster_conf = cluster_cb,
+	};
+	const char *distro;
+	char *path;
+	int r;
+
+	if (!(path = nf_asprintf("%s/etc/nodeforge/profile.json", root)))
+		return -ENOMEM;
+	r = nf_profile_load_json(ctx, path, &p);
+	free(path);
+	if (r)
+		return r;
+	d.prof = nf_profile_json(p);
+	distro = json_string_value(json_object_get(json_object_get(d.prof, "site"),
+						   "distro"));
+	d.el = distro && nf_distro_is_el(distro);
+	for (size_t i = 0; !r && i < nf_nfacets; i++) {
+		const struct nf_facet *f = nf_facets[i];
+
+		if (f->daemon_checks)
+			r = f->daemon_checks(&d, json_object_get(d.prof, f->name));
+	}
+	nf_profile_free(p);
+	return r;
+}
+
 int nf_ci_daemons(struct nf_ctx *ctx, const char *root, const char *inventory,
 		  const struct nf_site *site, json_t **out)
 {
-	struct nf_profile *p = NULL;
-	const json_t *prof;
 	json_t *cases = json_array();
-	char *path, host[128];
-	int r = 0, slurmdbd = 0;
+	int r = 0;
 
 	*out = NULL;
 	if (!cases)
 		return -ENOMEM;
-	if (geteuid() != 0) {
+	if (geteuid() != 0)
 		r = add(cases, "daemons", NF_V_SKIP, "needs root (chroot and "
 			"namespaces to run the image's own programs)");
-		goto done;
+	else
+		r = nf_ci_daemons_run(ctx, root, inventory, site, run_cb, cases);
+	if (r) {
+		json_decref(cases);
+		return r;
 	}
-	if (!(path = nf_asprintf("%s/etc/nodeforge/profile.json", root)))
-		goto nomem;
-	r = nf_profile_load_json(ctx, path, &p);
-	free(path);
-	if (r)
-		goto fail;
-	prof = nf_profile_json(p);
-	slurmdbd = nf_profile_runs(prof, "slurmdbd");
-	if (exists(root, "etc/slurm/slurm.conf") && exists(root, "usr/bin/scontrol")) {
-		if ((r = cluster_conf(ctx, root, prof, inventory, site, host,
-				      sizeof(host))))
-			goto fail;
-		if ((r = run_in(cases, root, host, "slurm.conf",
-				(const char *const[]){ "scontrol", "show", "config",
-						       NULL }, 0, 0, NULL)))
-			goto fail;
-		/* with pyxis listed, srun --help must show its options */
-		if (exists(root, "etc/slurm/plugstack.conf") &&
-		    exists(root, "usr/bin/srun") &&
-		    (r = run_in(cases, root, host, "plugstack.conf",
-				(const char *const[]){ "srun", "--help", NULL }, 0, 1,
-				json_object_get(json_object_get(prof, "containers"),
-						"pyxis") ? "--container-image" : NULL)))
-			goto fail;
-	}
-	if (slurmdbd && exists(root, "usr/sbin/slurmdbd") &&
-	    exists(root, "etc/slurm/slurmdbd.conf") &&
-	    (r = run_in(cases, root, "localhost", "slurmdbd.conf",
-			(const char *const[]){ "slurmdbd", "-D", NULL }, 3000, 1, NULL)))
-		goto fail;
-	if (exists(root, "usr/sbin/chronyd") && exists(root, "etc/chrony/chrony.conf") &&
-	    (r = run_in(cases, root, "localhost", "chrony.conf",
-			(const char *const[]){ "chronyd", "-p", "-f",
-					       "/etc/chrony/chrony.conf", NULL }, 0, 1, NULL)))
-		goto fail;
-	if (exists(root, "usr/sbin/mariadbd") &&
-	    (r = run_in(cases, root, "localhost", "mariadb",
-			(const char *const[]){ "mariadbd", "--help", "--verbose",
-					       "--user=mysql", NULL }, 0, 1, NULL)))
-		goto fail;
-	goto done;
-nomem:
-	r = -ENOMEM;
-fail:
-	json_decref(cases);
-	nf_profile_free(p);
-	return r;
-done:
-	nf_profile_free(p);
 	*out = cases;
-	return r;
+	return 0;
 }

@@ -93,16 +93,6 @@ static enum MHD_Result api_nodes(struct nf_server *s, struct MHD_Connection *c,
 }
 
 /* Validate a verdict; NULL when good, else the reason */
-void nf_quote_value(const char *s, char *out, size_t sz)
-{
-	size_t n = 0;
-
-	for (; s && *s && n + 1 < sz && n < 64; s++)
-		out[n++] = *s >= 0x20 && *s < 0x7f ? *s : '?';
-	if (sz)
-		out[n] = '\0';
-}
-
 const char *nf_verdict_check(const json_t *v, const char *name, char *buf,
 			     size_t sz)
 {

@@ -169,6 +169,9 @@ struct nf_buf {
 void nf_buf_printf(struct nf_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void nf_buf_free(struct nf_buf *b);
+/* S as an error message may quote it: at most 64 bytes, anything but
+ * printable ASCII as '?' */
+void nf_quote_value(const char *s, char *out, size_t sz);
 
 /* Read fd to its end into a malloc'd, NUL-terminated buffer: 0, NF_E_LIMIT
  * when it holds more than max bytes, or -errno; fd stays open */

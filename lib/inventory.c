@@ -42,46 +42,6 @@ struct nf_inventory {
 
 /* ------------------------------------------------------ address parsing */
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-int nf_mac_parse(const char *s, uint8_t mac[6])
-{
-	char sep = 0;
-	int zero = 1;
-
-	if (!s || strlen(s) != 17)
-		return NF_E_PARSE;
-	for (int i = 0; i < 6; i++) {
-		const char *p = s + i * 3;
-		int hi = hexval((unsigned char)p[0]);
-		int lo = hexval((unsigned char)p[1]);
-
-		if (hi < 0 || lo < 0)
-			return NF_E_PARSE;
-		if (i < 5) {
-			if (p[2] != ':' && p[2] != '-')
-				return NF_E_PARSE;
-			if (sep && p[2] != sep)
-				return NF_E_PARSE;
-			sep = p[2];
-		}
-		mac[i] = (uint8_t)(hi << 4 | lo);
-		if (mac[i])
-			zero = 0;
-	}
-	if (zero || (mac[0] & 1))
-		return NF_E_INVALID;
-	return 0;
-}
-
 void nf_mac_format(const uint8_t mac[6], char sep, char out[18])
 {
 	snprintf(out, 18, "%02x%c%02x%c%02x%c%02x%c%02x%c%02x", mac[0], sep,

@@ -19,6 +19,17 @@ struct nf_site {
 	json_t *pub;
 };
 
+/* a profile's slurm.partitions, and the site's that replace them */
+const struct nf_field nf_partition_fields[] = {
+	{ "name", NF_T_STR, .required = true },
+	/* a hostlist, or the nodes of `roles` in the inventory; neither:
+	 * every node that runs slurmd */
+	{ "nodes", NF_T_STR },
+	{ "roles", NF_T_STRLIST },
+	{ "options", NF_T_MAP },
+	{ 0 }
+};
+
 static const struct nf_field host_fields[] = {
 	{ "name", NF_T_STR, .required = true, .chars = NF_CHARS_NAME },
 	{ "address", NF_T_STR, .required = true, .chars = NF_CHARS_HOST },

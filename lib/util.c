@@ -344,3 +344,101 @@ int nf_is_sha256_hex(const char *s)
 		n++;
 	return s && n == 64 && !s[n];
 }
+
+#define NF_BUF_MAX (4u << 20)      /* largest generated file */
+
+void nf_buf_printf(struct nf_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->err)
+		return;
+	for (;;) {
+		size_t room = b->cap - b->len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->err = -EINVAL;
+			return;
+		}
+		if ((size_t)n < room) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t ncap = b->cap ? b->cap * 2 : 1024;
+
+		while (ncap < b->len + (size_t)n + 1)
+			ncap *= 2;
+		if (ncap > NF_BUF_MAX) {
+			b->err = NF_E_LIMIT;
+			return;
+		}
+		char *ns = realloc(b->s, ncap);
+
+		if (!ns) {
+			b->err = -ENOMEM;
+			return;
+		}
+		b->s = ns;
+		b->cap = ncap;
+	}
+}
+
+void nf_buf_free(struct nf_buf *b)
+{
+	free(b->s);
+	memset(b, 0, sizeof(*b));
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int nf_mac_parse(const char *s, uint8_t mac[6])
+{
+	char sep = 0;
+	int zero = 1;
+
+	if (!s || strlen(s) != 17)
+		return NF_E_PARSE;
+	for (int i = 0; i < 6; i++) {
+		const char *p = s + i * 3;
+		int hi = hexval((unsigned char)p[0]);
+		int lo = hexval((unsigned char)p[1]);
+
+		if (hi < 0 || lo < 0)
+			return NF_E_PARSE;
+		if (i < 5) {
+			if (p[2] != ':' && p[2] != '-')
+				return NF_E_PARSE;
+			if (sep && p[2] != sep)
+				return NF_E_PARSE;
+			sep = p[2];
+		}
+		mac[i] = (uint8_t)(hi << 4 | lo);
+		if (mac[i])
+			zero = 0;
+	}
+	if (zero || (mac[0] & 1))
+		return NF_E_INVALID;
+	return 0;
+}
+
+void nf_quote_value(const char *s, char *out, size_t sz)
+{
+	size_t n = 0;
+
+	for (; s && *s && n + 1 < sz && n < 64; s++)
+		out[n++] = *s >= 0x20 && *s < 0x7f ? *s : '?';
+	if (sz)
+		out[n] = '\0';
+}

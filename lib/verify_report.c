@@ -193,6 +193,29 @@ int nf_verify_health(struct nf_ctx *ctx, const struct nf_verify *v,
 	return r;
 }
 
+/* The secret file a facet names as the key the node signs its verdicts
+ * with (NF_SECRET_SIGNS), at the place the profile's section puts it */
+static const char *signing_key(const struct nf_verify *v)
+{
+	for (size_t i = 0; i < nf_nfacets; i++) {
+		const struct nf_facet *f = nf_facets[i];
+		struct nf_secret_file sf[NF_SECRETS_MAX];
+		const json_t *sec = NULL;
+		size_t n;
+
+		if (!f->secrets)
+			continue;
+		for (size_t j = 0; j < v->n && !sec; j++)
+			if (!strcmp(v->v[j].facet, f->name))
+				sec = v->v[j].section;
+		n = f->secrets(sec, sf, NF_ARRAY_SIZE(sf));
+		for (size_t k = 0; k < n; k++)
+			if (sf[k].flags & NF_SECRET_SIGNS)
+				return sf[k].path;
+	}
+	return NULL;
+}
+
 int nf_verify_publish(struct nf_ctx *ctx, const struct nf_verify *v,
 		      const struct nf_verify_opts *o, const char *verdict_path)
 {
@@ -260,17 +283,11 @@ int nf_verify_publish(struct nf_ctx *ctx, const struct nf_verify *v,
 		size_t klen = 0;
 
 		post = nf_asprintf("%s/api/v1/nodes/%s/verdict", url, node);
-		/* an enrolled node signs its verdict with its munge key */
+		/* an enrolled node signs its verdict with the key a facet
+		 * names for it (munge's) */
 		{
-			const char *kp = NULL;
-			char *kf;
-
-			for (size_t i = 0; i < v->n && !kp; i++)
-				if (!strcmp(v->v[i].facet, "munge"))
-					kp = json_string_value(json_object_get(
-						v->v[i].section, "key_path"));
-			kf = nf_asprintf("%s%s", root,
-					       kp ? kp : "/etc/munge/munge.key");
+			const char *kp = signing_key(v);
+			char *kf = kp ? nf_asprintf("%s%s", root, kp) : NULL;
 
 			if (kf && nf_secret_read(ctx, kf, NF_MUNGE_KEY_MAX,
 						 &key, &klen))

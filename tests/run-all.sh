@@ -2,7 +2,8 @@
 # make test: every stage of the suite, fastest first, and a table of each
 # stage's wall time at the end.
 #
-#   unit        the cmocka unit tests on the plain build
+#   unit        the cmocka unit tests on the plain build, and the
+#               library's layering (make check-layers)
 #   asan        the unit and CLI (bats) tests built with ASan/UBSan
 #   fuzz        every libFuzzer target for FUZZ_SECONDS (default 10)
 #   packages    the nodeforge packages the images install (make
@@ -79,7 +80,7 @@ finish_packages() {
 }
 
 stage build $MAKE -j"$JOBS" all
-stage unit $MAKE -j"$JOBS" check-unit
+stage unit $MAKE -j"$JOBS" check-unit check-layers
 start_packages
 stage asan $MAKE -j"$JOBS" asan
 stage fuzz $MAKE -j"$JOBS" fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-10}"

@@ -153,6 +153,16 @@ static const struct nf_checkset checks = NF_CHECKSET(defs);
 
 /* ---- end of check ---- */
 
+/* The fabric checks read what the fabric manager set up */
+static size_t gate_units(const struct nf_apply *a, const json_t *sec,
+			 struct nf_gate_unit *out, size_t max)
+{
+	if (!max || !fm_on(a->prof, sec))
+		return 0;
+	out[0] = (struct nf_gate_unit){ FM_UNIT, NF_GATE_AFTER };
+	return 1;
+}
+
 const struct nf_facet nf_facet_fabric_manager = {
 	.name = "fabric_manager",
 	.summary = "NVIDIA Fabric Manager",
@@ -160,4 +170,5 @@ const struct nf_facet nf_facet_fabric_manager = {
 	.schema = fields,
 	.lint = lint,
 	.checks = &checks,
+	.gate_units = gate_units,
 };

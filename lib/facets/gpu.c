@@ -409,6 +409,18 @@ static const struct nf_checkset checks = NF_CHECKSET(defs);
 
 /* ---- end of check ---- */
 
+/* The GPU checks read the driver state the persistence daemon keeps */
+static size_t gate_units(const struct nf_apply *a, const json_t *sec,
+			 struct nf_gate_unit *out, size_t max)
+{
+	(void)sec;
+	if (!max || !nf_gpu_persistence_unit(a->prof))
+		return 0;
+	out[0] = (struct nf_gate_unit){ nf_gpu_persistence_unit(a->prof),
+					NF_GATE_AFTER };
+	return 1;
+}
+
 const struct nf_facet nf_facet_gpu = {
 	.name = "gpu",
 	.summary = "GPU count, type, ECC, row remapping, persistence",
@@ -416,4 +428,5 @@ const struct nf_facet nf_facet_gpu = {
 	.schema = fields,
 	.lint = lint,
 	.checks = &checks,
+	.gate_units = gate_units,
 };

@@ -542,6 +542,40 @@ static const struct nf_checkset checks = NF_CHECKSET(defs);
 
 /* ---- end of check ---- */
 
+/* The gate reads how the accounting database's set-up went: a password
+ * enrollment never delivered is a root cause */
+static size_t gate_units(const struct nf_apply *a, const json_t *sec,
+			 struct nf_gate_unit *out, size_t max)
+{
+	(void)sec;
+	if (!max || !local_db(a->prof))
+		return 0;
+	out[0] = (struct nf_gate_unit){ "nodeforge-dbinit", NF_GATE_AFTER };
+	return 1;
+}
+
+/* The local accounting database is lost with a root in RAM */
+static size_t durable_dirs(const struct nf_apply *a, const json_t *sec,
+			   const char **out, size_t max)
+{
+	(void)sec;
+	if (!max || !local_db(a->prof))
+		return 0;
+	out[0] = "/var/lib/mysql";
+	return 1;
+}
+
+/* mariadbd parses its configuration (my.cnf and what it includes) */
+static int daemon_checks(struct nf_daemon_ci *d, const json_t *sec)
+{
+	(void)sec;
+	if (!nf_daemon_ci_has(d, "usr/sbin/mariadbd"))
+		return 0;
+	return d->run(d, "localhost", "mariadb",
+		      (const char *const[]){ "mariadbd", "--help", "--verbose",
+					     "--user=mysql", NULL }, 0, 1, NULL);
+}
+
 const struct nf_facet nf_facet_mariadb = {
 	.name = "mariadb",
 	.summary = "MariaDB tuning for slurmdbd",
@@ -549,4 +583,7 @@ const struct nf_facet nf_facet_mariadb = {
 	.schema = fields,
 	.lint = lint,
 	.checks = &checks,
+	.gate_units = gate_units,
+	.durable_dirs = durable_dirs,
+	.daemon_checks = daemon_checks,
 };

@@ -348,6 +348,23 @@ static const struct nf_checkset checks = NF_CHECKSET(defs);
 
 /* ---- end of check ---- */
 
+/* The key: enrollment delivers it; it signs the node's verdicts */
+static size_t secrets(const json_t *sec, struct nf_secret_file *out, size_t max)
+{
+	if (!max)
+		return 0;
+	out[0] = (struct nf_secret_file){
+		.id = "ci.secrets.munge_key",
+		.path = nf_munge_key_path(sec),
+		.name = "munge.key",
+		.what = "munge key in the image",
+		.remedy = "keys are delivered at enrollment (nodeforge enroll), "
+			  "never built in",
+		.flags = NF_SECRET_SIGNS,
+	};
+	return 1;
+}
+
 const struct nf_facet nf_facet_munge = {
 	.name = "munge",
 	.summary = "munge key and daemon",
@@ -355,4 +372,5 @@ const struct nf_facet nf_facet_munge = {
 	.schema = fields,
 	.lint = lint,
 	.checks = &checks,
+	.secrets = secrets,
 };

@@ -74,3 +74,13 @@ int nf_lint_at(struct nf_facet_lint *l, const char *path, int sev,
 	return nf_diag_add(l->diags, file ? file : nf_profile_name(l->profile),
 			   line, col, sev, "%s", msg);
 }
+
+int nf_daemon_ci_has(const struct nf_daemon_ci *d, const char *rel)
+{
+	char p[4096];
+	struct stat st;
+
+	if ((size_t)snprintf(p, sizeof(p), "%s/%s", d->root, rel) >= sizeof(p))
+		return 0;
+	return lstat(p, &st) == 0;
+}

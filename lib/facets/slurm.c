@@ -37,17 +37,6 @@ static const struct nf_field plugstack_fields[] = {
 	{ 0 }
 };
 
-/* a profile's slurm.partitions, and the site's that replace them */
-const struct nf_field nf_partition_fields[] = {
-	{ "name", NF_T_STR, .required = true },
-	/* a hostlist, or the nodes of `roles` in the inventory; neither:
-	 * every node that runs slurmd */
-	{ "nodes", NF_T_STR },
-	{ "roles", NF_T_STRLIST },
-	{ "options", NF_T_MAP },
-	{ 0 }
-};
-
 static const struct nf_field fields[] = {
 	{ "daemons", NF_T_STRLIST },
 	{ "conf", NF_T_MAP },
@@ -361,8 +350,8 @@ static int write_slurm_conf(struct nf_apply *a, const json_t *sec)
 		      "inventory, fetched at boot\nInclude " NF_CLUSTER_CONF "\n");
 	if ((r = nf_apply_write_buf(a, "/etc/slurm/slurm.conf", &b, 0644, 0, 0)))
 		return r;
-	if (a->cluster) {
-		if ((r = nf_cluster_slurm_conf(a->ctx, a->cluster, &b)) ||
+	if (a->cluster && a->cluster_slurm_conf) {
+		if ((r = a->cluster_slurm_conf(a->ctx, a->cluster, &b)) ||
 		    (r = nf_apply_write_buf(a, NF_CLUSTER_CONF, &b, 0644, 0, 0))) {
 			nf_buf_free(&b);
 			return r;
@@ -624,9 +613,6 @@ static int write_state_mount(struct nf_apply *a, const json_t *sec)
 
 static int apply(struct nf_apply *a, const json_t *sec)
 {
-	const json_t *ps = json_object_get(sec, "plugstack");
-	const json_t *px = json_object_get(json_object_get(a->prof, "containers"),
-					   "pyxis");
 	const json_t *dbd = json_object_get(sec, "dbd");
 	int r;
 
@@ -639,34 +625,9 @@ static int apply(struct nf_apply *a, const json_t *sec)
 	if (dbd && nf_apply_has_daemon(a, "slurmdbd") &&
 	    (r = write_dbd_conf(a, dbd)))
 		return r;
-	if (json_array_size(ps) || px) {
-		struct nf_buf b = { 0 };
-		size_t i;
-		json_t *p;
-
-		nf_apply_header(&b, "#", "slurm");
-		json_array_foreach(ps, i, p) {
-			const char *c = json_string_value(json_object_get(p, "control"));
-			const char *k;
-			json_t *v;
-
-			nf_buf_printf(&b, "%s %s", c ? c : "required",
-				      json_string_value(json_object_get(p, "path")));
-			json_object_foreach(json_object_get(p, "args"), k, v) {
-				if (json_is_string(v))
-					nf_buf_printf(&b, " %s=%s", k, json_string_value(v));
-				else if (json_is_integer(v))
-					nf_buf_printf(&b, " %s=%lld", k,
-						      (long long)json_integer_value(v));
-			}
-			nf_buf_printf(&b, "\n");
-		}
-		nf_buf_printf(&b, "include /etc/slurm/plugstack.conf.d/*.conf\n");
-		if ((r = nf_apply_write_buf(a, "/etc/slurm/plugstack.conf", &b,
-					    0644, 0, 0)))
-			return r;
-	}
-	return 0;
+	if ((r = nf_slurm_apply_plugstack(a, sec)))
+		return r;
+	return nf_slurm_apply_dirs(a);
 }
 
 /* ---- end of apply ---- */
@@ -917,4 +878,7 @@ const struct nf_facet nf_facet_slurm = {
 	.schema = fields,
 	.lint = lint,
 	.checks = &checks,
+	.gate_units = nf_slurm_gate_units,
+	.durable_dirs = nf_slurm_durable_dirs,
+	.daemon_checks = nf_slurm_daemon_checks,
 };

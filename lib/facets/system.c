@@ -345,6 +345,30 @@ static const struct nf_checkset checks = NF_CHECKSET(defs);
 
 /* ---- end of check ---- */
 
+/* The services the profile enables have started (or failed) before
+ * their checks run: a unit still 'activating' is no verdict.  Slurm's
+ * daemons are the gate's to hold back, not to wait for */
+static size_t gate_units(const struct nf_apply *a, const json_t *sec,
+			 struct nf_gate_unit *out, size_t max)
+{
+	size_t i, n = 0;
+	json_t *v;
+
+	(void)a;
+	json_array_foreach(json_object_get(json_object_get(sec, "services"),
+					   "enable"), i, v) {
+		const char *u = json_string_value(v);
+
+		if (n == max)
+			break;
+		if (!u || !strncmp(u, "slurm", 5) || strchr(u, '/') ||
+		    strpbrk(u, " \t\n"))
+			continue;
+		out[n++] = (struct nf_gate_unit){ u, NF_GATE_AFTER };
+	}
+	return n;
+}
+
 const struct nf_facet nf_facet_system = {
 	.name = "system",
 	.summary = "packages, repos, artifacts, services, overlays",
@@ -352,4 +376,5 @@ const struct nf_facet nf_facet_system = {
 	.schema = fields,
 	.lint = lint,
 	.checks = &checks,
+	.gate_units = gate_units,
 };

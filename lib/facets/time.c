@@ -330,6 +330,32 @@ static void from_site(json_t *section, const json_t *site)
 		json_object_set_new(section, "servers", json_deep_copy(ntp));
 }
 
+/* time.sync reads the clock once: after chrony's first sync (or its
+ * bounded wait giving up), not right after chronyd started */
+static size_t gate_units(const struct nf_apply *a, const json_t *sec,
+			 struct nf_gate_unit *out, size_t max)
+{
+	(void)a;
+	if (!sec || !max)
+		return 0;
+	out[0] = (struct nf_gate_unit){ "chrony-wait", NF_GATE_WANTS };
+	return 1;
+}
+
+/* chronyd parses the chrony.conf apply wrote, where this distribution
+ * keeps it */
+static int daemon_checks(struct nf_daemon_ci *d, const json_t *sec)
+{
+	const char *conf = d->el ? "/etc/chrony.conf" : "/etc/chrony/chrony.conf";
+
+	(void)sec;
+	if (!nf_daemon_ci_has(d, "usr/sbin/chronyd") || !nf_daemon_ci_has(d, conf + 1))
+		return 0;
+	return d->run(d, "localhost", "chrony.conf",
+		      (const char *const[]){ "chronyd", "-p", "-f", conf, NULL },
+		      0, 1, NULL);
+}
+
 const struct nf_facet nf_facet_time = {
 	.name = "time",
 	.summary = "time synchronisation (chrony)",
@@ -338,4 +364,6 @@ const struct nf_facet nf_facet_time = {
 	.schema = fields,
 	.lint = lint,
 	.checks = &checks,
+	.gate_units = gate_units,
+	.daemon_checks = daemon_checks,
 };

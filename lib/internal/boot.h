@@ -37,9 +37,6 @@ int nf_http_parse_range(const char *h, uint64_t size, uint64_t *off,
  * naming the values (written into buf) */
 const char *nf_verdict_check(const json_t *v, const char *name, char *buf,
 			     size_t sz);
-/* s as an error message may quote it: at most 64 bytes, anything but
- * printable ASCII as '?' */
-void nf_quote_value(const char *s, char *out, size_t sz);
 
 /* ---- The cluster of an inventory (lib/cluster.c) ----
  * Where every node keeps the cluster part of slurm.conf */
@@ -60,6 +57,14 @@ int nf_cluster_load(struct nf_ctx *ctx, const char *inventory,
  * stand-in node of the role) */
 int nf_ci_daemons(struct nf_ctx *ctx, const char *root, const char *inventory,
 		  const struct nf_site *site, json_t **out);
+/* The same with RUN for each program a facet's daemon_checks names
+ * (nf_ci_daemons: chrooted in the image, a case each into the array DATA) */
+int nf_ci_daemons_run(struct nf_ctx *ctx, const char *root, const char *inventory,
+		      const struct nf_site *site,
+		      int (*run)(struct nf_daemon_ci *d, const char *host,
+				 const char *id, const char *const *argv,
+				 long grace_ms, int rc_counts, const char *want),
+		      void *data);
 /* The cluster part of slurm.conf (/etc/slurm/cluster.conf) */
 int nf_cluster_slurm_conf(struct nf_ctx *ctx, const json_t *cluster,
 			  struct nf_buf *b);

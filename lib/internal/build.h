@@ -18,6 +18,10 @@ struct nf_apply {
 	const char *distro;               /* "debian12", "rocky9", ... */
 	int el;                           /* EL family (paths differ) */
 	const json_t *cluster;            /* nf_cluster_load() or NULL */
+	/* renders the cluster part of slurm.conf from `cluster` (the
+	 * driver passes lib/cluster.c's: facets call no code above them) */
+	int (*cluster_slurm_conf)(struct nf_ctx *ctx, const json_t *cluster,
+				  struct nf_buf *b);
 };
 
 /* Write a systemd unit /etc/systemd/system/NAME from `b` (freed) and
@@ -51,6 +55,9 @@ int nf_apply_user(struct nf_apply *a, const char *name, uid_t *uid, gid_t *gid);
 int nf_apply_enable(struct nf_apply *a, const char *unit);
 /* Is `daemon` in the profile's slurm.daemons? */
 int nf_apply_has_daemon(const struct nf_apply *a, const char *daemon);
+/* 1 when P is an absolute path a unit file or a tmpfiles.d line holds as
+ * it is (no blank, quote, backslash, '%', "/./" or "/../") */
+int nf_apply_path_ok(const char *p);
 /* Open `path` (relative to cwd) as a root for apply */
 int nf_apply_open_root(struct nf_ctx *ctx, const char *path, int *rootfd);
 /* Run every facet's apply, then write the resolved profile and the

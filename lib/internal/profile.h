@@ -73,7 +73,8 @@ struct nf_field {
 int nf_schema_check(const json_t *obj, const struct nf_field *fields,
 		    const char *path, const json_t *locs,
 		    struct nf_diags *diags);
-/* slurm.partitions, in a profile and in the site (lib/facets/slurm.c) */
+/* slurm.partitions, in a profile and in the site (lib/site.c: the site
+ * file, the lower part, holds the field list the slurm facet uses) */
 extern const struct nf_field nf_partition_fields[];
 /* Parse sizes such as "64M", "1G", "45G" (powers of 1024) */
 int nf_parse_size(const char *s, unsigned long long *out);
@@ -88,6 +89,59 @@ struct nf_facet_lint {
 /* Defined by the image builder (lib/build.c) and the verifier (lib/verify.c) */
 struct nf_apply;
 struct nf_checkset;
+
+/* How a unit stands to the first-boot verifier's gate
+ * (nodeforge-verify.service, written by apply) */
+enum nf_gate_how {
+	NF_GATE_AFTER,          /* the gate starts after it: its checks read
+				 * what the unit did */
+	NF_GATE_WANTS,          /* the same, and the gate pulls it in */
+	NF_GATE_GUARDS,         /* the unit starts only after the gate passed */
+};
+struct nf_gate_unit {
+	const char *unit;       /* "chrony-wait": ".service" when no suffix */
+	int how;                /* enum nf_gate_how */
+};
+#define NF_GATE_MAX 32
+
+/* A secret file a facet owns: delivered to the node at enrollment, never
+ * in an image (nodeforge ci's static stage fails on one) */
+#define NF_SECRET_SIGNS 1u      /* the node's key its verdicts are signed with */
+struct nf_secret_file {
+	const char *id;         /* the ci case: "ci.secrets.munge_key" */
+	const char *path;       /* where the node keeps it (absolute) */
+	const char *name;       /* a file name no image holds at any path, or NULL */
+	const char *what;       /* the finding, in words */
+	const char *remedy;
+	unsigned flags;         /* NF_SECRET_* */
+};
+#define NF_SECRETS_MAX 8
+
+/* What a facet's daemon checks (nodeforge ci, static stage) are given: the
+ * unpacked image and the means to run its own programs in it (ci's
+ * callbacks: the facets call no ci code).  run()
+ * runs ARGV chrooted in the image as node HOST and adds case ID: a
+ * program still running after GRACE_MS > 0 has read its configuration;
+ * RC_COUNTS: a non-zero exit fails too; WANT: a string the output must
+ * hold, or NULL */
+struct nf_daemon_ci {
+	struct nf_ctx *ctx;
+	const char *root;               /* the unpacked image */
+	const json_t *prof;             /* its resolved profile */
+	const char *inventory;          /* or NULL */
+	const struct nf_site *site;     /* or NULL */
+	int el;                         /* EL family (paths differ) */
+	void *data;
+	int (*run)(struct nf_daemon_ci *d, const char *host, const char *id,
+		   const char *const *argv, long grace_ms, int rc_counts,
+		   const char *want);
+	/* Writes the cluster part of slurm.conf into the image (the
+	 * inventory's, or a stand-in of one node of the role) and names a
+	 * node of the role in host */
+	int (*cluster_conf)(struct nf_daemon_ci *d, char *host, size_t hsz);
+};
+/* 1 when REL (relative to the image root) exists, links included */
+int nf_daemon_ci_has(const struct nf_daemon_ci *d, const char *rel);
 
 struct nf_facet {
 	const char *name;     /* facet name, also its profile section */
@@ -108,6 +162,23 @@ struct nf_facet {
 	int (*apply)(struct nf_apply *a, const json_t *section);
 	/* What the verifier checks on a live node or an image root */
 	const struct nf_checkset *checks;
+	/* The hooks below are called for every facet, with the profile's
+	 * section or NULL where it has none.
+	 * The units the first-boot gate is ordered with: up to max into
+	 * out, their number returned (strings borrowed from the profile or
+	 * static) */
+	size_t (*gate_units)(const struct nf_apply *a, const json_t *section,
+			     struct nf_gate_unit *out, size_t max);
+	/* Directories whose contents must outlive a reboot: the node warns
+	 * when one is in RAM (a network-booted root) */
+	size_t (*durable_dirs)(const struct nf_apply *a, const json_t *section,
+			       const char **out, size_t max);
+	/* nodeforge ci: the image's own programs parse what the facet wrote
+	 * (d->run per program the image has) */
+	int (*daemon_checks)(struct nf_daemon_ci *d, const json_t *section);
+	/* The secret files the facet owns on a node */
+	size_t (*secrets)(const json_t *section, struct nf_secret_file *out,
+			  size_t max);
 };
 
 extern const struct nf_facet *const nf_facets[];

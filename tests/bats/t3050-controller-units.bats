@@ -193,7 +193,7 @@ cat "${LOG%/*}/clusters"'
 }
 
 @test "volatile state: a RAM root is said at warning priority and in the login banner" {
-	grep -qx "ExecStart=/usr/lib/nodeforge/volatile-state /run/motd.d/nodeforge-volatile /var/lib/mysql $(jq -r .slurm.conf.StateSaveLocation "$CTL/etc/nodeforge/profile.json")" \
+	grep -qx "ExecStart=/usr/lib/nodeforge/volatile-state /run/motd.d/nodeforge-volatile $(jq -r .slurm.conf.StateSaveLocation "$CTL/etc/nodeforge/profile.json") /var/lib/mysql" \
 		"$UNITS/nodeforge-volatile-state.service"
 	[ -L "$UNITS/multi-user.target.wants/nodeforge-volatile-state.service" ]
 	mkdir -p "$SCRATCH/ram/mysql" "$SCRATCH/disk/state"

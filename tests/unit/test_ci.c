@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Image CI parsers: dpkg status and the StoragePass scan. */
+/* Image CI: the dpkg status parser, the secret scan and the daemon checks
+ * the facets name. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -150,6 +151,100 @@ static void test_secret_scan_fails_closed(void **state)
 	done(ci, ctx, root);
 }
 
+/* ROOT/REL with TEXT, its parents made */
+static void put(const char *root, const char *rel, const char *text)
+{
+	char path[4096], cmd[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	assert_int_equal(system(cmd), 0);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(text, f);
+	fclose(f);
+}
+
+/* a munge key at the profile's own key_path is found, wherever that is
+ * and whatever the file is called */
+static void test_secret_scan_key_path(void **state)
+{
+	static const char *const paths[] = { "/var/spool/munge/cluster.key",
+					     "/etc/slurm/keys/cluster.key" };
+	const struct nf_ci_case *c;
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		char root[] = "/tmp/nf-ci-XXXXXX", prof[512];
+		struct nf_ci *ci = calloc(1, sizeof(*ci));
+		struct nf_ctx *ctx;
+
+		assert_non_null(mkdtemp(root));
+		snprintf(prof, sizeof(prof), "{\"role\": \"compute\", \"boot_args\": [], "
+			 "\"munge\": {\"key_path\": \"%s\"}}\n", paths[i]);
+		put(root, "etc/nodeforge/profile.json", prof);
+		put(root, paths[i] + 1, "key\n");
+		assert_non_null(ci);
+		assert_int_equal(nf_ctx_new(&ctx), 0);
+		assert_int_equal(nf_ci_secret_scan(ctx, ci, root), 0);
+		assert_non_null(c = find_case(ci, "ci.secrets.munge_key"));
+		assert_int_equal(c->verdict, NF_V_FAIL);
+		assert_non_null(strstr(c->message, paths[i] + 1));
+		done(ci, ctx, root);
+	}
+}
+
+/* Stand-in for running the image's programs chrooted (that needs the
+ * image's own binaries): each call recorded as "ID: ARGV..." */
+static int record_run(struct nf_daemon_ci *d, const char *host, const char *id,
+		      const char *const *argv, long grace_ms, int rc_counts,
+		      const char *want)
+{
+	char line[1024];
+	size_t n;
+
+	(void)host, (void)grace_ms, (void)rc_counts, (void)want;
+	n = (size_t)snprintf(line, sizeof(line), "%s:", id);
+	for (size_t i = 0; argv[i] && n < sizeof(line); i++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, " %s", argv[i]);
+	return json_array_append_new(d->data, json_string(line));
+}
+
+/* chronyd parses the chrony.conf the time facet wrote: /etc/chrony.conf
+ * on EL, /etc/chrony/chrony.conf on Debian */
+static void test_daemons_chrony_el(void **state)
+{
+	static const struct { const char *distro, *conf; } cases[] = {
+		{ "rocky9", "/etc/chrony.conf" },
+		{ "debian13", "/etc/chrony/chrony.conf" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		char root[] = "/tmp/nf-ci-XXXXXX", prof[512], want[256];
+		json_t *runs = json_array();
+		struct nf_ctx *ctx;
+
+		assert_non_null(mkdtemp(root));
+		snprintf(prof, sizeof(prof), "{\"role\": \"compute\", \"boot_args\": [], "
+			 "\"site\": {\"distro\": \"%s\"}, \"time\": {}}\n",
+			 cases[i].distro);
+		put(root, "etc/nodeforge/profile.json", prof);
+		put(root, cases[i].conf + 1, "server ntp.example\n");
+		put(root, "usr/sbin/chronyd", "");
+		assert_int_equal(nf_ctx_new(&ctx), 0);
+		assert_int_equal(nf_ci_daemons_run(ctx, root, NULL, NULL, record_run,
+						   runs), 0);
+		snprintf(want, sizeof(want), "chrony.conf: chronyd -p -f %s",
+			 cases[i].conf);
+		assert_int_equal(json_array_size(runs), 1);
+		assert_string_equal(json_string_value(json_array_get(runs, 0)), want);
+		json_decref(runs);
+		nf_ctx_free(ctx);
+		rm_tree(root);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,6 +252,8 @@ int main(void)
 		cmocka_unit_test(test_storagepass),
 		cmocka_unit_test(test_secret_scan_depth),
 		cmocka_unit_test(test_secret_scan_fails_closed),
+		cmocka_unit_test(test_secret_scan_key_path),
+		cmocka_unit_test(test_daemons_chrony_el),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The library's parts call only down: fail on a call (or data reference)
+from a file of a lower part to a file of a higher one that allow.txt does
+not list.
+
+usage: check-layers.py [--build DIR] [--sccs] [--parts FILE] [--allow FILE]
+
+Reads `nm` of every object under DIR/lib and DIR/cmd (default: build):
+what each file defines and what it uses.  parts.txt lists the parts,
+lowest first, each with the source files (globs) it holds; a file in no
+part is an error, so a new file must be placed.  allow.txt lists the
+upward uses that remain, one a line: `FILE SYMBOL reason`; a listed use
+that no longer happens is an error too, so the list only shrinks.
+
+--sccs prints the strongly connected components of lib/'s file graph
+(its cycles), largest first, and those of the part graph."""
+import argparse
+import fnmatch
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def read_parts(path):
+    parts = []  # (name, [globs])
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            name, _, globs = line.partition(":")
+            if not globs.strip():
+                sys.exit(f"{path}:{n}: expected 'part: glob...'")
+            parts.append((name.strip(), globs.split()))
+    return parts
+
+
+def read_allow(path):
+    allow = {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            s = line.strip()
+            if not s or s.startswith("#"):
+                continue
+            w = s.split(None, 2)
+            if len(w) < 3:
+                sys.exit(f"{path}:{n}: expected 'FILE SYMBOL reason', got '{s}'")
+            allow[(w[0], w[1])] = n
+    return allow
+
+
+def source_of(obj, build):
+    rel = os.path.relpath(obj, build)
+    return rel[:-2] + ".c"
+
+
+def scan(build):
+    objs = []
+    for top in ("lib", "cmd"):
+        for d, _, fs in os.walk(os.path.join(build, top)):
+            objs += [os.path.join(d, f) for f in fs if f.endswith(".o")]
+    if not objs:
+        sys.exit(f"check-layers: no objects under '{build}/lib': build first")
+    out = subprocess.run(["nm", "-A", "--defined-only"] + sorted(objs),
+                         capture_output=True, text=True, check=True).stdout
+    defs = {}
+    for line in out.splitlines():
+        path, _, rest = line.partition(":")
+        w = rest.split()
+        if len(w) == 3 and w[1] in "TDBRVW" and w[1].isupper():
+            defs.setdefault(w[2], source_of(path, build))
+    out = subprocess.run(["nm", "-A", "--undefined-only"] + sorted(objs),
+                         capture_output=True, text=True, check=True).stdout
+    uses = []
+    for line in out.splitlines():
+        path, _, rest = line.partition(":")
+        w = rest.split()
+        if w and w[-1] in defs:
+            src = source_of(path, build)
+            if defs[w[-1]] != src:
+                uses.append((src, w[-1], defs[w[-1]]))
+    return sorted(set(uses)), sorted({source_of(o, build) for o in objs})
+
+
+def sccs(nodes, edges):
+    """Tarjan, iterative: the components of more than one node"""
+    index, low, on, stack, out = {}, {}, set(), [], []
+    counter = [0]
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges.get(root, ()))))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            nxt = next(it, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter[0]
+                    counter[0] += 1
+                    stack.append(nxt)
+                    on.add(nxt)
+                    work.append((nxt, iter(sorted(edges.get(nxt, ())))))
+                elif nxt in on:
+                    low[v] = min(low[v], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return sorted(out, key=lambda c: (-len(c), c))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--parts", default=os.path.join(HERE, "parts.txt"))
+    ap.add_argument("--allow", default=os.path.join(HERE, "allow.txt"))
+    ap.add_argument("--sccs", action="store_true")
+    a = ap.parse_args()
+
+    parts = read_parts(a.parts)
+    allow = read_allow(a.allow)
+    uses, files = scan(a.build)
+    rank, part_of, bad = {}, {}, 0
+    for i, (name, _) in enumerate(parts):
+        rank[name] = i
+    for f in files:
+        for name, globs in parts:
+            if any(fnmatch.fnmatchcase(f, g) for g in globs):
+                part_of[f] = name
+                break
+        else:
+            print(f"check-layers: '{f}' is in no part of {a.parts}")
+            bad += 1
+
+    seen, upward = set(), 0
+    for src, sym, dst in uses:
+        if src not in part_of or dst not in part_of:
+            continue
+        if rank[part_of[src]] >= rank[part_of[dst]]:
+            continue
+        if (src, sym) in allow:
+            seen.add((src, sym))
+            upward += 1
+            continue
+        print(f"check-layers: {src} ({part_of[src]}) uses {sym} of {dst} "
+              f"({part_of[dst]}), a higher part")
+        bad += 1
+    for (src, sym), n in sorted(allow.items(), key=lambda x: x[1]):
+        if (src, sym) not in seen:
+            print(f"check-layers: {a.allow}:{n}: '{src} {sym}' is no upward "
+                  "use any more: remove the line")
+            bad += 1
+
+    if a.sccs:
+        fe, pe = {}, {}
+        for src, _, dst in uses:
+            fe.setdefault(src, set()).add(dst)
+            if src in part_of and dst in part_of and part_of[src] != part_of[dst]:
+                pe.setdefault(part_of[src], set()).add(part_of[dst])
+        # cmd/ is the top part: its files meet in the command table
+        fc = sccs([f for f in files if f.startswith("lib/")],
+                  {k: {d for d in v if d.startswith("lib/")}
+                   for k, v in fe.items() if k.startswith("lib/")})
+        pc = sccs([p for p, _ in parts], pe)
+        print(f"lib file cycles: {len(fc)} components, "
+              f"{sum(len(c) for c in fc)} files; largest {len(fc[0]) if fc else 0}")
+        for c in fc:
+            print(f"  {len(c)}: {' '.join(c)}")
+        print(f"part cycles: {len(pc)} components; largest {len(pc[0]) if pc else 0} "
+              f"of {len(parts)} parts")
+        for c in pc:
+            print(f"  {len(c)}: {' '.join(c)}")
+    print(f"check-layers: {len(parts)} parts, {len(files)} files, "
+          f"{upward} allowed upward uses, {bad} errors")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
