@@ -177,22 +177,63 @@ static int apply_tmpfiles(struct nf_apply *a, const json_t *sec)
  * containers starts with this /init: as the kernel's first process it
  * copies itself into a tmpfs and makes that the root with switch_root
  * (which empties the initramfs as it goes), then systemd starts as
- * usual.  Anything failing leaves the node booting as before; the
- * verifier's containers.enroot.root says so.  A disk-installed image
+ * usual.  Being PID 1, it must never exit: each step is checked (both
+ * tars of the copy, the copy's own /sbin/init, switch_root present
+ * before anything is emptied), and any failure unmounts the tmpfs and
+ * execs the initramfs's /sbin/init, the reason on the console; the
+ * verifier's containers.enroot.root then fails.  A disk-installed image
  * never runs /init. */
 static const char INIT_SCRIPT[] =
 	"#!/bin/sh\n"
 	"# Written by nodeforge build (facet 'containers'): the initramfs root\n"
 	"# cannot be pivot_root(2)ed, which container runtimes need; move the\n"
 	"# image into a tmpfs and switch_root to it before systemd starts.\n"
-	"if [ \"$$\" = 1 ] && mkdir -p /.nodeforge-root &&\n"
-	"   mount -t tmpfs -o mode=0755,size=100% nodeforge-root /.nodeforge-root &&\n"
-	"   tar -C / --one-file-system --exclude=./.nodeforge-root -cf - . |\n"
-	"   tar -C /.nodeforge-root -xpf - && [ -x /.nodeforge-root/sbin/init ]; then\n"
-	"\texec switch_root /.nodeforge-root /sbin/init \"$@\"\n"
+	"# This shell is PID 1: if it exits, the kernel panics.  Every step up to\n"
+	"# switch_root is checked, and any failure ends in the initramfs's own\n"
+	"# /sbin/init with the reason on the console.  switch_root itself cannot\n"
+	"# return, so all it needs is checked first.\n"
+	"new=/.nodeforge-root\n"
+	"why=\n"
+	"mounted=\n"
+	"if [ \"$$\" != 1 ]; then\n"
+	"\twhy=\"not the kernel's first process (pid $$)\"\n"
+	"elif ! command -v switch_root > /dev/null 2>&1; then\n"
+	"\twhy=\"no switch_root in the image\"\n"
+	"elif ! command -v chroot > /dev/null 2>&1; then\n"
+	"\twhy=\"no chroot in the image\"\n"
+	"elif ! mkdir -p \"$new\"; then\n"
+	"\twhy=\"cannot make $new\"\n"
+	"elif ! mount -t tmpfs -o mode=0755,size=100% nodeforge-root \"$new\"; then\n"
+	"\twhy=\"cannot mount a tmpfs on $new\"\n"
+	"else\n"
+	"\tmounted=1\n"
+	"\t# both sides of the copy: a pipeline's status is only its last\n"
+	"\t# command's, and tar extracts a stream cut between entries as a\n"
+	"\t# whole archive\n"
+	"\tst=$( { { tar -C / --one-file-system --exclude=./.nodeforge-root -cf - .\n"
+	"\t\t  echo \"c$?\" >&3; } |\n"
+	"\t\t{ tar -C \"$new\" -xpf -; echo \"x$?\" >&3; }; } 3>&1 >&2 )\n"
+	"\tc='?' x='?'\n"
+	"\tfor w in $st; do\n"
+	"\t\tcase $w in\n"
+	"\t\tc*) c=${w#c} ;;\n"
+	"\t\tx*) x=${w#x} ;;\n"
+	"\t\tesac\n"
+	"\tdone\n"
+	"\tif [ \"$c\" != 0 ] || [ \"$x\" != 0 ]; then\n"
+	"\t\twhy=\"copying the image into a tmpfs failed (archiving tar exit $c, extracting tar exit $x)\"\n"
+	"\t# in the copy's own root: /sbin/init is often an absolute link\n"
+	"\telif ! chroot \"$new\" /bin/sh -c '[ -f /sbin/init ] && [ -x /sbin/init ]'; then\n"
+	"\t\twhy=\"the copy has no /sbin/init it can run\"\n"
+	"\telse\n"
+	"\t\texec switch_root \"$new\" /sbin/init \"$@\"\n"
+	"\tfi\n"
 	"fi\n"
-	"umount /.nodeforge-root 2>/dev/null\n"
-	"echo 'nodeforge: the root stays the initramfs: containers cannot start' >&2\n"
+	"echo \"nodeforge: $why: the root stays the initramfs, containers cannot start\" >&2\n"
+	"if [ -n \"$mounted\" ] && ! umount \"$new\"; then\n"
+	"\techo \"nodeforge: cannot unmount $new: its copy of the image stays in memory\" >&2\n"
+	"fi\n"
+	"rmdir \"$new\" 2> /dev/null\n"
 	"exec /sbin/init \"$@\"\n";
 
 /* enroot.conf (enroot's own "KEY value" syntax, each value expanded with
