@@ -71,6 +71,81 @@ int nf_enroot_shared_dir(const char *v, char *out, size_t sz)
 	return x ? 1 : 2;
 }
 
+static int blank(char ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
+int nf_enroot_conf_get(const char *conf, const char *key, char *out, size_t sz)
+{
+	size_t kl = strlen(key);
+
+	for (const char *l = conf, *e; l && *l; l = e ? e + 1 : NULL) {
+		const char *end, *p = l, *v;
+
+		e = strchr(l, '\n');
+		end = e ? e : l + strlen(l);
+		while (p < end && blank(*p))
+			p++;
+		if ((size_t)(end - p) < kl || strncmp(p, key, kl) ||
+		    (p + kl < end && !blank(p[kl]) && p[kl] != '='))
+			continue;
+		for (v = p + kl; v < end && blank(*v); v++)
+			;
+		if (v < end && *v == '=')
+			for (v++; v < end && blank(*v); v++)
+				;
+		while (end > v && blank(end[-1]))
+			end--;
+		/* read(1) drops one last '=' delimiter, not "==" */
+		if (end > v && end[-1] == '=' && (end - 1 == v || end[-2] != '=')) {
+			for (end--; end > v && blank(end[-1]); end--)
+				;
+		}
+		if (end == v)
+			continue;  /* enroot takes a later value for an empty one */
+		if (sz)
+			snprintf(out, sz, "%.*s", (int)(end - v), v);
+		return 1;
+	}
+	return 0;
+}
+
+int nf_plugstack_args(const char *conf, const char *plugin, char *out, size_t sz)
+{
+	const char *base = strrchr(plugin, '/') ? strrchr(plugin, '/') + 1 : plugin;
+
+	for (const char *l = conf, *e; l && *l; l = e ? e + 1 : NULL) {
+		const char *end, *p = l, *w, *we;
+
+		e = strchr(l, '\n');
+		end = e ? e : l + strlen(l);
+		while (p < end && blank(*p))
+			p++;
+		if (!((end - p > 8 && !strncmp(p, "required", 8) && blank(p[8])) ||
+		      (end - p > 8 && !strncmp(p, "optional", 8) && blank(p[8]))))
+			continue;
+		for (w = p + 8; w < end && blank(*w); w++)
+			;
+		for (we = w; we < end && !blank(*we); we++)
+			;
+		/* the path as written, or any path ending in the file name */
+		if (!((size_t)(we - w) == strlen(plugin) && !strncmp(w, plugin, (size_t)(we - w))) &&
+		    !((size_t)(we - w) >= strlen(base) &&
+		      !strncmp(we - strlen(base), base, strlen(base)) &&
+		      (we - strlen(base) == w || we[-(ptrdiff_t)strlen(base) - 1] == '/')))
+			continue;
+		while (we < end && blank(*we))
+			we++;
+		while (end > we && (blank(end[-1]) || end[-1] == '\r'))
+			end--;
+		if (sz)
+			snprintf(out, sz, "%.*s", (int)(end - we), we);
+		return 1;
+	}
+	return 0;
+}
+
 /* The directories every user of enroot needs, 1777 root, sorted, without
  * duplicates and without /tmp and /var/tmp (the OS makes those).  Returns
  * how many, or NF_E_INVALID with the offending key in *bad. */
@@ -236,6 +311,22 @@ static const char INIT_SCRIPT[] =
 	"rmdir \"$new\" 2> /dev/null\n"
 	"exec /sbin/init \"$@\"\n";
 
+/* The profile's pyxis arguments as plugstack.conf gets them: " k=v" each */
+static void pyxis_args(struct nf_buf *b, const json_t *px)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(json_object_get(px, "args"), k, v) {
+		if (json_is_string(v))
+			nf_buf_printf(b, " %s=%s", k, json_string_value(v));
+		else if (json_is_integer(v))
+			nf_buf_printf(b, " %s=%lld", k, (long long)json_integer_value(v));
+		else if (json_is_boolean(v))
+			nf_buf_printf(b, " %s=%d", k, json_is_true(v));
+	}
+}
+
 /* enroot.conf (enroot's own "KEY value" syntax, each value expanded with
  * `eval echo` as the user who runs enroot, so $(id -u) in a path is per
  * user), the tmpfiles.d file for the shared parents and the pyxis
@@ -276,23 +367,13 @@ static int apply(struct nf_apply *a, const json_t *sec)
 	}
 	if (px) {
 		const char *path = json_string_value(json_object_get(px, "path"));
-		const char *k;
-		json_t *v;
 
 		if (!path)
 			return nf_fail(a->ctx, NF_E_INVALID,
 				       "containers.pyxis has no path");
 		nf_apply_header(&b, "#", "containers");
 		nf_buf_printf(&b, "required %s", path);
-		json_object_foreach(json_object_get(px, "args"), k, v) {
-			if (json_is_string(v))
-				nf_buf_printf(&b, " %s=%s", k, json_string_value(v));
-			else if (json_is_integer(v))
-				nf_buf_printf(&b, " %s=%lld", k,
-					      (long long)json_integer_value(v));
-			else if (json_is_boolean(v))
-				nf_buf_printf(&b, " %s=%d", k, json_is_true(v));
-		}
+		pyxis_args(&b, px);
 		nf_buf_printf(&b, "\n");
 		if ((r = nf_apply_write_buf(a, "/etc/slurm/plugstack.conf.d/pyxis.conf",
 					    &b, 0644, 0, 0)))
@@ -580,6 +661,159 @@ static int check_plugstack(struct nf_vcheck *c, const json_t *sec)
 	return NF_V_FAIL;
 }
 
+#define ENROOT_CONF "/etc/enroot/enroot.conf"
+#define CONF_FILES_MAX 64
+
+/* The settings the profile makes hold where enroot reads them: enroot.conf,
+ * then the .conf files of enroot.conf.d in name order, the first value set winning
+ * (config::init), compared as written (enroot expands them per user) */
+static int check_conf(struct nf_vcheck *c, const json_t *sec)
+{
+	const json_t *en = json_object_get(sec, "enroot");
+	const json_t *mh = json_object_get(en, "mount_home");
+	char *text[1 + CONF_FILES_MAX] = { 0 }, **names = NULL, path[512];
+	struct nf_buf bad = { 0 };
+	size_t nt = 0, nset = 0;
+	int n, v;
+
+	if (!en)
+		return nf_v_skip(c, "the profile has no enroot");
+	if (!nf_v_read(c, NF_VROOT, ENROOT_CONF, 64 * 1024, &text[nt], NULL))
+		nt++;
+	n = nf_v_list(c, NF_VROOT, ENROOT_CONF ".d", &names, 256);
+	for (int i = 0; i < n && nt < NF_ARRAY_SIZE(text); i++) {
+		size_t l = strlen(names[i]);
+
+		if (l <= 5 || strcmp(names[i] + l - 5, ".conf"))
+			continue;
+		snprintf(path, sizeof(path), ENROOT_CONF ".d/%.200s", names[i]);
+		if (!nf_v_read(c, NF_VROOT, path, 64 * 1024, &text[nt], NULL))
+			nt++;
+	}
+	if (n > 0)
+		nf_strv_free(names, (size_t)n);
+	for (size_t i = 0; i <= NF_ARRAY_SIZE(keys); i++) {
+		const char *conf = i < NF_ARRAY_SIZE(keys) ? keys[i].conf : "ENROOT_MOUNT_HOME";
+		const char *want;
+		char got[512];
+		size_t j;
+
+		if (i < NF_ARRAY_SIZE(keys))
+			want = json_string_value(json_object_get(en, keys[i].key));
+		else
+			want = json_is_boolean(mh) ? (json_is_true(mh) ? "yes" : "no") : NULL;
+		if (!want)
+			continue;
+		nset++;
+		for (j = 0; j < nt && !nf_enroot_conf_get(text[j], conf, got, sizeof(got)); j++)
+			;
+		if (j == nt)
+			nf_buf_printf(&bad, "%s%s not set", bad.len ? ", " : "", conf);
+		else if (strcmp(got, want))
+			nf_buf_printf(&bad, "%s%s is '%.200s' (the profile: '%s')",
+				      bad.len ? ", " : "", conf, got, want);
+	}
+	for (size_t j = 0; j < nt; j++)
+		free(text[j]);
+	nf_v_expect(c, "%zu setting%s of the profile in %s", nset, nset == 1 ? "" : "s",
+		    ENROOT_CONF);
+	if (bad.err) {
+		nf_v_seen(c, "out of memory");
+		v = NF_V_FAIL;
+	} else if (!bad.len) {
+		nf_v_seen(c, "%zu as the profile sets them", nset);
+		v = NF_V_PASS;
+	} else {
+		nf_v_seen(c, "%s%s", nt ? "" : ENROOT_CONF " missing: ", bad.s);
+		nf_v_remedy(c, "nodeforge build %s   # the containers facet writes %s",
+			    nf_v_role(c), ENROOT_CONF);
+		v = NF_V_FAIL;
+	}
+	nf_buf_free(&bad);
+	return v;
+}
+
+/* The arguments of the plugstack line loading pyxis: plugstack.conf, then
+ * plugstack.conf.d; 1 when a line loads it */
+static int plugstack_pyxis_args(struct nf_vcheck *c, const char *plugin, char *out,
+				size_t sz)
+{
+	char *buf = NULL, **names = NULL, path[512];
+	int found = 0, n;
+
+	if (!nf_v_read(c, NF_VROOT, "/etc/slurm/plugstack.conf", 64 * 1024, &buf, NULL)) {
+		found = nf_plugstack_args(buf, plugin, out, sz);
+		free(buf);
+	}
+	n = nf_v_list(c, NF_VROOT, "/etc/slurm/plugstack.conf.d", &names, 256);
+	for (int i = 0; i < n && !found; i++) {
+		snprintf(path, sizeof(path), "/etc/slurm/plugstack.conf.d/%.200s", names[i]);
+		if (!nf_v_read(c, NF_VROOT, path, 64 * 1024, &buf, NULL)) {
+			found = nf_plugstack_args(buf, plugin, out, sz);
+			free(buf);
+		}
+	}
+	if (n > 0)
+		nf_strv_free(names, (size_t)n);
+	return found;
+}
+
+/* Each k=v the profile gives pyxis is a word of its plugstack line */
+static int check_pyxis_args(struct nf_vcheck *c, const json_t *sec)
+{
+	const char *p = pyxis_path(sec);
+	struct nf_buf want = { 0 }, bad = { 0 };
+	char args[4096] = "";
+	int v;
+
+	if (!p)
+		return nf_v_skip(c, "the profile has no pyxis");
+	pyxis_args(&want, json_object_get(sec, "pyxis"));
+	if (want.err) {
+		nf_buf_free(&want);
+		nf_v_seen(c, "out of memory");
+		return NF_V_FAIL;
+	}
+	if (!want.len)
+		return nf_v_skip(c, "the profile gives pyxis no arguments");
+	nf_v_expect(c, "the pyxis line of plugstack.conf has%s", want.s);
+	if (!plugstack_pyxis_args(c, p, args, sizeof(args))) {
+		nf_buf_free(&want);
+		nf_v_seen(c, "no line loads %s", p);
+		nf_v_remedy(c, "nodeforge build %s   # the containers facet writes "
+			    "/etc/slurm/plugstack.conf.d/pyxis.conf", nf_v_role(c));
+		return NF_V_FAIL;
+	}
+	for (char *w = want.s + 1, *e; w && *w; w = e ? e + 1 : NULL) {
+		size_t wl;
+		const char *a;
+		int has = 0;
+
+		e = strchr(w, ' ');
+		wl = e ? (size_t)(e - w) : strlen(w);
+		for (a = args; *a; a += strcspn(a, " \t"), a += strspn(a, " \t"))
+			if (strcspn(a, " \t") == wl && !strncmp(a, w, wl))
+				has = 1;
+		if (!has)
+			nf_buf_printf(&bad, "%s%.*s", bad.len ? " " : "", (int)wl, w);
+	}
+	nf_buf_free(&want);
+	if (bad.err) {
+		nf_v_seen(c, "out of memory");
+		v = NF_V_FAIL;
+	} else if (!bad.len) {
+		nf_v_seen(c, "%s", args);
+		v = NF_V_PASS;
+	} else {
+		nf_v_seen(c, "'%.200s', without %s", args, bad.s);
+		nf_v_remedy(c, "nodeforge build %s   # the containers facet writes "
+			    "/etc/slurm/plugstack.conf.d/pyxis.conf", nf_v_role(c));
+		v = NF_V_FAIL;
+	}
+	nf_buf_free(&bad);
+	return v;
+}
+
 static int check_userns(struct nf_vcheck *c, const json_t *sec)
 {
 	char *buf = NULL;
@@ -611,10 +845,14 @@ static const struct nf_check_def defs[] = {
 	  NULL, NF_CHECK_STATIC, 0, check_helpers },
 	{ "containers.enroot.root", "the root is one enroot can pivot_root from", NULL,
 	  0, 0, check_root },
+	{ "containers.enroot.conf", "enroot.conf has the profile's enroot settings", NULL,
+	  NF_CHECK_STATIC, 0, check_conf },
 	{ "containers.pyxis.present", "the pyxis plugin is installed", NULL, NF_CHECK_STATIC, 0,
 	  check_pyxis },
 	{ "containers.pyxis.plugstack", "pyxis is listed in plugstack.conf",
 	  "containers.pyxis.present", NF_CHECK_STATIC, 0, check_plugstack },
+	{ "containers.pyxis.args", "pyxis's plugstack.conf line has the profile's arguments",
+	  "containers.pyxis.plugstack", NF_CHECK_STATIC, 0, check_pyxis_args },
 	{ "containers.userns", "user namespaces are enabled", NULL, 0, 0, check_userns },
 	/* where the cache lives (mount, file system, disk): the storage
 	 * facet's storage.enroot_cache.* checks */
