@@ -135,13 +135,29 @@ int nf_plugstack_args(const char *conf, const char *plugin, char *out, size_t sz
 		      !strncmp(we - strlen(base), base, strlen(base)) &&
 		      (we - strlen(base) == w || we[-(ptrdiff_t)strlen(base) - 1] == '/')))
 			continue;
-		while (we < end && blank(*we))
-			we++;
-		while (end > we && (blank(end[-1]) || end[-1] == '\r'))
-			end--;
 		if (sz)
-			snprintf(out, sz, "%.*s", (int)(end - we), we);
-		return 1;
+			*out = '\0';
+		/* a line ending in a backslash goes on on the next one */
+		for (;;) {
+			int more;
+
+			while (we < end && blank(*we))
+				we++;
+			while (end > we && (blank(end[-1]) || end[-1] == '\r'))
+				end--;
+			more = end > we && end[-1] == '\\' && e;
+			if (more)
+				for (end--; end > we && blank(end[-1]); end--)
+					;
+			if (sz && end > we)
+				snprintf(out + strlen(out), sz - strlen(out), "%s%.*s",
+					 *out ? " " : "", (int)(end - we), we);
+			if (!more)
+				return 1;
+			we = e + 1;
+			e = strchr(we, '\n');
+			end = e ? e : we + strlen(we);
+		}
 	}
 	return 0;
 }
@@ -662,6 +678,19 @@ static int check_plugstack(struct nf_vcheck *c, const json_t *sec)
 }
 
 #define ENROOT_CONF "/etc/enroot/enroot.conf"
+
+/* A value in one pair of quotes, as enroot's `eval echo` reads it: without */
+static const char *unquoted(char *v)
+{
+	size_t n = strlen(v);
+
+	if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0] &&
+	    !memchr(v + 1, v[0], n - 2)) {
+		v[n - 1] = '\0';
+		return v + 1;
+	}
+	return v;
+}
 #define CONF_FILES_MAX 64
 
 /* The settings the profile makes hold where enroot reads them: enroot.conf,
@@ -709,7 +738,7 @@ static int check_conf(struct nf_vcheck *c, const json_t *sec)
 			;
 		if (j == nt)
 			nf_buf_printf(&bad, "%s%s not set", bad.len ? ", " : "", conf);
-		else if (strcmp(got, want))
+		else if (strcmp(unquoted(got), want))
 			nf_buf_printf(&bad, "%s%s is '%.200s' (the profile: '%s')",
 				      bad.len ? ", " : "", conf, got, want);
 	}

@@ -70,3 +70,18 @@ PYXIS=etc/slurm/plugstack.conf.d/pyxis.conf
 	[ "$(verdict_of containers.pyxis.plugstack)" = "fail not listed" ]
 	[[ "$(verdict_of containers.pyxis.args)" == "skip"* ]]
 }
+
+@test "the reference's own forms pass: KEY=\"quoted value\" and a pyxis line continued with backslashes" {
+	vfx pass
+	sed -i 's#^ENROOT_SQUASH_OPTIONS .*#ENROOT_SQUASH_OPTIONS="-noI -noX -noF -noD -processors 16"#' "$SYS/$ECONF"
+	printf '%s\n' 'required /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_pyxis.so  \' \
+		'    container_scope=job \' '    mount_home=1 \' '    sbatch_support=1' > "$SYS/$PYXIS"
+	vrun --json
+	[ "$(verdict_of containers.enroot.conf)" = "pass 5 as the profile sets them" ]
+	[ "$(verdict_of containers.pyxis.args)" = "pass container_scope=job mount_home=1 sbatch_support=1" ]
+	# the continuation ends where a line has no backslash
+	printf '%s\n' 'required /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_pyxis.so container_scope=job' \
+		'    sbatch_support=1' > "$SYS/$PYXIS"
+	vrun --json
+	[ "$(verdict_of containers.pyxis.args)" = "fail 'container_scope=job', without sbatch_support=1" ]
+}
