@@ -111,10 +111,20 @@ int nf_enroot_conf_get(const char *conf, const char *key, char *out, size_t sz)
 	return 0;
 }
 
-int nf_plugstack_args(const char *conf, const char *plugin, char *out, size_t sz)
+/* The n bytes at w name `plugin`: the same path, or one ending in its
+ * file name (distributions install pyxis in different directories) */
+static int names_plugin(const char *w, size_t n, const char *plugin)
 {
 	const char *base = strrchr(plugin, '/') ? strrchr(plugin, '/') + 1 : plugin;
+	size_t bl = strlen(base);
 
+	if (n == strlen(plugin) && !strncmp(w, plugin, n))
+		return 1;
+	return n >= bl && !strncmp(w + n - bl, base, bl) && (n == bl || w[n - bl - 1] == '/');
+}
+
+int nf_plugstack_args(const char *conf, const char *plugin, char *out, size_t sz)
+{
 	for (const char *l = conf, *e; l && *l; l = e ? e + 1 : NULL) {
 		const char *end, *p = l, *w, *we;
 
@@ -129,11 +139,7 @@ int nf_plugstack_args(const char *conf, const char *plugin, char *out, size_t sz
 			;
 		for (we = w; we < end && !blank(*we); we++)
 			;
-		/* the path as written, or any path ending in the file name */
-		if (!((size_t)(we - w) == strlen(plugin) && !strncmp(w, plugin, (size_t)(we - w))) &&
-		    !((size_t)(we - w) >= strlen(base) &&
-		      !strncmp(we - strlen(base), base, strlen(base)) &&
-		      (we - strlen(base) == w || we[-(ptrdiff_t)strlen(base) - 1] == '/')))
+		if (!names_plugin(w, (size_t)(we - w), plugin))
 			continue;
 		if (sz)
 			*out = '\0';
