@@ -4,7 +4,8 @@
  * input is — a /proc/driver/nvidia/gpus/BUS/information file, gres.auto.json
  * (each entry then rendered against a fixed 8-GPU topology), an NVML
  * snapshot (its NVLink data turned into Links=), a gres.conf merged with
- * rendered lines, or a local_cpulist folded onto cores.
+ * rendered lines, a local_cpulist folded onto cores, or a cluster.conf
+ * whose NodeName= line for gpu-001 gives its GPUs' type.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -73,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data + 1, size - 1);
 	s[size - 1] = '\0';
-	switch (data[0] % 5) {
+	switch (data[0] % 6) {
 	case 0:
 		nf_gres_parse_information(s, &minor, bus);
 		break;
@@ -97,6 +98,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		nf_cpulist_fold_cores(s, 1 + (unsigned)(size % 256), set,
 				      NF_GRES_MAX_CPUS);
+		break;
+	}
+	case 5: {
+		char type[64];
+
+		nf_cluster_conf_gpu_type(s, "gpu-001", type, sizeof(type));
 		break;
 	}
 	}

@@ -3,7 +3,8 @@
  * The verifier's parsers of node files: the first byte picks the file the
  * rest of the input becomes (gres.conf, slurm.conf, /proc/PID/limits,
  * /proc/mounts, /proc/cmdline, pam.d/sshd, sshd_config, chrony.conf,
- * a GPU's local_cpulist, a slurmd drop-in, an IB port state, meminfo),
+ * a GPU's local_cpulist, a slurmd drop-in, an IB port state, meminfo,
+ * enroot.conf, plugstack.conf),
  * then the whole check set runs against a small sysroot.
  */
 #include <fcntl.h>
@@ -28,6 +29,7 @@ static const char *const files[] = {
 	"/etc/chrony/chrony.conf", "/sys/bus/pci/devices/0000:18:00.0/local_cpulist",
 	"/etc/systemd/system/slurmd.service.d/50-x.conf",
 	"/sys/class/infiniband/mlx5_0/ports/1/state", "/proc/meminfo",
+	"/etc/enroot/enroot.conf", "/etc/slurm/plugstack.conf",
 };
 
 static void put(const char *path, const void *buf, size_t len)
@@ -59,7 +61,9 @@ static const char profile[] =
 	"\"slurm\":{\"conf\":{\"SelectType\":\"select/cons_tres\"},"
 	"\"node\":{\"sockets\":2,\"cores_per_socket\":4,\"threads_per_core\":2,\"real_memory_mb\":1},"
 	"\"gres\":[{\"name\":\"gpu\",\"type\":\"h100\",\"count\":2}]},"
-	"\"containers\":{\"enroot\":{\"cache_path\":\"/mnt/nvme/c\"}},"
+	"\"containers\":{\"enroot\":{\"cache_path\":\"/mnt/nvme/c\",\"mount_home\":false},"
+	"\"pyxis\":{\"path\":\"/usr/lib/spank_pyxis.so\",\"args\":{\"container_scope\":\"job\","
+	"\"sbatch_support\":1}}},"
 	"\"pam\":{\"slurm_adopt\":true,\"use_pam\":true},"
 	"\"mariadb\":{\"buffer_pool_pct\":75,\"lock_wait_timeout\":900},"
 	"\"gpu\":{\"count\":2,\"type\":\"h100\",\"ecc\":true,\"persistence\":true,\"nvswitch\":true},"

@@ -27,6 +27,7 @@
 #define INFO_MAX (16u * 1024)
 #define CONF_MAX (256u * 1024)
 #define PROFILE_MAX (4u << 20)
+#define CLUSTER_MAX (16u << 20)
 #define REMOTE_MAX 64           /* NVLinks per GPU (NVML has 18) */
 #define MINOR_MAX 255
 
@@ -715,6 +716,38 @@ struct render {
 	struct nf_gres_topo *t;
 };
 
+/* The type the cluster declares for this node (its line in cluster.conf,
+ * Gres=gpu:TYPE:N: the inventory's gpu_type for its rack, fetched at
+ * boot) replaces the role's in the entries that carry the role's, as it
+ * does on the node's line: slurmd refuses a gres.conf Type that its
+ * slurm.conf line does not have.  No cluster.conf, no line for this node
+ * or no type on it: the entries keep theirs. */
+static void cluster_type(struct render *x)
+{
+	const char *role = json_string_value(json_object_get(json_object_get(x->prof, "gpu"),
+							     "type"));
+	char *conf = NULL, *host = NULL, type[64];
+	size_t i, len;
+	json_t *e;
+
+	if (!role || nf_apply_read(&x->a, NF_CLUSTER_CONF, CLUSTER_MAX, &conf, &len) ||
+	    !(host = nf_node_name(nf_ctx_sysroot(x->ctx))) ||
+	    !nf_cluster_conf_gpu_type(conf, host, type, sizeof(type)) ||
+	    !strcmp(type, role)) {
+		free(conf);
+		free(host);
+		return;
+	}
+	json_array_foreach(x->autos, i, e) {
+		const char *t = json_string_value(json_object_get(e, "type"));
+
+		if (t && !strcmp(t, role))
+			json_object_set_new(e, "type", json_string(type));
+	}
+	free(conf);
+	free(host);
+}
+
 static int render(struct render *x)
 {
 	const json_t *node = json_object_get(json_object_get(x->prof, "slurm"), "node");
@@ -774,6 +807,7 @@ static int render(struct render *x)
 		}
 		x->res->nvlink = x->t->nvlink_known && any_link(x->t);
 	}
+	cluster_type(x);
 	/* two entries naming one GPU would declare it twice */
 	json_array_foreach(x->autos, i, e) {
 		size_t idx[NF_GRES_MAX_GPUS], n;

@@ -524,13 +524,18 @@ static char *read_host(const char *sysroot)
 	return strdup(buf);
 }
 
-char *nf_v_node(const struct nf_vcheck *c)
+char *nf_node_name(const char *sysroot)
 {
-	char *h = read_host(c->run->sysroot);
+	char *h = read_host(sysroot);
 
 	if (h)
 		h[strcspn(h, ".")] = '\0';
 	return h;
+}
+
+char *nf_v_node(const struct nf_vcheck *c)
+{
+	return nf_node_name(c->run->sysroot);
 }
 
 int nf_vrun_new(struct nf_ctx *ctx, const json_t *prof,

@@ -71,6 +71,103 @@ int nf_enroot_shared_dir(const char *v, char *out, size_t sz)
 	return x ? 1 : 2;
 }
 
+static int blank(char ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
+int nf_enroot_conf_get(const char *conf, const char *key, char *out, size_t sz)
+{
+	size_t kl = strlen(key);
+
+	for (const char *l = conf, *e; l && *l; l = e ? e + 1 : NULL) {
+		const char *end, *p = l, *v;
+
+		e = strchr(l, '\n');
+		end = e ? e : l + strlen(l);
+		while (p < end && blank(*p))
+			p++;
+		if ((size_t)(end - p) < kl || strncmp(p, key, kl) ||
+		    (p + kl < end && !blank(p[kl]) && p[kl] != '='))
+			continue;
+		for (v = p + kl; v < end && blank(*v); v++)
+			;
+		if (v < end && *v == '=')
+			for (v++; v < end && blank(*v); v++)
+				;
+		while (end > v && blank(end[-1]))
+			end--;
+		/* read(1) drops one last '=' delimiter, not "==" */
+		if (end > v && end[-1] == '=' && (end - 1 == v || end[-2] != '=')) {
+			for (end--; end > v && blank(end[-1]); end--)
+				;
+		}
+		if (end == v)
+			continue;  /* enroot takes a later value for an empty one */
+		if (sz)
+			snprintf(out, sz, "%.*s", (int)(end - v), v);
+		return 1;
+	}
+	return 0;
+}
+
+/* The n bytes at w name `plugin`: the same path, or one ending in its
+ * file name (distributions install pyxis in different directories) */
+static int names_plugin(const char *w, size_t n, const char *plugin)
+{
+	const char *base = strrchr(plugin, '/') ? strrchr(plugin, '/') + 1 : plugin;
+	size_t bl = strlen(base);
+
+	if (n == strlen(plugin) && !strncmp(w, plugin, n))
+		return 1;
+	return n >= bl && !strncmp(w + n - bl, base, bl) && (n == bl || w[n - bl - 1] == '/');
+}
+
+int nf_plugstack_args(const char *conf, const char *plugin, char *out, size_t sz)
+{
+	for (const char *l = conf, *e; l && *l; l = e ? e + 1 : NULL) {
+		const char *end, *p = l, *w, *we;
+
+		e = strchr(l, '\n');
+		end = e ? e : l + strlen(l);
+		while (p < end && blank(*p))
+			p++;
+		if (!((end - p > 8 && !strncmp(p, "required", 8) && blank(p[8])) ||
+		      (end - p > 8 && !strncmp(p, "optional", 8) && blank(p[8]))))
+			continue;
+		for (w = p + 8; w < end && blank(*w); w++)
+			;
+		for (we = w; we < end && !blank(*we); we++)
+			;
+		if (!names_plugin(w, (size_t)(we - w), plugin))
+			continue;
+		if (sz)
+			*out = '\0';
+		/* a line ending in a backslash goes on on the next one */
+		for (;;) {
+			int more;
+
+			while (we < end && blank(*we))
+				we++;
+			while (end > we && (blank(end[-1]) || end[-1] == '\r'))
+				end--;
+			more = end > we && end[-1] == '\\' && e;
+			if (more)
+				for (end--; end > we && blank(end[-1]); end--)
+					;
+			if (sz && end > we)
+				snprintf(out + strlen(out), sz - strlen(out), "%s%.*s",
+					 *out ? " " : "", (int)(end - we), we);
+			if (!more)
+				return 1;
+			we = e + 1;
+			e = strchr(we, '\n');
+			end = e ? e : we + strlen(we);
+		}
+	}
+	return 0;
+}
+
 /* The directories every user of enroot needs, 1777 root, sorted, without
  * duplicates and without /tmp and /var/tmp (the OS makes those).  Returns
  * how many, or NF_E_INVALID with the offending key in *bad. */
@@ -177,23 +274,80 @@ static int apply_tmpfiles(struct nf_apply *a, const json_t *sec)
  * containers starts with this /init: as the kernel's first process it
  * copies itself into a tmpfs and makes that the root with switch_root
  * (which empties the initramfs as it goes), then systemd starts as
- * usual.  Anything failing leaves the node booting as before; the
- * verifier's containers.enroot.root says so.  A disk-installed image
+ * usual.  Being PID 1, it must never exit: each step is checked (both
+ * tars of the copy, the copy's own /sbin/init, switch_root present
+ * before anything is emptied), and any failure unmounts the tmpfs and
+ * execs the initramfs's /sbin/init, the reason on the console; the
+ * verifier's containers.enroot.root then fails.  A disk-installed image
  * never runs /init. */
 static const char INIT_SCRIPT[] =
 	"#!/bin/sh\n"
 	"# Written by nodeforge build (facet 'containers'): the initramfs root\n"
 	"# cannot be pivot_root(2)ed, which container runtimes need; move the\n"
 	"# image into a tmpfs and switch_root to it before systemd starts.\n"
-	"if [ \"$$\" = 1 ] && mkdir -p /.nodeforge-root &&\n"
-	"   mount -t tmpfs -o mode=0755,size=100% nodeforge-root /.nodeforge-root &&\n"
-	"   tar -C / --one-file-system --exclude=./.nodeforge-root -cf - . |\n"
-	"   tar -C /.nodeforge-root -xpf - && [ -x /.nodeforge-root/sbin/init ]; then\n"
-	"\texec switch_root /.nodeforge-root /sbin/init \"$@\"\n"
+	"# This shell is PID 1: if it exits, the kernel panics.  Every step up to\n"
+	"# switch_root is checked, and any failure ends in the initramfs's own\n"
+	"# /sbin/init with the reason on the console.  switch_root itself cannot\n"
+	"# return, so all it needs is checked first.\n"
+	"new=/.nodeforge-root\n"
+	"why=\n"
+	"mounted=\n"
+	"if [ \"$$\" != 1 ]; then\n"
+	"\twhy=\"not the kernel's first process (pid $$)\"\n"
+	"elif ! command -v switch_root > /dev/null 2>&1; then\n"
+	"\twhy=\"no switch_root in the image\"\n"
+	"elif ! command -v chroot > /dev/null 2>&1; then\n"
+	"\twhy=\"no chroot in the image\"\n"
+	"elif ! mkdir -p \"$new\"; then\n"
+	"\twhy=\"cannot make $new\"\n"
+	"elif ! mount -t tmpfs -o mode=0755,size=100% nodeforge-root \"$new\"; then\n"
+	"\twhy=\"cannot mount a tmpfs on $new\"\n"
+	"else\n"
+	"\tmounted=1\n"
+	"\t# both sides of the copy: a pipeline's status is only its last\n"
+	"\t# command's, and tar extracts a stream cut between entries as a\n"
+	"\t# whole archive\n"
+	"\tst=$( { { tar -C / --one-file-system --exclude=./.nodeforge-root -cf - .\n"
+	"\t\t  echo \"c$?\" >&3; } |\n"
+	"\t\t{ tar -C \"$new\" -xpf -; echo \"x$?\" >&3; }; } 3>&1 >&2 )\n"
+	"\tc='?' x='?'\n"
+	"\tfor w in $st; do\n"
+	"\t\tcase $w in\n"
+	"\t\tc*) c=${w#c} ;;\n"
+	"\t\tx*) x=${w#x} ;;\n"
+	"\t\tesac\n"
+	"\tdone\n"
+	"\tif [ \"$c\" != 0 ] || [ \"$x\" != 0 ]; then\n"
+	"\t\twhy=\"copying the image into a tmpfs failed (archiving tar exit $c, extracting tar exit $x)\"\n"
+	"\t# in the copy's own root: /sbin/init is often an absolute link\n"
+	"\telif ! chroot \"$new\" /bin/sh -c '[ -f /sbin/init ] && [ -x /sbin/init ]'; then\n"
+	"\t\twhy=\"the copy has no /sbin/init it can run\"\n"
+	"\telse\n"
+	"\t\texec switch_root \"$new\" /sbin/init \"$@\"\n"
+	"\tfi\n"
 	"fi\n"
-	"umount /.nodeforge-root 2>/dev/null\n"
-	"echo 'nodeforge: the root stays the initramfs: containers cannot start' >&2\n"
+	"echo \"nodeforge: $why: the root stays the initramfs, containers cannot start\" >&2\n"
+	"if [ -n \"$mounted\" ] && ! umount \"$new\"; then\n"
+	"\techo \"nodeforge: cannot unmount $new: its copy of the image stays in memory\" >&2\n"
+	"fi\n"
+	"rmdir \"$new\" 2> /dev/null\n"
 	"exec /sbin/init \"$@\"\n";
+
+/* The profile's pyxis arguments as plugstack.conf gets them: " k=v" each */
+static void pyxis_args(struct nf_buf *b, const json_t *px)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(json_object_get(px, "args"), k, v) {
+		if (json_is_string(v))
+			nf_buf_printf(b, " %s=%s", k, json_string_value(v));
+		else if (json_is_integer(v))
+			nf_buf_printf(b, " %s=%lld", k, (long long)json_integer_value(v));
+		else if (json_is_boolean(v))
+			nf_buf_printf(b, " %s=%d", k, json_is_true(v));
+	}
+}
 
 /* enroot.conf (enroot's own "KEY value" syntax, each value expanded with
  * `eval echo` as the user who runs enroot, so $(id -u) in a path is per
@@ -235,23 +389,13 @@ static int apply(struct nf_apply *a, const json_t *sec)
 	}
 	if (px) {
 		const char *path = json_string_value(json_object_get(px, "path"));
-		const char *k;
-		json_t *v;
 
 		if (!path)
 			return nf_fail(a->ctx, NF_E_INVALID,
 				       "containers.pyxis has no path");
 		nf_apply_header(&b, "#", "containers");
 		nf_buf_printf(&b, "required %s", path);
-		json_object_foreach(json_object_get(px, "args"), k, v) {
-			if (json_is_string(v))
-				nf_buf_printf(&b, " %s=%s", k, json_string_value(v));
-			else if (json_is_integer(v))
-				nf_buf_printf(&b, " %s=%lld", k,
-					      (long long)json_integer_value(v));
-			else if (json_is_boolean(v))
-				nf_buf_printf(&b, " %s=%d", k, json_is_true(v));
-		}
+		pyxis_args(&b, px);
 		nf_buf_printf(&b, "\n");
 		if ((r = nf_apply_write_buf(a, "/etc/slurm/plugstack.conf.d/pyxis.conf",
 					    &b, 0644, 0, 0)))
@@ -539,6 +683,172 @@ static int check_plugstack(struct nf_vcheck *c, const json_t *sec)
 	return NF_V_FAIL;
 }
 
+#define ENROOT_CONF "/etc/enroot/enroot.conf"
+
+/* A value in one pair of quotes, as enroot's `eval echo` reads it: without */
+static const char *unquoted(char *v)
+{
+	size_t n = strlen(v);
+
+	if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0] &&
+	    !memchr(v + 1, v[0], n - 2)) {
+		v[n - 1] = '\0';
+		return v + 1;
+	}
+	return v;
+}
+#define CONF_FILES_MAX 64
+
+/* The settings the profile makes hold where enroot reads them: enroot.conf,
+ * then the .conf files of enroot.conf.d in name order, the first value set winning
+ * (config::init), compared as written (enroot expands them per user) */
+static int check_conf(struct nf_vcheck *c, const json_t *sec)
+{
+	const json_t *en = json_object_get(sec, "enroot");
+	const json_t *mh = json_object_get(en, "mount_home");
+	char *text[1 + CONF_FILES_MAX] = { 0 }, **names = NULL, path[512];
+	struct nf_buf bad = { 0 };
+	size_t nt = 0, nset = 0;
+	int n, v;
+
+	if (!en)
+		return nf_v_skip(c, "the profile has no enroot");
+	if (!nf_v_read(c, NF_VROOT, ENROOT_CONF, 64 * 1024, &text[nt], NULL))
+		nt++;
+	n = nf_v_list(c, NF_VROOT, ENROOT_CONF ".d", &names, 256);
+	for (int i = 0; i < n && nt < NF_ARRAY_SIZE(text); i++) {
+		size_t l = strlen(names[i]);
+
+		if (l <= 5 || strcmp(names[i] + l - 5, ".conf"))
+			continue;
+		snprintf(path, sizeof(path), ENROOT_CONF ".d/%.200s", names[i]);
+		if (!nf_v_read(c, NF_VROOT, path, 64 * 1024, &text[nt], NULL))
+			nt++;
+	}
+	if (n > 0)
+		nf_strv_free(names, (size_t)n);
+	for (size_t i = 0; i <= NF_ARRAY_SIZE(keys); i++) {
+		const char *conf = i < NF_ARRAY_SIZE(keys) ? keys[i].conf : "ENROOT_MOUNT_HOME";
+		const char *want;
+		char got[512];
+		size_t j;
+
+		if (i < NF_ARRAY_SIZE(keys))
+			want = json_string_value(json_object_get(en, keys[i].key));
+		else
+			want = json_is_boolean(mh) ? (json_is_true(mh) ? "yes" : "no") : NULL;
+		if (!want)
+			continue;
+		nset++;
+		for (j = 0; j < nt && !nf_enroot_conf_get(text[j], conf, got, sizeof(got)); j++)
+			;
+		if (j == nt)
+			nf_buf_printf(&bad, "%s%s not set", bad.len ? ", " : "", conf);
+		else if (strcmp(unquoted(got), want))
+			nf_buf_printf(&bad, "%s%s is '%.200s' (the profile: '%s')",
+				      bad.len ? ", " : "", conf, got, want);
+	}
+	for (size_t j = 0; j < nt; j++)
+		free(text[j]);
+	nf_v_expect(c, "%zu setting%s of the profile in %s", nset, nset == 1 ? "" : "s",
+		    ENROOT_CONF);
+	if (bad.err) {
+		nf_v_seen(c, "out of memory");
+		v = NF_V_FAIL;
+	} else if (!bad.len) {
+		nf_v_seen(c, "%zu as the profile sets them", nset);
+		v = NF_V_PASS;
+	} else {
+		nf_v_seen(c, "%s%s", nt ? "" : ENROOT_CONF " missing: ", bad.s);
+		nf_v_remedy(c, "nodeforge build %s   # the containers facet writes %s",
+			    nf_v_role(c), ENROOT_CONF);
+		v = NF_V_FAIL;
+	}
+	nf_buf_free(&bad);
+	return v;
+}
+
+/* The arguments of the plugstack line loading pyxis: plugstack.conf, then
+ * plugstack.conf.d; 1 when a line loads it */
+static int plugstack_pyxis_args(struct nf_vcheck *c, const char *plugin, char *out,
+				size_t sz)
+{
+	char *buf = NULL, **names = NULL, path[512];
+	int found = 0, n;
+
+	if (!nf_v_read(c, NF_VROOT, "/etc/slurm/plugstack.conf", 64 * 1024, &buf, NULL)) {
+		found = nf_plugstack_args(buf, plugin, out, sz);
+		free(buf);
+	}
+	n = nf_v_list(c, NF_VROOT, "/etc/slurm/plugstack.conf.d", &names, 256);
+	for (int i = 0; i < n && !found; i++) {
+		snprintf(path, sizeof(path), "/etc/slurm/plugstack.conf.d/%.200s", names[i]);
+		if (!nf_v_read(c, NF_VROOT, path, 64 * 1024, &buf, NULL)) {
+			found = nf_plugstack_args(buf, plugin, out, sz);
+			free(buf);
+		}
+	}
+	if (n > 0)
+		nf_strv_free(names, (size_t)n);
+	return found;
+}
+
+/* Each k=v the profile gives pyxis is a word of its plugstack line */
+static int check_pyxis_args(struct nf_vcheck *c, const json_t *sec)
+{
+	const char *p = pyxis_path(sec);
+	struct nf_buf want = { 0 }, bad = { 0 };
+	char args[4096] = "";
+	int v;
+
+	if (!p)
+		return nf_v_skip(c, "the profile has no pyxis");
+	pyxis_args(&want, json_object_get(sec, "pyxis"));
+	if (want.err) {
+		nf_buf_free(&want);
+		nf_v_seen(c, "out of memory");
+		return NF_V_FAIL;
+	}
+	if (!want.len)
+		return nf_v_skip(c, "the profile gives pyxis no arguments");
+	nf_v_expect(c, "the pyxis line of plugstack.conf has%s", want.s);
+	if (!plugstack_pyxis_args(c, p, args, sizeof(args))) {
+		nf_buf_free(&want);
+		nf_v_seen(c, "no line loads %s", p);
+		nf_v_remedy(c, "nodeforge build %s   # the containers facet writes "
+			    "/etc/slurm/plugstack.conf.d/pyxis.conf", nf_v_role(c));
+		return NF_V_FAIL;
+	}
+	for (char *w = want.s + 1, *e; w && *w; w = e ? e + 1 : NULL) {
+		size_t wl;
+		const char *a;
+		int has = 0;
+
+		e = strchr(w, ' ');
+		wl = e ? (size_t)(e - w) : strlen(w);
+		for (a = args; *a; a += strcspn(a, " \t"), a += strspn(a, " \t"))
+			if (strcspn(a, " \t") == wl && !strncmp(a, w, wl))
+				has = 1;
+		if (!has)
+			nf_buf_printf(&bad, "%s%.*s", bad.len ? " " : "", (int)wl, w);
+	}
+	nf_buf_free(&want);
+	if (bad.err) {
+		nf_v_seen(c, "out of memory");
+		v = NF_V_FAIL;
+	} else if (!bad.len) {
+		nf_v_seen(c, "%s", args);
+		v = NF_V_PASS;
+	} else {
+		nf_v_seen(c, "'%.200s', without %s", args, bad.s);
+		nf_v_remedy(c, "nodeforge build %s   # the containers facet writes "
+			    "/etc/slurm/plugstack.conf.d/pyxis.conf", nf_v_role(c));
+		v = NF_V_FAIL;
+	}
+	nf_buf_free(&bad);
+	return v;
+}
+
 static int check_userns(struct nf_vcheck *c, const json_t *sec)
 {
 	char *buf = NULL;
@@ -570,10 +880,14 @@ static const struct nf_check_def defs[] = {
 	  NULL, NF_CHECK_STATIC, 0, check_helpers },
 	{ "containers.enroot.root", "the root is one enroot can pivot_root from", NULL,
 	  0, 0, check_root },
+	{ "containers.enroot.conf", "enroot.conf has the profile's enroot settings", NULL,
+	  NF_CHECK_STATIC, 0, check_conf },
 	{ "containers.pyxis.present", "the pyxis plugin is installed", NULL, NF_CHECK_STATIC, 0,
 	  check_pyxis },
 	{ "containers.pyxis.plugstack", "pyxis is listed in plugstack.conf",
 	  "containers.pyxis.present", NF_CHECK_STATIC, 0, check_plugstack },
+	{ "containers.pyxis.args", "pyxis's plugstack.conf line has the profile's arguments",
+	  "containers.pyxis.plugstack", NF_CHECK_STATIC, 0, check_pyxis_args },
 	{ "containers.userns", "user namespaces are enabled", NULL, 0, 0, check_userns },
 	/* where the cache lives (mount, file system, disk): the storage
 	 * facet's storage.enroot_cache.* checks */

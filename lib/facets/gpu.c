@@ -180,42 +180,8 @@ static void declared_type(struct nf_vcheck *c, const json_t *sec, char *out,
 		free(host);
 		return;
 	}
-	for (char *l = buf, *nl; l && *l; l = nl ? nl + 1 : NULL) {
-		char **names = NULL, *end, *g;
-		size_t n = 0;
-		int me = 0;
-
-		if ((nl = strchr(l, '\n')))
-			*nl = '\0';
-		if (strncmp(l, "NodeName=", 9) || !(end = strpbrk(l + 9, " \t")))
-			continue;
-		*end = '\0';
-		if (!nf_hostlist_expand(l + 9, &names, &n, 0))
-			for (size_t j = 0; j < n; j++)
-				me |= !strcmp(names[j], host);
-		nf_strv_free(names, n);
-		if (!me)
-			continue;
-		for (g = strstr(end + 1, "Gres="); g; g = NULL) {
-			g += 5;
-			for (char *e = g; *g && *g != ' '; g = e) {
-				size_t len;
-
-				e = g + strcspn(g, ", ");
-				if (!strncmp(g, "gpu:", 4) && strchr(g + 4, ':') &&
-				    strchr(g + 4, ':') < e) {
-					len = (size_t)(strchr(g + 4, ':') - (g + 4));
-					snprintf(out, outsz, "%.*s", (int)len, g + 4);
-					*from = "cluster.conf (the inventory)";
-				}
-				if (*e == ',')
-					e++;
-				else
-					break;
-			}
-		}
-		break;
-	}
+	if (nf_cluster_conf_gpu_type(buf, host, out, outsz))
+		*from = "cluster.conf (the inventory)";
 	free(buf);
 	free(host);
 }

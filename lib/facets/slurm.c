@@ -392,8 +392,8 @@ static int write_cluster_unit(struct nf_apply *a)
 }
 
 /* The first-boot unit that renders gres.auto.json into gres.conf: after
- * the services that bring the GPUs and their NVLink fabric up, before
- * anything that reads gres.conf */
+ * the services that bring the GPUs and their NVLink fabric up and the
+ * one that fetches cluster.conf, before anything that reads gres.conf */
 static int write_gres_unit(struct nf_apply *a)
 {
 	const char *fm = nf_fabric_manager_unit(a->prof);
@@ -406,7 +406,9 @@ static int write_gres_unit(struct nf_apply *a)
 		"node's GPU topology\n"
 		"Documentation=man:nodeforge-gres(1)\n"
 		"ConditionPathExists=/etc/nodeforge/gres.auto.json\n"
-		"Before=nodeforge-verify.service slurmd.service\n");
+		"Before=nodeforge-verify.service slurmd.service\n"
+		/* the node's line in cluster.conf may give its GPUs' type */
+		"After=nodeforge-cluster.service\n");
 	if (nf_gpu_persistence_unit(a->prof))
 		nf_buf_printf(&b, "After=%s.service\n", nf_gpu_persistence_unit(a->prof));
 	if (fm)

@@ -68,6 +68,15 @@ int nf_ci_daemons_run(struct nf_ctx *ctx, const char *root, const char *inventor
 /* The cluster part of slurm.conf (/etc/slurm/cluster.conf) */
 int nf_cluster_slurm_conf(struct nf_ctx *ctx, const json_t *cluster,
 			  struct nf_buf *b);
+/* The GPU type cluster.conf declares for node `host`: TYPE of the first
+ * Gres=gpu:TYPE:N on the NodeName= line whose hostlist names it.  1 and
+ * out set when it has one, else 0 (out untouched) */
+int nf_cluster_conf_gpu_type(const char *conf, const char *host, char *out,
+			     size_t outsz);
+/* The node's own name, without its domain: nodeforge.node= on the
+ * kernel command line under `sysroot`, else the kernel's host name;
+ * caller frees */
+char *nf_node_name(const char *sysroot);
 /* The /etc/hosts block of every node of the cluster */
 int nf_cluster_hosts(const json_t *cluster, const char *domain, struct nf_buf *b);
 /* nf_apply_all() that also writes the cluster part of slurm.conf (its

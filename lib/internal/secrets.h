@@ -77,6 +77,17 @@ const char *nf_gpu_persistence_unit(const json_t *prof);
  * expansion), -ENAMETOOLONG */
 #define NF_ENROOT_DIR_MAX 256
 int nf_enroot_shared_dir(const char *v, char *out, size_t sz);
+/* The value enroot takes for `key` from one configuration file's text
+ * (enroot's loader: `read -r key value` split on space, tab and '=',
+ * comments skipped as keys that are no setting): the first line setting
+ * it to something not empty, into out (cut at sz - 1).  1 when found,
+ * else 0 */
+int nf_enroot_conf_get(const char *conf, const char *key, char *out, size_t sz);
+/* The arguments of the plugstack.conf line that loads the SPANK plugin
+ * `plugin` (the path, or its file name: "required /usr/lib/.../
+ * spank_pyxis.so ARGS"), into out (cut at sz - 1).  1 when a line loads
+ * it, else 0 */
+int nf_plugstack_args(const char *conf, const char *plugin, char *out, size_t sz);
 
 /* HTTP POST of a JSON body (libcurl); `bind`: local address or NULL.
  * The response body is capped at `max` bytes */

@@ -235,3 +235,35 @@ profile_set() {
 	[ "$(cat "$SCRATCH/outside")" = outside ]
 	[ ! -e "$SCRATCH/gres.conf" ]
 }
+
+# An H200 rack: the inventory's gpu_type reaches the node as its
+# cluster.conf line's Gres=gpu:h200:8, which gres.conf's Type must match
+# (slurmd refuses a node whose gres.conf and slurm.conf types differ)
+@test "fixture: an H200 rack's cluster.conf line gives the rendered lines their Type" {
+	gfx
+	sed -i 's/^NodeName=.*/NodeName=gpu-[001-004] Gres=gpu:h200:8,nvme:local:1 Feature=h200,ib State=UNKNOWN/' \
+		"$SYS/etc/slurm/cluster.conf"
+	sed -i 's/"NVIDIA H100 80GB HBM3"/"NVIDIA H200"/' "$SYS/fixture.json"
+	grender
+	status_is 0
+	sed -n '/^# BEGIN/,/^# END/p' "$CONF" > "$SCRATCH/block"
+	[ "$(grep -c '^Name=gpu Type=h200 File=/dev/nvidia' "$SCRATCH/block")" = 8 ]
+	! grep -q 'Type=h100' "$SCRATCH/block"
+	sed 's/Type=h100/Type=h200/' "$NF_SRCDIR/$GRES/nvswitch.gres.conf" |
+		sed -n '/^# BEGIN/,/^# END/p' | diff -u - "$SCRATCH/block"
+}
+
+@test "fixture: a cluster.conf line for other nodes, or with no GPU type, keeps the profile's Type" {
+	gfx
+	sed -i 's/^NodeName=.*/NodeName=gpu-[005-008] Gres=gpu:h200:8 State=UNKNOWN\nNodeName=gpu-[001-004] Gres=gpu:8 State=UNKNOWN/' \
+		"$SYS/etc/slurm/cluster.conf"
+	grender
+	status_is 0
+	diff -u "$NF_SRCDIR/$GRES/nvswitch.gres.conf" "$CONF"
+}
+
+@test "the image's nodeforge-gres.service runs after nodeforge-cluster.service (which fetches cluster.conf)" {
+	unit=$FIXTURES/apply/compute/etc/systemd/system/nodeforge-gres.service
+	grep -qx 'After=nodeforge-cluster.service' "$unit"
+	grep -q '^Before=.*slurmd.service' "$unit"
+}

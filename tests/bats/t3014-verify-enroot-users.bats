@@ -203,9 +203,11 @@ PY
 	[ "$(verdict_of containers.enroot.root)" = "fail / is rootfs" ]
 	# the compute image's /init (written by the containers facet, kept
 	# equal to the build's by test_apply) copies into a tmpfs and
-	# switch_roots there, and falls back to booting as before
+	# switch_roots there, and falls back to booting as before (t3015
+	# runs it as PID 1)
 	sh -n "$APPLIED/init"
 	[ -x "$APPLIED/init" ]
-	grep -q '^	exec switch_root /.nodeforge-root /sbin/init "$@"$' "$APPLIED/init"
+	grep -q '^new=/.nodeforge-root$' "$APPLIED/init"
+	grep -q '^		exec switch_root "$new" /sbin/init "$@"$' "$APPLIED/init"
 	[ "$(tail -n 1 "$APPLIED/init")" = 'exec /sbin/init "$@"' ]
 }
