@@ -304,8 +304,9 @@ static int advance(struct run *r, json_t *nd, int *busy)
 				return fail_node(r, nd, nf_errmsg(r->ctx));
 			return 0;
 		}
-		if (!nf_slurm_state_has(sn.state, "IDLE") &&
-		    !nf_slurm_state_has(sn.state, "DOWN")) {
+		if ((!nf_slurm_state_has(sn.state, "IDLE") &&
+		     !nf_slurm_state_has(sn.state, "DOWN")) ||
+		    nf_slurm_state_has(sn.state, "COMPLETING")) {
 			if (r->o->drain_timeout_ms &&
 			    (now - started) * 1000 > r->o->drain_timeout_ms) {
 				snprintf(why, sizeof(why), "jobs still running "

@@ -127,7 +127,8 @@ start_slurmd() {
 
 # The node NAME (stand-in for the machine, not for Slurm or the server):
 # every power cycle or power on its BMC (stand-in $2) takes from now on
-# restarts its slurmd and posts verdict-NAME.json, as its verifier would
+# restarts its slurmd (unless frozen-NAME exists) and posts
+# verdict-NAME.json, as its verifier would
 node_standin() {
 	(
 		seen=$(grep -c '"POST"' "rf$2.log")
@@ -135,7 +136,7 @@ node_standin() {
 			n=$(grep -c '"POST"' "rf$2.log")
 			if [ "$n" -gt "$seen" ]; then
 				seen=$n
-				start_slurmd "$1"
+				[ -e "frozen-$1" ] || start_slurmd "$1"
 				curl -sf -X POST --data-binary "@verdict-$1.json" \
 					"$U/api/v1/nodes/$1/verdict" >/dev/null
 			fi
@@ -217,6 +218,26 @@ ev() {
 	ev start | jq -e '.roles.compute | startswith("'"$SHA"'")'
 }
 
+@test "--batch 2 --max-down 1: batches shrink to one node at a time; --batch 2 alone drains both together" {
+	echo '{"result":"pass"}' > verdict-cpu-01.json
+	cp verdict-cpu-01.json verdict-cpu-02.json
+	node_standin cpu-01 1
+	node_standin cpu-02 2
+	sleep 1
+	reimage 'cpu-[01-02]' --image current --batch 2 --max-down 1 --json > events.json
+	[ "$(ev batch | jq -c .nodes | paste -sd' ')" = '["cpu-01"] ["cpu-02"]' ]
+	# cpu-02 was drained only after cpu-01 was back
+	[ "$(jq -r 'select(.node) | .node + ":" + .event' events.json | grep -E 'cpu-01:resume|cpu-02:drain' | paste -sd' ')" = \
+	  "cpu-01:resume cpu-02:drain" ]
+	ev end | jq -e '.resumed == 2'
+	sleep 1
+	reimage 'cpu-[01-02]' --image current --batch 2 --json > events.json
+	[ "$(ev batch | jq -c .nodes)" = '["cpu-01","cpu-02"]' ]
+	ev end | jq -e '.resumed == 2'
+	state_is cpu-01 IDLE
+	state_is cpu-02 IDLE
+}
+
 @test "fail: the node stays drained with its root cause as the reason" {
 	echo '{"result":"fail","root_causes":[{"id":"gpu.count","message":"expected 8, seen 0"}]}' > verdict-cpu-01.json
 	node_standin cpu-01 1
@@ -228,6 +249,20 @@ ev() {
 	state_is cpu-01 IDLE+DRAIN
 	scontrol show node -o cpu-01 | grep -q "Reason=nodeforge reimage failed: gpu.count: expected 8, seen 0"
 	jq -e '.nodes[0].step == "failed"' run/*.json
+}
+
+@test "a passing verdict is not enough: without a slurmd registered after the cycle the node stays drained" {
+	echo '{"result":"pass"}' > verdict-cpu-01.json
+	touch frozen-cpu-01
+	node_standin cpu-01 1
+	sleep 1
+	run reimage cpu-01 --image current --boot-timeout 4
+	status_is 1
+	[[ "$output" == *"cpu-01"*"verdict"*"pass"* ]]
+	[[ "$output" == *"cpu-01"*"fail"*"slurmd did not register within 4 s of the power cycle (state IDLE+DRAIN)"* ]]
+	[[ "$output" != *"cpu-01"*" resume "* ]]
+	state_is cpu-01 IDLE+DRAIN
+	scontrol show node -o cpu-01 | grep -q "Reason=nodeforge reimage failed: slurmd did not register"
 }
 
 @test "--max-failed 1: the run stops after the first failure, the next node untouched" {
