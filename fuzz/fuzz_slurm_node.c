@@ -22,8 +22,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    strlen(n.state) >= sizeof(n.state) ||
 	    strlen(n.reason) >= sizeof(n.reason))
 		abort();
-	/* the base state, up to the first '+', is one of its words */
-	k = strcspn(n.state, "+*~#$@!%");
+	/* the base state, up to the first '+' and without the flag marks
+	 * after it ("IDLE*"), is one of its words */
+	k = strcspn(n.state, "+");
+	while (k && strchr("*~#$@!%", n.state[k - 1]))
+		k--;
 	if (k && k < sizeof(word)) {
 		memcpy(word, n.state, k);
 		word[k] = '\0';
