@@ -531,6 +531,12 @@ static int new_run(struct run *r, char *const *names, size_t n)
 			return nf_fail(r->ctx, NF_E_NOTFOUND, "no node '%s' in "
 				       "'%s'", names[i], nf_inventory_path(r->inv));
 		}
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(names[k], names[i])) {
+				json_decref(roles);
+				return nf_fail(r->ctx, NF_E_INVALID, "node '%s' is "
+					       "named twice", names[i]);
+			}
 		if (*role && strcmp(nd->role, role)) {
 			json_decref(roles);
 			return nf_fail(r->ctx, NF_E_CONFLICT, "node '%s' has role "
@@ -743,6 +749,7 @@ int nf_reimage_run(struct nf_ctx *ctx, const struct nf_site *site,
 		    (e = lock_node(&r, i, name_of(nd))))
 			goto out;
 	}
+	json_object_set_new(r.doc, "status", json_string("running"));
 	snprintf(sum->run_id, sizeof(sum->run_id), "%s",
 		 json_string_value(json_object_get(r.doc, "run")) ?: "");
 	snprintf(sum->state_path, sizeof(sum->state_path), "%s", r.path);

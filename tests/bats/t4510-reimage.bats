@@ -346,6 +346,9 @@ ev() {
 	run reimage cpu-01 --image compute@XYZ
 	status_is 1
 	[[ "$output" == *"SHA must be 12 to 64 lower-case hex digits"* ]]
+	run reimage cpu-01,cpu-01 --image current
+	status_is 1
+	[[ "$output" == *"node 'cpu-01' is named twice"* ]]
 	run reimage cpu-09 --image current
 	status_is 1
 	[[ "$output" == *"no node 'cpu-09' in 'racks.yaml'"* ]]
