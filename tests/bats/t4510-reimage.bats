@@ -265,6 +265,22 @@ ev() {
 	scontrol show node -o cpu-01 | grep -q "Reason=nodeforge reimage failed: slurmd did not register"
 }
 
+@test "a BMC that does not answer: the node fails with the BMC's error and stays drained; no scontrol: nothing starts" {
+	kill "$(echo $PIDS | cut -d' ' -f2)"
+	sleep 0.5
+	run reimage cpu-02 --image current
+	status_is 1
+	[[ "$output" =~ cpu-02\ +fail\ +BMC\ pxe:\ cannot\ fetch\ [^$'\n']*(refused|connect) ]]
+	state_is cpu-02 IDLE+DRAIN
+	scontrol show node -o cpu-02 | grep -q "Reason=nodeforge reimage failed: BMC pxe: "
+	run env PATH=/nonexistent "$NF_BIN" -C "$PROFILES" -s site.yaml reimage --tree tree \
+		--images "$FIXTURES/boot/out" --server "$U" --run-dir run2 cpu-01 --image current
+	status_is 1
+	[[ "$output" == *"nodeforge reimage: cannot run 'scontrol': No such file or directory"* ]]
+	state_is cpu-01 IDLE
+	jq -e '.nodes[0].step == "pending" and .status == "error"' run2/*.json
+}
+
 @test "--max-failed 1: the run stops after the first failure, the next node untouched" {
 	echo '{"result":"fail","root_causes":[{"id":"ib.link","message":"down"}]}' > verdict-cpu-01.json
 	cp verdict-cpu-01.json verdict-cpu-02.json
