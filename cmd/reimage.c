@@ -107,7 +107,7 @@ static void show_event(void *userdata, const json_t *ev)
 			snprintf(detail, sizeof(detail), "%zu node(s), state %s",
 				 json_array_size(json_object_get(ev, "nodes")),
 				 s_of(ev, "state"));
-		printf("%s run %s %s %s\n", t + 11, s_of(ev, "run"), what, detail);
+		printf("%.8s run %s %s %s\n", t + 11, s_of(ev, "run"), what, detail);
 	} else if (!strcmp(what, "batch")) {
 		size_t i;
 		json_t *v;
@@ -116,9 +116,9 @@ static void show_event(void *userdata, const json_t *ev)
 			snprintf(detail + strlen(detail), sizeof(detail) -
 				 strlen(detail), "%s%s", i ? "," : "",
 				 json_string_value(v));
-		printf("%s batch %s\n", t + 11, detail);
+		printf("%.8s batch %s\n", t + 11, detail);
 	} else if (!strcmp(what, "stop")) {
-		printf("%s stop: %lld node(s) failed (--%s)\n", t + 11,
+		printf("%.8s stop: %lld node(s) failed (--%s)\n", t + 11,
 		       json_integer_value(json_object_get(ev, "failed")),
 		       s_of(ev, "why"));
 	} else {
@@ -130,7 +130,7 @@ static void show_event(void *userdata, const json_t *ev)
 				snprintf(detail + strlen(detail), sizeof(detail) -
 					 strlen(detail), "%s%s", *detail ? ": " : "",
 					 s_of(ev, keys[i]));
-		printf("%s %-20s %-8s %s\n", t + 11, node ? node : "-", what,
+		printf("%.8s %-20s %-8s %s\n", t + 11, node ? node : "-", what,
 		       detail);
 	}
 	fflush(stdout);

@@ -181,7 +181,9 @@ ev() {
 	sleep 1
 	run reimage cpu-01 --image "compute@$SHA"
 	status_is 0
-	[[ "$output" == *"cpu-01"*"drain"*"nodeforge reimage to compute@$SHA"* ]]
+	# one line per step: time, node, event, what it did
+	echo "$output" | grep -Eqx "[0-9]{2}:[0-9]{2}:[0-9]{2} cpu-01 +drain +nodeforge reimage to compute@$SHA"
+	echo "$output" | grep -Eqx "[0-9]{2}:[0-9]{2}:[0-9]{2} cpu-01 +power +cycle"
 	[[ "$output" == *"cpu-01"*"verdict"*"pass"* ]]
 	[[ "$output" == *"cpu-01"*"resume"* ]]
 	[[ "$output" == *"finished: 1 resumed, 0 failed, 0 pending"* ]]
