@@ -206,6 +206,26 @@ ev() {
 	jq -e '.nodes[0].step == "done" and .status == "finished"' run/*.json
 }
 
+@test "a running job is not killed: the node is drained, and cycled only once the job ended" {
+	echo '{"result":"pass"}' > verdict-cpu-01.json
+	node_standin cpu-01 1
+	job=$(sbatch --parsable -w cpu-01 -o /dev/null --wrap 'sleep 6')
+	for _ in $(seq 100); do
+		[ "$(squeue -h -j "$job" -o %T)" = RUNNING ] && break
+		sleep 0.1
+	done
+	[ "$(squeue -h -j "$job" -o %T)" = RUNNING ]
+	reimage cpu-01 --image current --json > events.json
+	# the job ran to its end
+	scontrol show job "$job" | grep -q "JobState=COMPLETED"
+	end=$(date -d "$(scontrol show job "$job" | sed -n 's/.*EndTime=\([^ ]*\).*/\1/p')" +%s)
+	drain=$(date -d "$(ev drain | jq -r .time)" +%s)
+	idle=$(date -d "$(ev idle | jq -r .time)" +%s)
+	[ "$drain" -lt "$end" ]
+	[ "$idle" -ge "$end" ]
+	ev end | jq -e '.resumed == 1'
+}
+
 @test "--json: one event per line, in order, that jq reads" {
 	echo '{"result":"pass"}' > verdict-cpu-02.json
 	node_standin cpu-02 2
