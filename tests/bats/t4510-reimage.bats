@@ -18,6 +18,8 @@ setup() {
 	command -v slurmctld >/dev/null && command -v slurmd >/dev/null &&
 		command -v scontrol >/dev/null ||
 		skip "slurmctld, slurmd or scontrol not installed (Debian packages slurmctld, slurmd, slurm-client)"
+	# slurmd runs jobs as their users and binds its spool as root
+	[ "$(id -u)" = 0 ] || skip "slurmd and the test job need root"
 	nf_setup
 	PIDS=
 	umask 077
