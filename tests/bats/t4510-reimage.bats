@@ -228,6 +228,21 @@ ev() {
 	ev end | jq -e '.resumed == 1'
 }
 
+@test "--drain-timeout: a node whose job outlives it fails, still drained, the job still running" {
+	job=$(sbatch --parsable -w cpu-01 -o /dev/null --wrap 'sleep 60')
+	for _ in $(seq 100); do
+		[ "$(squeue -h -j "$job" -o %T)" = RUNNING ] && break
+		sleep 0.1
+	done
+	run reimage cpu-01 --image current --drain-timeout 2
+	status_is 1
+	[[ "$output" =~ cpu-01\ +fail\ +jobs\ still\ running\ after\ 2\ s\ \(state\ (ALLOCATED|MIXED)\+DRAIN\) ]]
+	[ "$(squeue -h -j "$job" -o %T)" = RUNNING ]
+	[ "$(grep -c PowerCycle rf1.log)" = 0 ]
+	scontrol show node -o cpu-01 | grep -q "Reason=nodeforge reimage failed: jobs still running after 2 s"
+	scancel "$job"
+}
+
 @test "--json: one event per line, in order, that jq reads" {
 	echo '{"result":"pass"}' > verdict-cpu-02.json
 	node_standin cpu-02 2
