@@ -38,7 +38,8 @@ _nodeforge() {
 
 	case $prev in
 	-C | --profiles | -o | --out | --output | --cache | --root | --sysroot | --tree | \
-		--state | --overlays | --images | --kickstart | --ipxe-dir | --artifact-mirror)
+		--state | --overlays | --images | --kickstart | --ipxe-dir | --artifact-mirror | \
+		--run-dir)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return
@@ -50,6 +51,11 @@ _nodeforge() {
 		;;
 	--role)
 		_nodeforge_words "$("$nf" "${global[@]}" profile list 2>/dev/null | awk '$2 == "role" { print $1 }')" "$cur"
+		return
+		;;
+	-I | --image)
+		_nodeforge_words "current
+$("$nf" "${global[@]}" profile list 2>/dev/null | awk '$2 == "role" { print $1 "@current" }')" "$cur"
 		return
 		;;
 	--node)
@@ -93,7 +99,7 @@ _nodeforge() {
 			_nodeforge_words "$("$nf" "${global[@]}" inventory show -i "$inv" 2>/dev/null | awk 'NR > 1 { print $1 }')" "$cur"
 		fi
 		;;
-	status)
+	status | reimage)
 		_nodeforge_words "$("$nf" "${global[@]}" inventory show -i "$inv" 2>/dev/null | awk 'NR > 1 { print $1 }')" "$cur"
 		;;
 	*)

@@ -357,6 +357,7 @@ int nf_unpack_mem(struct nf_ctx *ctx, const void *buf, size_t len, int dirfd,
 #include "nodeforge/build.h"
 #include "nodeforge/secrets.h"
 #include "nodeforge/power.h"
+#include "nodeforge/reimage.h"
 #include "nodeforge/ci.h"
 #include "nodeforge/gres.h"
 

@@ -130,7 +130,7 @@ static int render_ipxe_common(struct pxe *p, struct nf_buf *b)
 	return nf_pxe_bput(p, "grub", "grub.cfg", b);
 }
 
-static int render_node(struct pxe *p, const struct nf_node *nd,
+int nf_pxe_render_node(struct pxe *p, const struct nf_node *nd,
 		       const struct role *r, struct nf_buf *b)
 {
 	const char *url = p->o->server_url;
@@ -552,7 +552,7 @@ int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 		struct role *r = &roles[json_integer_value(
 			json_object_get(rolemap, nd->role))];
 
-		if ((e = render_node(&p, nd, r, &b)))
+		if ((e = nf_pxe_render_node(&p, nd, r, &b)))
 			goto out;
 	}
 	if (o->cluster_conf && o->cluster_hosts) {
@@ -576,25 +576,11 @@ int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 		goto out;
 	e = 0;
 out:
-	nf_pxe_unstage(&p);
-	free(p.stg);
-	for (size_t i = 0; i < p.ndirs; i++) {
-		close(p.dirs[i].fd);
-		free(p.dirs[i].path);
-	}
-	if (p.root >= 0)
-		close(p.root);
-	for (size_t i = 0; i < nroles; i++) {
-		free(roles[i].kernel);
-		free(roles[i].initramfs);
-		free(roles[i].rootfs);
-		free(roles[i].rootfs_sha256);
-		free(roles[i].liveimg);
-		free(roles[i].liveimg_sha256);
-	}
+	nf_pxe_release(&p);
+	for (size_t i = 0; i < nroles; i++)
+		nf_pxe_role_clear(&roles[i]);
 	free(roles);
 	free(b.s);
 	json_decref(rolemap);
-	json_decref(p.keep);
 	return e;
 }

@@ -131,7 +131,7 @@ int nf_pxe_place_image(struct pxe *p, const struct role *r, const char *name)
 }
 
 /* Read OUT/ROLE/ROLE.current (docs/formats.md) */
-int nf_pxe_load_current(struct pxe *p, struct role *r)
+int nf_pxe_read_current(struct pxe *p, struct role *r)
 {
 	char *path = nf_asprintf("%s/%s/%s.current", p->o->images_dir, r->name,
 				 r->name);
@@ -217,6 +217,26 @@ int nf_pxe_load_current(struct pxe *p, struct role *r)
 	free(path);
 	if (!r->kernel || !r->initramfs || !r->rootfs || !r->rootfs_sha256)
 		return -ENOMEM;
+	return 0;
+}
+
+void nf_pxe_role_clear(struct role *r)
+{
+	free(r->kernel);
+	free(r->initramfs);
+	free(r->rootfs);
+	free(r->rootfs_sha256);
+	free(r->liveimg);
+	free(r->liveimg_sha256);
+}
+
+/* Read the pointer and place the files it names into the tree */
+int nf_pxe_load_current(struct pxe *p, struct role *r)
+{
+	int e;
+
+	if ((e = nf_pxe_read_current(p, r)))
+		return e;
 	if ((e = nf_pxe_place_image(p, r, r->kernel)) ||
 	    (e = nf_pxe_place_image(p, r, r->initramfs)) ||
 	    (e = nf_pxe_place_image(p, r, r->rootfs)))

@@ -45,6 +45,9 @@ struct role {
 };
 
 /* templates and rendering (lib/pxe.c) */
+/* the node's iPXE script and GRUB config, staged */
+int nf_pxe_render_node(struct pxe *p, const struct nf_node *nd,
+		       const struct role *r, struct nf_buf *b);
 
 /* the tree's files (lib/pxe_stage.c) */
 int nf_pxe_dir_fd(struct pxe *p, const char *sub);
@@ -52,6 +55,8 @@ int nf_pxe_keep(struct pxe *p, const char *dir, const char *name);
 int nf_pxe_put(struct pxe *p, const char *dir, const char *name,
 	       const char *buf, size_t len);
 void nf_pxe_unstage(struct pxe *p);
+/* unstage, close the tree and its directories, free what p holds */
+void nf_pxe_release(struct pxe *p);
 int nf_pxe_publish(struct pxe *p);
 int nf_pxe_prune(struct pxe *p, const char *dir, const char *prefix,
 		 const char *suffix);
@@ -61,6 +66,9 @@ int nf_pxe_bput(struct pxe *p, const char *dir, const char *name,
 /* images and boot files (lib/pxe_images.c) */
 int nf_pxe_anaconda_tarball(const char *name);
 int nf_pxe_place_image(struct pxe *p, const struct role *r, const char *name);
+/* OUT/ROLE/ROLE.current into r (nothing placed); clear frees it */
+int nf_pxe_read_current(struct pxe *p, struct role *r);
+void nf_pxe_role_clear(struct role *r);
 int nf_pxe_load_current(struct pxe *p, struct role *r);
 int nf_pxe_place_ipxe(struct pxe *p);
 int nf_pxe_check_boot_files(struct pxe *p, struct nf_pxe_stats *st);

@@ -178,6 +178,23 @@ void nf_pxe_unstage(struct pxe *p)
 	p->nstg = 0;
 }
 
+void nf_pxe_release(struct pxe *p)
+{
+	nf_pxe_unstage(p);
+	free(p->stg);
+	p->stg = NULL;
+	for (size_t i = 0; i < p->ndirs; i++) {
+		close(p->dirs[i].fd);
+		free(p->dirs[i].path);
+	}
+	p->ndirs = 0;
+	if (p->root >= 0)
+		close(p->root);
+	p->root = -1;
+	json_decref(p->keep);
+	p->keep = NULL;
+}
+
 int nf_pxe_publish(struct pxe *p)
 {
 	if (!p->nstg)

@@ -107,6 +107,21 @@ struct nf_pxe_stats {
 int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 		  struct nf_pxe_stats *st);
 
+/* The first 64 hex digits of ROLE's current rootfs sha256, from
+ * IMAGES_DIR/ROLE/ROLE.current (lib/pxe_node.c) */
+int nf_pxe_current_sha(struct nf_ctx *ctx, const char *images_dir,
+		       const char *role, char sha[65]);
+/* Rewrite the one node ND's entries of the rendered tree TREE
+ * (ipxe/mac/MAC.ipxe, grub/grub.cfg-01-MAC) for its role's current image
+ * in IMAGES_DIR, the image's files placed first, each entry published by
+ * rename; the server URL and kernel arguments are those of TREE/nodes.json.
+ * SHA (12 to 64 hex digits, or NULL) must begin the image's rootfs
+ * sha256, else NF_E_NOTFOUND and nothing is written.  IMAGE gets
+ * "ROLE@sha12" */
+int nf_pxe_point_node(struct nf_ctx *ctx, const char *tree,
+		      const char *images_dir, const struct nf_node *nd,
+		      const char *sha, char image[96]);
+
 /* The embedded boot server (lib/adapters/http.c) */
 typedef void (*nf_access_log_fn)(void *userdata, const char *line);
 

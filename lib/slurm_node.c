@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One line of `scontrol show node -o`: KEY=VALUE pairs separated by
+ * spaces, where some values hold spaces themselves (OS=Linux 6.1 #1 SMP,
+ * Reason=...).  A key starts after a space and is letters, digits and '_'
+ * up to '='; a value runs to the next key.  Reason is printed last and
+ * may hold anything ("a=b" included), so it runs to the end of the line.
+ */
+#include "internal.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <time.h>
+
+static void put(char *dst, size_t sz, const char *v, size_t n)
+{
+	if (n >= sz)
+		n = sz - 1;
+	memcpy(dst, v, n);
+	dst[n] = '\0';
+}
+
+/* Length of the key at s ("State" of "State=IDLE"), 0 when s is no key */
+static size_t key_len(const char *s, const char *end)
+{
+	const char *k = s;
+
+	while (k < end && (isalnum((unsigned char)*k) || *k == '_'))
+		k++;
+	return k > s && k < end && *k == '=' ? (size_t)(k - s) : 0;
+}
+
+/* "2026-12-05T07:52:58" in local time; 0 for "None", "Unknown" */
+static long long parse_time(const char *v, size_t n)
+{
+	char buf[32];
+	struct tm tm = { 0 };
+	char *end;
+
+	if (n == 0 || n >= sizeof(buf))
+		return 0;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	end = strptime(buf, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!end || *end)
+		return 0;
+	tm.tm_isdst = -1;
+	return (long long)mktime(&tm);
+}
+
+int nf_slurm_node_parse(const char *line, size_t len, struct nf_slurm_node *out)
+{
+	const char *p = line, *end;
+	int have_name = 0, have_state = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (len > NF_SLURM_LINE_MAX)
+		return NF_E_LIMIT;
+	end = memchr(line, '\n', len);
+	if (!end)
+		end = line + len;
+	while (p < end && *p == ' ')
+		p++;
+	while (p < end) {
+		size_t kl = key_len(p, end);
+		const char *v, *q;
+
+		if (!kl)
+			return NF_E_PARSE;
+		v = p + kl + 1;
+		q = v;
+		if (kl == 6 && !memcmp(p, "Reason", 6))
+			q = end;
+		else
+			while (q < end && !(*q == ' ' && q + 1 < end &&
+					    key_len(q + 1, end)))
+				q++;
+		/* the value without the spaces that separate it from the next */
+		{
+			const char *ve = q;
+
+			while (ve > v && (ve[-1] == ' ' || ve[-1] == '\0'))
+				ve--;
+			if (memchr(v, '\0', (size_t)(ve - v)))
+				return NF_E_PARSE;
+			if (kl == 8 && !memcmp(p, "NodeName", 8)) {
+				put(out->name, sizeof(out->name), v, (size_t)(ve - v));
+				have_name = ve > v;
+			} else if (kl == 5 && !memcmp(p, "State", 5)) {
+				put(out->state, sizeof(out->state), v, (size_t)(ve - v));
+				have_state = ve > v;
+			} else if (kl == 6 && !memcmp(p, "Reason", 6)) {
+				put(out->reason, sizeof(out->reason), v,
+				    (size_t)(ve - v));
+			} else if (kl == 15 && !memcmp(p, "SlurmdStartTime", 15)) {
+				out->slurmd_start = parse_time(v, (size_t)(ve - v));
+			}
+		}
+		p = q;
+		while (p < end && *p == ' ')
+			p++;
+	}
+	return have_name && have_state ? 0 : NF_E_PARSE;
+}
+
+int nf_slurm_state_has(const char *state, const char *word)
+{
+	size_t wl = strlen(word);
+	const char *p = state;
+
+	while (*p) {
+		size_t n = strcspn(p, "+");
+		size_t m = n;
+
+		while (m && (p[m - 1] == '*' || p[m - 1] == '~' ||
+			     p[m - 1] == '#' || p[m - 1] == '$' ||
+			     p[m - 1] == '@' || p[m - 1] == '!' || p[m - 1] == '%'))
+			m--;
+		if (m == wl && !strncasecmp(p, word, wl))
+			return 1;
+		p += n;
+		if (*p == '+')
+			p++;
+	}
+	return 0;
+}
