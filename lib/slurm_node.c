@@ -124,3 +124,56 @@ int nf_slurm_state_has(const char *state, const char *word)
 	}
 	return 0;
 }
+
+/* The GPU type of HOST in a cluster.conf (slurm.conf syntax): TYPE of the
+ * first "gpu:TYPE:N" in the Gres= of the NodeName line naming HOST (a
+ * hostlist); 1 when found, 0 otherwise */
+int nf_cluster_conf_gpu_type(const char *conf, const char *host, char *out,
+			     size_t outsz)
+{
+	const char *l, *e, *g;
+
+	for (l = conf; l && *l; l = e ? e + 1 : NULL) {
+		char **names = NULL, *list;
+		size_t len, n = 0, hl;
+		int me = 0;
+
+		e = strchr(l, '\n');
+		len = e ? (size_t)(e - l) : strlen(l);
+		if (len < 9 || strncmp(l, "NodeName=", 9))
+			continue;
+		hl = strcspn(l + 9, " \t\n");
+		if (!(list = strndup(l + 9, hl)))
+			return 0;
+		if (!nf_hostlist_expand(list, &names, &n, 0))
+			for (size_t j = 0; j < n; j++)
+				me |= !strcmp(names[j], host);
+		nf_strv_free(names, n);
+		free(list);
+		if (!me)
+			continue;
+		/* the first Gres= word of this line, up to its end */
+		for (g = l + 9 + hl; g < l + len; g++)
+			if ((g[-1] == ' ' || g[-1] == '\t') &&
+			    (size_t)(l + len - g) > 5 && !strncmp(g, "Gres=", 5))
+				break;
+		if (g >= l + len)
+			return 0;
+		for (g += 5; g < l + len && *g != ' ' && *g != '\t';) {
+			const char *w = g, *we = g + strcspn(g, ", \t\n"), *c;
+
+			if (we > l + len)
+				we = l + len;
+			if ((size_t)(we - w) > 4 && !strncmp(w, "gpu:", 4) &&
+			    (c = memchr(w + 4, ':', (size_t)(we - w - 4))) && c > w + 4) {
+				snprintf(out, outsz, "%.*s", (int)(c - (w + 4)), w + 4);
+				return 1;
+			}
+			g = we;
+			if (g < l + len && *g == ',')
+				g++;
+		}
+		return 0;
+	}
+	return 0;
+}
