@@ -173,3 +173,23 @@ assert len(d) == 6'
 	run nf serve
 	status_is 2
 }
+
+@test "refuses a private file linked into the tree and one only its owner may read" {
+	echo 'root:$6$secret' > shadow
+	chmod 0400 shadow
+	ln shadow tree/ipxe/shadow
+	[ "$(code "$U/ipxe/shadow")" = 403 ]
+	# one link but not world-readable: root would read it, its owner meant not
+	cp tree/ipxe/boot.ipxe tree/ipxe/private
+	chmod 0600 tree/ipxe/private
+	[ "$(code "$U/ipxe/private")" = 403 ]
+	# world-readable but linked elsewhere too
+	cp tree/ipxe/boot.ipxe tree/ipxe/twice
+	chmod 0644 tree/ipxe/twice
+	ln tree/ipxe/twice other-link
+	[ "$(code "$U/ipxe/twice")" = 403 ]
+	grep -q '"GET /ipxe/shadow" 403' serve.log
+	rm other-link
+	[ "$(code "$U/ipxe/twice")" = 200 ]
+	[ "$(code "$U/ipxe/boot.ipxe")" = 200 ]
+}
