@@ -400,6 +400,126 @@ void nf_srv_access_log(struct nf_server *s, struct MHD_Connection *c,
 }
 
 
+/* ------------------------------------------------------- head deadline */
+
+/* libmicrohttpd's idle timeout starts again with every byte: a client
+ * sending a header byte now and then holds its connection for ever.  So
+ * every connection is listed with a deadline for its request head (from
+ * its start, then from the end of each request), cleared once the
+ * handler sees the head whole; a sweeper thread shuts down the socket of
+ * a connection past its deadline, and libmicrohttpd closes it.  An entry
+ * leaves the list (MHD_CONNECTION_NOTIFY_CLOSED) before its socket is
+ * closed, so the sweeper never touches a descriptor reused since. */
+
+/* CLOCK_MONOTONIC in milliseconds */
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void conn_deadline(struct nf_server *s, struct MHD_Connection *c,
+			  int64_t deadline)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct nf_conn *k = ci ? ci->socket_context : NULL;
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&s->conns_lock);
+	k->deadline = deadline;
+	pthread_mutex_unlock(&s->conns_lock);
+}
+
+static void head_done(struct nf_server *s, struct MHD_Connection *c)
+{
+	conn_deadline(s, c, 0);
+}
+
+static void conn_notify(void *cls, struct MHD_Connection *c,
+			void **socket_context,
+			enum MHD_ConnectionNotificationCode code)
+{
+	struct nf_server *s = cls;
+	struct nf_conn *k = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fi =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ai =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+		if (!fi || !(k = calloc(1, sizeof(*k))))
+			return;
+		k->fd = fi->connect_fd;
+		k->deadline = mono_ms() + (int64_t)s->head_timeout * 1000;
+		snprintf(k->addr, sizeof(k->addr), "-");
+		if (ai && ai->client_addr && ai->client_addr->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)
+					     ai->client_addr)->sin_addr,
+				  k->addr, sizeof(k->addr));
+		else if (ai && ai->client_addr &&
+			 ai->client_addr->sa_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)
+					      ai->client_addr)->sin6_addr,
+				  k->addr, sizeof(k->addr));
+		pthread_mutex_lock(&s->conns_lock);
+		k->next = s->conns.next;
+		k->prev = &s->conns;
+		s->conns.next->prev = k;
+		s->conns.next = k;
+		pthread_mutex_unlock(&s->conns_lock);
+		*socket_context = k;
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED && k) {
+		pthread_mutex_lock(&s->conns_lock);
+		k->prev->next = k->next;
+		k->next->prev = k->prev;
+		pthread_mutex_unlock(&s->conns_lock);
+		free(k);
+		*socket_context = NULL;
+	}
+}
+
+static void *sweeper_main(void *arg)
+{
+	struct nf_server *s = arg;
+
+	pthread_mutex_lock(&s->conns_lock);
+	while (!s->sweep_stop) {
+		struct timespec until;
+		int64_t now = mono_ms();
+
+		for (struct nf_conn *k = s->conns.next; k != &s->conns;
+		     k = k->next) {
+			char when[32], line[160];
+
+			if (!k->deadline || k->deadline > now)
+				continue;
+			k->deadline = 0;
+			shutdown(k->fd, SHUT_RDWR);
+			if (!s->log_fn)
+				continue;
+			nf_srv_iso_now(when);
+			snprintf(line, sizeof(line), "%s %s \"(request head "
+				 "not complete in %u s)\" 408 0", when, k->addr,
+				 s->head_timeout);
+			s->log_fn(s->log_data, line);
+		}
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 250 * 1000 * 1000;
+		if (until.tv_nsec >= 1000 * 1000 * 1000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000 * 1000 * 1000;
+		}
+		pthread_cond_timedwait(&s->sweep_wake, &s->conns_lock, &until);
+	}
+	pthread_mutex_unlock(&s->conns_lock);
+	return NULL;
+}
+
 /* ------------------------------------------------------------- handler */
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
@@ -418,6 +538,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		const char *cl;
 
 		rq->started = 1;
+		head_done(s, c);
 		if (rq->url_nul) {
 			nf_srv_access_log(s, c, method, "(NUL in URL)", 400, 0);
 			return nf_srv_send_error(c, MHD_HTTP_BAD_REQUEST,
@@ -498,11 +619,12 @@ static void *request_begin(void *cls, const char *uri, struct MHD_Connection *c)
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
+	struct nf_server *s = cls;
 	struct req *rq = *con_cls;
 
-	(void)cls;
-	(void)c;
 	(void)toe;
+	/* the next request's head is due within the deadline too */
+	conn_deadline(s, c, mono_ms() + (int64_t)s->head_timeout * 1000);
 	if (rq) {
 		free(rq->body);
 		free(rq);
@@ -624,7 +746,8 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 {
 	struct nf_server *s = calloc(1, sizeof(*s));
 	char *nodes_dir = NULL;
-	unsigned threads = o->threads;
+	unsigned threads = o->threads, per_address, conn_limit = 8192;
+	struct rlimit rl;
 	int lfd = -1, r;
 
 	if (!s)
@@ -633,6 +756,12 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->write_lock, NULL);
 	pthread_mutex_init(&s->enroll_lock, NULL);
+	pthread_mutex_init(&s->conns_lock, NULL);
+	pthread_cond_init(&s->sweep_wake, NULL);
+	s->conns.next = s->conns.prev = &s->conns;
+	s->head_timeout = o->head_timeout ? o->head_timeout
+					  : NF_SERVE_HEAD_TIMEOUT;
+	per_address = o->per_address ? o->per_address : NF_SERVE_PER_ADDRESS;
 	s->enroll = o->enroll;
 	pthread_cond_init(&s->wake, NULL);
 	s->by_mac = json_object();
@@ -713,14 +842,27 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 		goto fail;
 	}
 	s->writer_started = 1;
+	if (pthread_create(&s->sweeper, NULL, sweeper_main, s)) {
+		r = nf_fail(ctx, -EAGAIN, "cannot start the head deadline thread");
+		goto fail;
+	}
+	s->sweeper_started = 1;
+	/* leave descriptors for the files being served: a server whose
+	 * every descriptor is a socket answers no one */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < conn_limit + 256u)
+		conn_limit = rl.rlim_cur > 256u + 16u ? (unsigned)rl.rlim_cur - 256u
+						     : 16u;
 	s->mhd = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_TURBO,
 		0, NULL, NULL, handler, s,
 		MHD_OPTION_LISTEN_SOCKET, lfd,
 		MHD_OPTION_THREAD_POOL_SIZE, threads,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32u << 10),
-		MHD_OPTION_CONNECTION_LIMIT, 8192u,
+		MHD_OPTION_CONNECTION_LIMIT, conn_limit,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address,
 		MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+		MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s,
 		MHD_OPTION_URI_LOG_CALLBACK, request_begin, s,
 		MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 		MHD_OPTION_END);
@@ -748,6 +890,13 @@ void nf_server_stop(struct nf_server *s)
 {
 	if (!s)
 		return;
+	if (s->sweeper_started) {
+		pthread_mutex_lock(&s->conns_lock);
+		s->sweep_stop = 1;
+		pthread_cond_signal(&s->sweep_wake);
+		pthread_mutex_unlock(&s->conns_lock);
+		pthread_join(s->sweeper, NULL);
+	}
 	if (s->mhd)
 		MHD_stop_daemon(s->mhd); /* closes the listening socket */
 	if (s->writer_started) {
@@ -768,7 +917,9 @@ void nf_server_stop(struct nf_server *s)
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->write_lock);
 	pthread_mutex_destroy(&s->enroll_lock);
+	pthread_mutex_destroy(&s->conns_lock);
 	pthread_cond_destroy(&s->wake);
+	pthread_cond_destroy(&s->sweep_wake);
 	free(s->tree_path);
 	free(s->state_dir);
 	free(s);

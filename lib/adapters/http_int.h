@@ -26,6 +26,14 @@
 #define NF_HTTP_UNKNOWN_PER_PEER 16      /* new ones one address may add */
 #define NF_HTTP_UNKNOWN_WINDOW 600       /* ... per this many seconds */
 
+/* A connection whose request head is awaited (the head deadline) */
+struct nf_conn {
+	struct nf_conn *prev, *next;
+	int fd;
+	int64_t deadline;          /* CLOCK_MONOTONIC ms; 0: none */
+	char addr[46];             /* INET6_ADDRSTRLEN */
+};
+
 struct nf_server {
 	struct MHD_Daemon *mhd;
 	int tree;                  /* tree dirfd */
@@ -51,6 +59,13 @@ struct nf_server {
 
 	struct nf_enroll *enroll;  /* borrowed; NULL: no enrollment API */
 	pthread_mutex_t enroll_lock; /* one claim at a time (shared ctx) */
+
+	unsigned head_timeout;     /* --head-timeout */
+	pthread_mutex_t conns_lock; /* the list below */
+	struct nf_conn conns;      /* every open connection (list head) */
+	pthread_t sweeper;         /* closes heads past their deadline */
+	pthread_cond_t sweep_wake;
+	int sweeper_started, sweep_stop;
 
 	struct trusted {           /* --trusted-proxy */
 		int family;
