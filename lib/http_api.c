@@ -89,6 +89,10 @@ static enum MHD_Result api_nodes(struct nf_server *s, struct MHD_Connection *c,
 	pthread_mutex_unlock(&s->lock);
 	json_object_set_new(out, "nodes", arr);
 	json_object_set_new(out, "unknown", unk);
+	/* a full table replaces its oldest entries: say so */
+	json_object_set_new(out, "unknown_max", json_integer(NF_HTTP_UNKNOWN_MAX));
+	json_object_set_new(out, "unknown_full",
+			    json_boolean(json_array_size(unk) >= NF_HTTP_UNKNOWN_MAX));
 	return nf_srv_send_json(c, MHD_HTTP_OK, out);
 }
 
@@ -287,6 +291,61 @@ static int unknown_budget(struct nf_server *s, const char *peer)
 	return 1;
 }
 
+/* An entry's last sighting, in seconds since the epoch; 0 unreadable */
+static time_t unknown_seen(json_t *rec)
+{
+	const char *t = json_string_value(json_object_get(rec, "seen_at"));
+	struct tm tm = { 0 };
+	const char *end;
+
+	if (!t || !(end = strptime(t, "%Y-%m-%dT%H:%M:%SZ", &tm)) || *end)
+		return 0;
+	return timegm(&tm);
+}
+
+static void unknown_drop(struct nf_server *s, const char *file)
+{
+	char *p = nf_asprintf("%s/unknown/%s.json", s->state_dir, file);
+
+	if (p)
+		unlink(p);
+	free(p);
+	json_object_del(s->unknown, file);
+}
+
+void nf_srv_unknown_expire(struct nf_server *s, time_t now)
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+
+	json_object_foreach_safe(s->unknown, tmp, k, v)
+		if (unknown_seen(v) + NF_HTTP_UNKNOWN_TTL <= now)
+			unknown_drop(s, k);
+}
+
+/* Room for one more unknown MAC: the expired go, then, while the table
+ * is full, the one seen longest ago (under s->lock) */
+static void unknown_make_room(struct nf_server *s)
+{
+	nf_srv_unknown_expire(s, time(NULL));
+	while (json_object_size(s->unknown) >= NF_HTTP_UNKNOWN_MAX) {
+		const char *k, *oldest = NULL;
+		time_t at = 0;
+		json_t *v;
+
+		json_object_foreach(s->unknown, k, v) {
+			time_t t = unknown_seen(v);
+
+			if (!oldest || t < at) {
+				oldest = k;
+				at = t;
+			}
+		}
+		unknown_drop(s, oldest);
+	}
+}
+
 static enum MHD_Result api_unknown(struct nf_server *s,
 				   struct MHD_Connection *c, const char *mac)
 {
@@ -304,17 +363,25 @@ static enum MHD_Result api_unknown(struct nf_server *s,
 	nf_srv_index_refresh(s);
 	known = json_object_get(s->by_mac, file) != NULL;
 	if (!known && !json_object_get(s->unknown, file) &&
-	    json_object_size(s->unknown) < NF_HTTP_UNKNOWN_MAX &&
 	    unknown_budget(s, peer)) {
 		char key[18];
 
+		unknown_make_room(s);
 		nf_mac_format(m, ':', key);
 		rec = json_pack("{s:s, s:s, s:s, s:s}", "mac", key, "first_seen",
 				when, "seen_at", when, "from", peer);
-		json_object_set(s->unknown, file, rec);
+		/* the table's copy may change while rec is written */
+		json_object_set_new(s->unknown, file, json_deep_copy(rec));
 	} else if (!known && json_object_get(s->unknown, file)) {
-		json_object_set_new(json_object_get(s->unknown, file), "seen_at",
-				    json_string(when));
+		json_t *old = json_object_get(s->unknown, file);
+
+		/* written again at most hourly, so that expiry after a
+		 * restart counts from a recent sighting */
+		int stale = unknown_seen(old) + 3600 <= time(NULL);
+
+		json_object_set_new(old, "seen_at", json_string(when));
+		if (stale)
+			rec = json_deep_copy(old);
 	}
 	pthread_mutex_unlock(&s->lock);
 	/* a new machine is kept across restarts: this list is how an

@@ -334,6 +334,7 @@ static void state_load(struct nf_server *s)
 {
 	load_dir(s, "nodes", nf_srv_valid_name, s->state, SIZE_MAX);
 	load_dir(s, "unknown", mac_key, s->unknown, NF_HTTP_UNKNOWN_MAX);
+	nf_srv_unknown_expire(s, time(NULL));
 }
 
 /* ---------------------------------------------------------- responses */

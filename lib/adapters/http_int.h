@@ -25,6 +25,8 @@
 #define NF_HTTP_UNKNOWN_MAX 4096         /* unknown MACs remembered */
 #define NF_HTTP_UNKNOWN_PER_PEER 16      /* new ones one address may add */
 #define NF_HTTP_UNKNOWN_WINDOW 600       /* ... per this many seconds */
+#define NF_HTTP_UNKNOWN_TTL (7 * 86400)  /* an unknown MAC not seen for
+					  * this long is forgotten */
 
 /* A connection whose request head is awaited (the head deadline) */
 struct nf_conn {
@@ -102,6 +104,10 @@ enum MHD_Result nf_srv_send_error(struct MHD_Connection *c, unsigned status,
 void nf_srv_access_log(struct nf_server *s, struct MHD_Connection *c,
 		       const char *method, const char *url, unsigned status,
 		       unsigned long long bytes);
+
+/* unknown MACs (lib/http_api.c): forget those not seen for
+ * NF_HTTP_UNKNOWN_TTL, their files too (caller holds s->lock) */
+void nf_srv_unknown_expire(struct nf_server *s, time_t now);
 
 /* static files of the boot tree (lib/adapters/http_files.c) */
 enum MHD_Result nf_srv_serve_file(struct nf_server *s,
