@@ -405,9 +405,9 @@ void nf_srv_access_log(struct nf_server *s, struct MHD_Connection *c,
 
 /* libmicrohttpd's idle timeout starts again with every byte: a client
  * sending a header byte now and then holds its connection for ever.  So
- * every connection is listed with a deadline for its request head (from
- * its start, then from the end of each request), cleared once the
- * handler sees the head whole; a sweeper thread shuts down the socket of
+ * every connection is listed with a deadline for its request head and
+ * body (from its start, then from the end of each request), cleared once
+ * the handler has the request whole; a sweeper thread shuts down the socket of
  * a connection past its deadline, and libmicrohttpd closes it.  An entry
  * leaves the list (MHD_CONNECTION_NOTIFY_CLOSED) before its socket is
  * closed, so the sweeper never touches a descriptor reused since. */
@@ -539,7 +539,6 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		const char *cl;
 
 		rq->started = 1;
-		head_done(s, c);
 		if (rq->url_nul) {
 			nf_srv_access_log(s, c, method, "(NUL in URL)", 400, 0);
 			return nf_srv_send_error(c, MHD_HTTP_BAD_REQUEST,
@@ -579,6 +578,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	/* the request is whole: its answer is not bound by the deadline */
+	head_done(s, c);
 	if (rq->too_large && !post) {
 		nf_srv_access_log(s, c, method, url, 400, 0);
 		return nf_srv_send_error(c, MHD_HTTP_BAD_REQUEST, "unexpected body");

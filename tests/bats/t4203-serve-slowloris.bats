@@ -133,3 +133,26 @@ print(out.count(b"hello\n"))' "$PORT"
 	grep -q '^listening on' serve.log
 	grep -E '^Max open files +4096 +4096 ' "/proc/$SERVE_PID/limits"
 }
+
+@test "a request body trickled past --head-timeout is closed too" {
+	nf_serve_bg --tree tree --state state --threads 2 --head-timeout 2
+	run python3 -c '
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"POST /api/v1/nodes/x/verdict HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+s.setblocking(False)
+t0 = time.monotonic()
+while time.monotonic() - t0 < 8:
+    try:
+        s.send(b"a")
+        if s.recv(1) == b"":
+            break
+    except BlockingIOError:
+        pass
+    except OSError:
+        break
+    time.sleep(0.5)
+print("%.1f" % (time.monotonic() - t0))' "$PORT"
+	echo "closed after $output s"
+	awk -v t="$output" 'BEGIN { exit !(t >= 1.0 && t <= 4.0) }'
+}
