@@ -406,9 +406,10 @@ void nf_srv_access_log(struct nf_server *s, struct MHD_Connection *c,
 /* libmicrohttpd's idle timeout starts again with every byte: a client
  * sending a header byte now and then holds its connection for ever.  So
  * every connection is listed with a deadline for its request head and
- * body (from its start, then from the end of each request), cleared once
- * the handler has the request whole; a sweeper thread shuts down the socket of
- * a connection past its deadline, and libmicrohttpd closes it.  An entry
+ * body (from its start, then from the end of each request), cleared
+ * once the handler has the request whole; a sweeper thread shuts down
+ * the socket of a connection past its deadline, and libmicrohttpd
+ * closes it.  An entry
  * leaves the list (MHD_CONNECTION_NOTIFY_CLOSED) before its socket is
  * closed, so the sweeper never touches a descriptor reused since. */
 
@@ -435,7 +436,7 @@ static void conn_deadline(struct nf_server *s, struct MHD_Connection *c,
 	pthread_mutex_unlock(&s->conns_lock);
 }
 
-static void head_done(struct nf_server *s, struct MHD_Connection *c)
+static void request_whole(struct nf_server *s, struct MHD_Connection *c)
 {
 	conn_deadline(s, c, 0);
 }
@@ -484,30 +485,54 @@ static void conn_notify(void *cls, struct MHD_Connection *c,
 	}
 }
 
+/* One access line per connection closed (after the list's lock: a slow
+ * log must not hold up new connections) */
+static void log_closed(struct nf_server *s, const char (*addrs)[INET6_ADDRSTRLEN],
+		       size_t n)
+{
+	char when[32], line[160];
+
+	nf_srv_iso_now(when);
+	for (size_t i = 0; i < n && s->log_fn; i++) {
+		snprintf(line, sizeof(line), "%s %s \"(request not complete "
+			 "in %u s)\" 408 0", when, addrs[i], s->head_timeout);
+		s->log_fn(s->log_data, line);
+	}
+}
+
 static void *sweeper_main(void *arg)
 {
 	struct nf_server *s = arg;
+	char (*addrs)[INET6_ADDRSTRLEN] = NULL;
+	size_t cap = 0;
 
 	pthread_mutex_lock(&s->conns_lock);
 	while (!s->sweep_stop) {
 		struct timespec until;
 		int64_t now = mono_ms();
+		size_t n = 0;
 
 		for (struct nf_conn *k = s->conns.next; k != &s->conns;
 		     k = k->next) {
-			char when[32], line[160];
-
 			if (!k->deadline || k->deadline > now)
 				continue;
 			k->deadline = 0;
 			shutdown(k->fd, SHUT_RDWR);
-			if (!s->log_fn)
-				continue;
-			nf_srv_iso_now(when);
-			snprintf(line, sizeof(line), "%s %s \"(request head "
-				 "not complete in %u s)\" 408 0", when, k->addr,
-				 s->head_timeout);
-			s->log_fn(s->log_data, line);
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 16;
+				void *p = realloc(addrs, nc * sizeof(*addrs));
+
+				if (!p)
+					continue;
+				addrs = p;
+				cap = nc;
+			}
+			memcpy(addrs[n++], k->addr, sizeof(k->addr));
+		}
+		if (n) {
+			pthread_mutex_unlock(&s->conns_lock);
+			log_closed(s, (const char (*)[INET6_ADDRSTRLEN])addrs, n);
+			pthread_mutex_lock(&s->conns_lock);
 		}
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += 250 * 1000 * 1000;
@@ -515,9 +540,12 @@ static void *sweeper_main(void *arg)
 			until.tv_sec++;
 			until.tv_nsec -= 1000 * 1000 * 1000;
 		}
-		pthread_cond_timedwait(&s->sweep_wake, &s->conns_lock, &until);
+		if (!s->sweep_stop)
+			pthread_cond_timedwait(&s->sweep_wake, &s->conns_lock,
+					       &until);
 	}
 	pthread_mutex_unlock(&s->conns_lock);
+	free(addrs);
 	return NULL;
 }
 
@@ -579,7 +607,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		return MHD_YES;
 	}
 	/* the request is whole: its answer is not bound by the deadline */
-	head_done(s, c);
+	request_whole(s, c);
 	if (rq->too_large && !post) {
 		nf_srv_access_log(s, c, method, url, 400, 0);
 		return nf_srv_send_error(c, MHD_HTTP_BAD_REQUEST, "unexpected body");

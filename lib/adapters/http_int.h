@@ -33,7 +33,7 @@ struct nf_conn {
 	struct nf_conn *prev, *next;
 	int fd;
 	int64_t deadline;          /* CLOCK_MONOTONIC ms; 0: none */
-	char addr[46];             /* INET6_ADDRSTRLEN */
+	char addr[INET6_ADDRSTRLEN];
 };
 
 struct nf_server {

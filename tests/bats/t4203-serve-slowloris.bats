@@ -94,7 +94,7 @@ except (ConnectionResetError, TimeoutError) as e:
 		[ "$t" != held ]
 		awk -v t="$t" 'BEGIN { exit !(t >= 1.0 && t <= 4.0) }'
 	done
-	grep -q '127.0.0.1 "(request head not complete in 2 s)" 408 0' serve.log
+	grep -q '127.0.0.1 "(request not complete in 2 s)" 408 0' serve.log
 	# closed connections free the address's places
 	[ "$(curl -s --max-time 2 "$U/hello.txt")" = hello ]
 	# a keep-alive connection: two requests 3 s apart, each head whole
