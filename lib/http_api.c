@@ -291,61 +291,6 @@ static int unknown_budget(struct nf_server *s, const char *peer)
 	return 1;
 }
 
-/* An entry's last sighting, in seconds since the epoch; 0 unreadable */
-static time_t unknown_seen(json_t *rec)
-{
-	const char *t = json_string_value(json_object_get(rec, "seen_at"));
-	struct tm tm = { 0 };
-	const char *end;
-
-	if (!t || !(end = strptime(t, "%Y-%m-%dT%H:%M:%SZ", &tm)) || *end)
-		return 0;
-	return timegm(&tm);
-}
-
-static void unknown_drop(struct nf_server *s, const char *file)
-{
-	char *p = nf_asprintf("%s/unknown/%s.json", s->state_dir, file);
-
-	if (p)
-		unlink(p);
-	free(p);
-	json_object_del(s->unknown, file);
-}
-
-void nf_srv_unknown_expire(struct nf_server *s, time_t now)
-{
-	const char *k;
-	json_t *v;
-	void *tmp;
-
-	json_object_foreach_safe(s->unknown, tmp, k, v)
-		if (unknown_seen(v) + NF_HTTP_UNKNOWN_TTL <= now)
-			unknown_drop(s, k);
-}
-
-/* Room for one more unknown MAC: the expired go, then, while the table
- * is full, the one seen longest ago (under s->lock) */
-static void unknown_make_room(struct nf_server *s)
-{
-	nf_srv_unknown_expire(s, time(NULL));
-	while (json_object_size(s->unknown) >= NF_HTTP_UNKNOWN_MAX) {
-		const char *k, *oldest = NULL;
-		time_t at = 0;
-		json_t *v;
-
-		json_object_foreach(s->unknown, k, v) {
-			time_t t = unknown_seen(v);
-
-			if (!oldest || t < at) {
-				oldest = k;
-				at = t;
-			}
-		}
-		unknown_drop(s, oldest);
-	}
-}
-
 static enum MHD_Result api_unknown(struct nf_server *s,
 				   struct MHD_Connection *c, const char *mac)
 {
@@ -366,7 +311,7 @@ static enum MHD_Result api_unknown(struct nf_server *s,
 	    unknown_budget(s, peer)) {
 		char key[18];
 
-		unknown_make_room(s);
+		nf_srv_unknown_make_room(s);
 		nf_mac_format(m, ':', key);
 		rec = json_pack("{s:s, s:s, s:s, s:s}", "mac", key, "first_seen",
 				when, "seen_at", when, "from", peer);
@@ -377,7 +322,7 @@ static enum MHD_Result api_unknown(struct nf_server *s,
 
 		/* written again at most hourly, so that expiry after a
 		 * restart counts from a recent sighting */
-		int stale = unknown_seen(old) + 3600 <= time(NULL);
+		int stale = nf_srv_unknown_seen(old) + 3600 <= time(NULL);
 
 		json_object_set_new(old, "seen_at", json_string(when));
 		if (stale)

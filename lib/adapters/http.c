@@ -329,6 +329,61 @@ static void load_dir(struct nf_server *s, const char *sub,
 	free(dir);
 }
 
+/* An entry's last sighting, in seconds since the epoch; 0 unreadable */
+time_t nf_srv_unknown_seen(json_t *rec)
+{
+	const char *t = json_string_value(json_object_get(rec, "seen_at"));
+	struct tm tm = { 0 };
+	const char *end;
+
+	if (!t || !(end = strptime(t, "%Y-%m-%dT%H:%M:%SZ", &tm)) || *end)
+		return 0;
+	return timegm(&tm);
+}
+
+static void unknown_drop(struct nf_server *s, const char *file)
+{
+	char *p = nf_asprintf("%s/unknown/%s.json", s->state_dir, file);
+
+	if (p)
+		unlink(p);
+	free(p);
+	json_object_del(s->unknown, file);
+}
+
+void nf_srv_unknown_expire(struct nf_server *s, time_t now)
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+
+	json_object_foreach_safe(s->unknown, tmp, k, v)
+		if (nf_srv_unknown_seen(v) + NF_HTTP_UNKNOWN_TTL <= now)
+			unknown_drop(s, k);
+}
+
+/* Room for one more unknown MAC: the expired go, then, while the table
+ * is full, the one seen longest ago (under s->lock) */
+void nf_srv_unknown_make_room(struct nf_server *s)
+{
+	nf_srv_unknown_expire(s, time(NULL));
+	while (json_object_size(s->unknown) >= NF_HTTP_UNKNOWN_MAX) {
+		const char *k, *oldest = NULL;
+		time_t at = 0;
+		json_t *v;
+
+		json_object_foreach(s->unknown, k, v) {
+			time_t t = nf_srv_unknown_seen(v);
+
+			if (!oldest || t < at) {
+				oldest = k;
+				at = t;
+			}
+		}
+		unknown_drop(s, oldest);
+	}
+}
+
 /* The nodes' states, and the unknown MACs seen before a restart */
 static void state_load(struct nf_server *s)
 {

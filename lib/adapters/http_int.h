@@ -105,9 +105,13 @@ void nf_srv_access_log(struct nf_server *s, struct MHD_Connection *c,
 		       const char *method, const char *url, unsigned status,
 		       unsigned long long bytes);
 
-/* unknown MACs (lib/http_api.c): forget those not seen for
- * NF_HTTP_UNKNOWN_TTL, their files too (caller holds s->lock) */
+/* unknown MACs (lib/adapters/http.c; caller holds s->lock): an entry's
+ * last sighting (seconds since the epoch; 0 unreadable); forget those
+ * not seen for NF_HTTP_UNKNOWN_TTL, their files too; room for one more
+ * (the expired go, then while full the one seen longest ago) */
+time_t nf_srv_unknown_seen(json_t *rec);
 void nf_srv_unknown_expire(struct nf_server *s, time_t now);
+void nf_srv_unknown_make_room(struct nf_server *s);
 
 /* static files of the boot tree (lib/adapters/http_files.c) */
 enum MHD_Result nf_srv_serve_file(struct nf_server *s,
