@@ -227,3 +227,20 @@ PY
 	[ ! -e state/unknown/52-54-01-00-00-01.json ]
 	[ -e state/unknown/52-54-00-cc-00-02.json ]
 }
+
+@test "an unknown MAC seen again is written again when its record is an hour old, so expiry counts from it" {
+	kill "$SERVE_PID"; wait "$SERVE_PID" || true
+	mkdir -p state/unknown
+	old=$(date -u -d '-2 hours' +%Y-%m-%dT%H:%M:%SZ)
+	echo "{\"mac\":\"52:54:00:dd:00:01\",\"first_seen\":\"$old\",\"seen_at\":\"$old\",\"from\":\"10.9.0.1\"}" \
+		> state/unknown/52-54-00-dd-00-01.json
+	nf_serve_bg --tree tree --state state
+	[ "$(code "$U/api/v1/unknown/52-54-00-dd-00-01")" = 200 ]
+	[ "$(jq -r .first_seen state/unknown/52-54-00-dd-00-01.json)" = "$old" ]
+	seen=$(jq -r .seen_at state/unknown/52-54-00-dd-00-01.json)
+	[ "$seen" != "$old" ]
+	# seen again at once: kept in memory, the file is not rewritten
+	ino=$(stat -c %i state/unknown/52-54-00-dd-00-01.json)
+	[ "$(code "$U/api/v1/unknown/52-54-00-dd-00-01")" = 200 ]
+	[ "$(stat -c %i state/unknown/52-54-00-dd-00-01.json)" = "$ino" ]
+}
