@@ -46,7 +46,8 @@ chmod -R a+rX tree
 IMG=/images/compute/compute-${h:0:12}.rootfs.tar.zst
 
 : > nf.log
-"$NF_BIN" serve -q ${NF_THREADS:+--threads $NF_THREADS} --tree tree --listen "127.0.0.1:$NFPORT" --state state > nf.log 2>&1 &
+# every client is 127.0.0.1: lift the per-address limit
+"$NF_BIN" serve -q --per-address 4096 ${NF_THREADS:+--threads $NF_THREADS} --tree tree --listen "127.0.0.1:$NFPORT" --state state > nf.log 2>&1 &
 NFPID=$!
 "$NGINX" -c "$W/tree/nginx.conf" -g 'daemon off;' > ng.log 2>&1 &
 NGPID=$!

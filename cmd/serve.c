@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cmd.h"
 
@@ -15,7 +16,8 @@ const struct nf_cmd nf_cmd_serve = {
 	.summary = "serve a boot tree and collect node verdicts",
 	.help = "usage: nodeforge serve --tree DIR [--listen ADDR:PORT] [--state DIR]\n"
 		"                       [--threads N] [-i racks.yaml [--enroll-state DIR]]\n"
-		"                       [--trusted-proxy ADDR]...\n"
+		"                       [--trusted-proxy ADDR]... [--head-timeout SECONDS]\n"
+		"                       [--per-address N]\n"
 		"\n"
 		"Serve the boot tree rendered by 'nodeforge pxe' over HTTP (sendfile,\n"
 		"HEAD, Range, ETag) with the node API:\n"
@@ -49,6 +51,16 @@ const struct nf_cmd nf_cmd_serve = {
 		"                         at most 16; default: none, every request is\n"
 		"                         judged by its TCP peer).  Behind the nginx\n"
 		"                         that 'nodeforge pxe' renders: 127.0.0.1\n"
+		"      --head-timeout SECONDS\n"
+		"                         a request's line, headers and body must\n"
+		"                         arrive whole within this time of the\n"
+		"                         connection's start or the previous\n"
+		"                         request's end, else the connection is\n"
+		"                         closed (default: 10)\n"
+		"      --per-address N    connections one address may hold at once;\n"
+		"                         more are closed at once (default: 64)\n"
+		"\n"
+		"The soft limit on open files is raised to the hard one.\n"
 		"\n"
 		"Prints 'listening on URL', then one access line per request on stdout\n"
 		"(-q: none).  Stops on SIGINT or SIGTERM.\n"
@@ -63,6 +75,37 @@ static void log_line(void *data, const char *line)
 	fprintf(stdout, "%s\n", line);
 }
 
+/* A whole number 1..max for option `name`; 0, or -1 after the usage
+ * error */
+static int count_arg(const char *name, const char *arg, unsigned long max,
+		     unsigned *out)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(arg, &end, 10);
+	if (!*arg || *end || errno || !n || n > max || *arg == '-' || *arg == '+') {
+		nf_usage_error("serve", "invalid %s '%s': expected a number "
+			       "from 1 to %lu", name, arg, max);
+		return -1;
+	}
+	*out = (unsigned)n;
+	return 0;
+}
+
+/* Every client the server accepts needs a descriptor, and every file it
+ * serves another: take all the process may have */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static int cmd_serve(struct nf_global *g, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -75,6 +118,8 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv)
 		{ "inventory", required_argument, NULL, 'i' },
 		{ "enroll-state", required_argument, NULL, 'E' },
 		{ "trusted-proxy", required_argument, NULL, 'P' },
+		{ "head-timeout", required_argument, NULL, 'H' },
+		{ "per-address", required_argument, NULL, 'A' },
 		{ 0 }
 	};
 	const char *trusted[NF_SERVE_TRUSTED_MAX];
@@ -113,16 +158,20 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv)
 			so.trusted_proxies = trusted;
 			break;
 		}
-		case 'T': {
-			char *end;
-			unsigned long n = strtoul(optarg, &end, 10);
-
-			if (*end || !n || n > 1024)
-				return nf_usage_error("serve", "invalid --threads "
-						      "'%s'", optarg);
-			so.threads = (unsigned)n;
+		case 'T':
+			if (count_arg("--threads", optarg, 1024, &so.threads))
+				return NF_EXIT_USAGE;
 			break;
-		}
+		case 'H':
+			if (count_arg("--head-timeout", optarg, 3600,
+				      &so.head_timeout))
+				return NF_EXIT_USAGE;
+			break;
+		case 'A':
+			if (count_arg("--per-address", optarg, 65536,
+				      &so.per_address))
+				return NF_EXIT_USAGE;
+			break;
 		}
 	}
 	if (!so.tree)
@@ -139,6 +188,7 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	raise_nofile();
 	if (inv_path) {
 		if ((r = nf_cmd_site_optional(g, "serve")) ||
 		    (r = nf_cmd_inventory_load(g, "serve", inv_path, &inv)))

@@ -35,7 +35,9 @@ const struct nf_cmd nf_cmd_status = {
 		"                     asked to boot (kept across server restarts):\n"
 		"                     MAC, address, first and last seen; the plain\n"
 		"                     list (no node, --state, --rack or --role) ends\n"
-		"                     with them too\n"
+		"                     with them too.  The server forgets a machine\n"
+		"                     not seen for 7 days and keeps at most 4096: a\n"
+		"                     full table is said so (JSON: unknown_full)\n"
 		"\n"
 		"A rack or role that no node of the server's inventory has is a usage\n"
 		"error naming those it has.\n"
@@ -476,8 +478,17 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 	}
 	nf_emit_arr_close(e);
 	if (only_unknown) {
+		json_t *full = json_object_get(doc, "unknown_full");
+
 		nf_emit_int(e, "unknown_count", "%lld unknown machine(s)\n",
 			    (long long)json_array_size(unk));
+		nf_emit_bool(e, "unknown_full", NULL, json_is_true(full));
+		if (json_is_true(full))
+			nf_emit_text(e, "the server's table of unknown machines "
+				     "is full (%lld): a new one replaces the one "
+				     "seen longest ago\n",
+				     json_integer_value(json_object_get(
+					     doc, "unknown_max")));
 		r = nf_emit_end(e) ? NF_EXIT_FAILURE : 0;
 		goto end;
 	}

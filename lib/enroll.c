@@ -237,13 +237,13 @@ void nf_en_respond_err(json_t **resp, int *status, int code,
 	*resp = json_pack("{s:s,s:s}", "error", msg, "reason", reason);
 }
 
-/* Record a refusal in the state (caller holds the lock), log it loudly
- * and make the response */
-void nf_en_refuse(struct nf_enroll *e, json_t *st, const char *node,
+/* Append a refusal to the refusal log (caller holds the lock), log it
+ * loudly and make the response */
+void nf_en_refuse(struct nf_enroll *e, const char *node,
 		  const char *peer, int code, const char *reason,
 		  json_t **resp, int *status, const char *fmt, ...)
 {
-	json_t *ref = json_object_get(st, "refusals");
+	json_t *rec;
 	char msg[512];
 	va_list ap;
 
@@ -252,13 +252,13 @@ void nf_en_refuse(struct nf_enroll *e, json_t *st, const char *node,
 	va_end(ap);
 	nf_log(e->ctx, NF_LOG_ERR, "enroll: REFUSED claim for '%s' from %s: %s",
 	       node ? node : "?", peer ? peer : "?", msg);
-	json_array_append_new(ref, json_pack("{s:I,s:s,s:s,s:s,s:s}", "at",
-					     (json_int_t)now_of(e), "node",
-					     node ? node : "", "peer",
-					     peer ? peer : "", "reason", reason,
-					     "message", msg));
-	while (json_array_size(ref) > NF_ENROLL_REFUSALS_KEPT)
-		json_array_remove(ref, 0);
+	rec = json_pack("{s:I,s:s,s:s,s:s,s:s}", "at", (json_int_t)now_of(e),
+			"node", node ? node : "", "peer", peer ? peer : "",
+			"reason", reason, "message", msg);
+	if (!rec || nf_en_refusal_append(e, rec))
+		nf_log(e->ctx, NF_LOG_ERR, "enroll: cannot record the refusal: %s",
+		       rec ? nf_errmsg(e->ctx) : "out of memory");
+	json_decref(rec);
 	nf_en_respond_err(resp, status, code, reason, msg);
 }
 
@@ -482,36 +482,36 @@ int nf_enroll_claim(struct nf_enroll *e, const char *peer_addr,
 	    nf_en_field_bytes(req, "pubkey", pub, 32) ||
 	    nf_en_field_bytes(req, "nonce", nonce, 16) ||
 	    (macs && *macs && nf_en_mac_norm(macs, mac))) {
-		nf_en_refuse(e, st, name && nf_en_name_ok(name) ? name : NULL, peer_addr,
+		nf_en_refuse(e, name && nf_en_name_ok(name) ? name : NULL, peer_addr,
 		       400, "malformed", response, http_status,
 		       "malformed claim: needs name, pubkey (32 bytes) and "
 		       "nonce (16 bytes), base64");
-		goto save;
+		goto out;
 	}
 	n = nf_en_find_node(e, name);
 	if (!n) {
-		nf_en_refuse(e, st, name, peer_addr, 403, "unknown-node", response,
+		nf_en_refuse(e, name, peer_addr, 403, "unknown-node", response,
 		       http_status, "'%s' is not a node of the inventory",
 		       name);
-		goto save;
+		goto out;
 	}
 	if (nf_en_peer_ipv4(peer_addr, &peer) || peer != n->ip) {
 		struct in_addr a = { htonl(n->ip) };
 		char want[INET_ADDRSTRLEN];
 
 		inet_ntop(AF_INET, &a, want, sizeof(want));
-		nf_en_refuse(e, st, name, peer_addr, 403, "wrong-address", response,
+		nf_en_refuse(e, name, peer_addr, 403, "wrong-address", response,
 		       http_status,
 		       "claim for '%s' came from %s, not from its inventory "
 		       "address %s", name, peer_addr ? peer_addr : "?", want);
-		goto save;
+		goto out;
 	}
 	if (n->mac && (!*mac || strcmp(mac, n->mac))) {
-		nf_en_refuse(e, st, name, peer_addr, 403, "wrong-mac", response,
+		nf_en_refuse(e, name, peer_addr, 403, "wrong-mac", response,
 		       http_status,
 		       "claim for '%s' names MAC '%s', not its inventory MAC %s",
 		       name, *mac ? mac : "", n->mac);
-		goto save;
+		goto out;
 	}
 	claim = json_object_get(json_object_get(st, "claims"), name);
 	nf_sha256_hex(pub, 32, pubhex);
@@ -523,7 +523,7 @@ int nf_enroll_claim(struct nf_enroll *e, const char *peer_addr,
 		!strcmp(json_string_value(json_object_get(claim, "pubkey_sha256")),
 			pubhex);
 	if (claim && !retry) {
-		nf_en_refuse(e, st, name, peer_addr, 409, "already-enrolled", response,
+		nf_en_refuse(e, name, peer_addr, 409, "already-enrolled", response,
 		       http_status,
 		       "'%s' already enrolled at %lld from %s: a second claim "
 		       "may be a stolen identity; re-open with "
@@ -531,25 +531,25 @@ int nf_enroll_claim(struct nf_enroll *e, const char *peer_addr,
 		       name, (long long)json_integer_value(
 				     json_object_get(claim, "at")),
 		       json_string_value(json_object_get(claim, "peer")), name);
-		goto save;
+		goto out;
 	}
 	win = json_object_get(json_object_get(st, "windows"), name);
 	if (!win && !retry) {
-		nf_en_refuse(e, st, name, peer_addr, 403, "no-window", response,
+		nf_en_refuse(e, name, peer_addr, 403, "no-window", response,
 		       http_status,
 		       "no enrollment window for '%s': open one with "
 		       "'nodeforge enroll open %s --for 15m'", name, name);
-		goto save;
+		goto out;
 	}
 	if (!retry && (now < json_integer_value(json_object_get(win, "opened")) ||
 		       now > json_integer_value(json_object_get(win, "until")))) {
-		nf_en_refuse(e, st, name, peer_addr, 403, "outside-window", response,
+		nf_en_refuse(e, name, peer_addr, 403, "outside-window", response,
 		       http_status,
 		       "claim for '%s' at %lld is outside its window %lld-%lld",
 		       name, now,
 		       (long long)json_integer_value(json_object_get(win, "opened")),
 		       (long long)json_integer_value(json_object_get(win, "until")));
-		goto save;
+		goto out;
 	}
 	r = make_payload(e, n, &payload, &plen, &pcap, fp);
 	if (!r) {
@@ -594,10 +594,6 @@ int nf_enroll_claim(struct nf_enroll *e, const char *peer_addr,
 	*http_status = 200;
 	free(b64);
 	goto out;
-save:
-	if (nf_en_state_save(e, st))
-		nf_log(e->ctx, NF_LOG_ERR, "enroll: cannot record the refusal: %s",
-		       nf_errmsg(e->ctx));
 out:
 	free(blob);
 	json_decref(st);

@@ -65,12 +65,18 @@ int nf_en_rot_load(struct nf_enroll *e, json_t **out);
 int nf_en_peer_ipv4(const char *s, uint32_t *ip);
 void nf_en_respond_err(json_t **resp, int *status, int code,
 		       const char *reason, const char *msg);
-/* Record a refusal in the state (caller holds the lock), log it loudly
- * and make the response */
-void nf_en_refuse(struct nf_enroll *e, json_t *st, const char *node,
+/* Append a refusal to the refusal log (caller holds the lock), log it
+ * loudly and make the response */
+void nf_en_refuse(struct nf_enroll *e, const char *node,
 		  const char *peer, int code, const char *reason,
 		  json_t **resp, int *status, const char *fmt, ...)
-	__attribute__((format(printf, 9, 10)));
+	__attribute__((format(printf, 8, 9)));
+/* Append one record to refusals.log (lib/enroll_state.c; caller holds
+ * the lock), rotating it at NF_ENROLL_REFUSALS_ROTATE */
+int nf_en_refusal_append(struct nf_enroll *e, json_t *rec);
+/* The records of a refusal log's text (one JSON object a line; other
+ * lines are skipped) appended to arr; how many */
+size_t nf_en_refusals_parse(const char *buf, size_t len, json_t *arr);
 /* Decode a base64 field that must hold exactly `want` bytes */
 int nf_en_field_bytes(const json_t *req, const char *key, uint8_t *out,
 		      size_t want);

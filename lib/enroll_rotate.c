@@ -640,22 +640,22 @@ int nf_rotate_poll(struct nf_enroll *e, const char *peer_addr,
 	    nf_en_field_bytes(req, "pubkey", pub, 32) ||
 	    nf_en_field_bytes(req, "nonce", nonce, 16) ||
 	    nf_en_field_bytes(req, "proof", proof, 32)) {
-		nf_en_refuse(e, st, NULL, peer_addr, 400, "malformed", response,
+		nf_en_refuse(e, NULL, peer_addr, 400, "malformed", response,
 		       http_status, "malformed rotation request");
-		goto save;
+		goto out;
 	}
 	n = nf_en_find_node(e, name);
 	if (!n) {
-		nf_en_refuse(e, st, name, peer_addr, 403, "unknown-node", response,
+		nf_en_refuse(e, name, peer_addr, 403, "unknown-node", response,
 		       http_status, "'%s' is not a node of the inventory", name);
-		goto save;
+		goto out;
 	}
 	if (nf_en_peer_ipv4(peer_addr, &peer) || peer != n->ip) {
-		nf_en_refuse(e, st, name, peer_addr, 403, "wrong-address", response,
+		nf_en_refuse(e, name, peer_addr, 403, "wrong-address", response,
 		       http_status, "rotation request for '%s' came from %s, "
 		       "not from its inventory address", name,
 		       peer_addr ? peer_addr : "?");
-		goto save;
+		goto out;
 	}
 	if (!rot) {
 		*response = json_pack("{s:s,s:s}", "node", name, "action", "none");
@@ -674,10 +674,10 @@ int nf_rotate_poll(struct nf_enroll *e, const char *peer_addr,
 	holds_new = !strcmp(have, newfp);
 	if ((!holds_new && strcmp(have, oldfp)) ||
 	    (!nrec && !json_object_get(json_object_get(st, "claims"), name))) {
-		nf_en_refuse(e, st, name, peer_addr, 403, "not-in-rotation", response,
+		nf_en_refuse(e, name, peer_addr, 403, "not-in-rotation", response,
 		       http_status, "'%s' holds key %s: not part of the rotation "
 		       "%s -> %s; re-enroll it", name, have, oldfp, newfp);
-		goto save;
+		goto out;
 	}
 	r = nf_secret_read(e->ctx, json_string_value(json_object_get(
 			   rot, holds_new ? "new_path" : "old_path")),
@@ -690,10 +690,10 @@ int nf_rotate_poll(struct nf_enroll *e, const char *peer_addr,
 				    "the server cannot read its keys");
 			goto out;
 		}
-		nf_en_refuse(e, st, name, peer_addr, 403, "bad-proof", response,
+		nf_en_refuse(e, name, peer_addr, 403, "bad-proof", response,
 		       http_status, "'%s' does not prove it holds key %s", name,
 		       have);
-		goto save;
+		goto out;
 	}
 	/* Enrolled after the plan was made: it joins the last group */
 	if (!nrec) {
@@ -772,8 +772,6 @@ int nf_rotate_poll(struct nf_enroll *e, const char *peer_addr,
 		free(ab);
 	}
 	goto out;
-save:
-	nf_en_state_save(e, st);
 out:
 	if (key)
 		nf_wipe_free(key, klen + 1);

@@ -1,20 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Enrollment's state directory: one lock for every change, enroll.json
- * (the open windows, the claims made, the refusals) read with a size cap
- * and written atomically, mode 0600, and the windows opened for named
- * nodes (nodeforge enroll open; --reenroll drops an earlier claim and
- * records that it did).  The server's side of a claim: lib/enroll.c.
+ * (the open windows, the claims made) read with a size cap and written
+ * atomically, mode 0600; refusals.log (one JSON object a line, appended,
+ * rotated to refusals.log.1 at 1 MiB) so that a refused claim never
+ * rewrites the state; and the windows opened for named nodes (nodeforge
+ * enroll open; --reenroll drops an earlier claim and records that it
+ * did).  The server's side of a claim: lib/enroll.c.
  */
 #include "enroll_int.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define STATE_FILE "enroll.json"
 #define LOCK_FILE "enroll.lock"
+#define REFUSALS_FILE "refusals.log"
+#define REFUSALS_OLD "refusals.log.1"
+#define REFUSAL_LINE_MAX 4096
 
 /* ------------------------------------------------------------- state */
 
@@ -74,6 +81,10 @@ int nf_en_state_load(struct nf_enroll *e, json_t **out)
 	}
 	j = json_loadb(buf, len, 0, &err);
 	free(buf);
+	/* refusals: those an older state kept in it, moved to the log when
+	 * the state is next saved */
+	if (j && !json_object_get(j, "refusals"))
+		json_object_set_new(j, "refusals", json_array());
 	if (!j || !json_is_object(json_object_get(j, "windows")) ||
 	    !json_is_object(json_object_get(j, "claims")) ||
 	    !json_is_array(json_object_get(j, "refusals"))) {
@@ -106,9 +117,125 @@ int nf_en_json_save(struct nf_enroll *e, const char *name, json_t *j)
 	return r;
 }
 
+/* The state without its refusals: any an older state held go to the
+ * log first */
 int nf_en_state_save(struct nf_enroll *e, json_t *j)
 {
-	return nf_en_json_save(e, STATE_FILE, j);
+	json_t *ref = json_object_get(j, "refusals"), *v, *copy;
+	size_t i;
+	int r;
+
+	json_array_foreach(ref, i, v)
+		if ((r = nf_en_refusal_append(e, v)))
+			return r;
+	copy = json_copy(j);
+	if (!copy)
+		return -ENOMEM;
+	json_object_del(copy, "refusals");
+	r = nf_en_json_save(e, STATE_FILE, copy);
+	json_decref(copy);
+	if (!r)
+		json_array_clear(ref);
+	return r;
+}
+
+int nf_en_refusal_append(struct nf_enroll *e, json_t *rec)
+{
+	char *p = nf_asprintf("%s/%s", e->dir, REFUSALS_FILE);
+	char *old = nf_asprintf("%s/%s", e->dir, REFUSALS_OLD);
+	char *line = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+	struct stat st;
+	size_t len, off = 0;
+	int fd = -1, r = 0;
+
+	if (!p || !old || !line) {
+		r = -ENOMEM;
+		goto out;
+	}
+	len = strlen(line);
+	if (len >= REFUSAL_LINE_MAX) {
+		r = nf_fail(e->ctx, NF_E_LIMIT, "refusal record of %zu bytes",
+			    len);
+		goto out;
+	}
+	line[len++] = '\n'; /* json_dumps's NUL: the line's end */
+	fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0 &&
+	    (size_t)st.st_size + len > NF_ENROLL_REFUSALS_ROTATE) {
+		close(fd);
+		fd = -1;
+		if (rename(p, old) == 0)
+			fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW |
+				     O_CLOEXEC, 0600);
+	}
+	if (fd < 0) {
+		r = nf_fail(e->ctx, -errno, "cannot append to '%s': %s", p,
+			    strerror(errno));
+		goto out;
+	}
+	while (off < len) {
+		ssize_t w = write(fd, line + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			r = nf_fail(e->ctx, w < 0 ? -errno : -EIO,
+				    "cannot append to '%s': %s", p,
+				    strerror(w < 0 ? errno : EIO));
+			break;
+		}
+		off += (size_t)w;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(line);
+	free(p);
+	free(old);
+	return r;
+}
+
+size_t nf_en_refusals_parse(const char *buf, size_t len, json_t *arr)
+{
+	size_t n = 0;
+
+	while (len) {
+		const char *nl = memchr(buf, '\n', len);
+		size_t l = nl ? (size_t)(nl - buf) : len;
+		json_t *j;
+
+		if (l && l < REFUSAL_LINE_MAX &&
+		    (j = json_loadb(buf, l, JSON_REJECT_DUPLICATES, NULL))) {
+			if (json_is_object(j) && !json_array_append(arr, j))
+				n++;
+			json_decref(j);
+		}
+		if (!nl)
+			break;
+		buf = nl + 1;
+		len -= l + 1;
+	}
+	return n;
+}
+
+/* refusals.log.1, then refusals.log, appended to arr (a missing file is
+ * none; one larger than the rotation leaves is not read) */
+static void refusals_load(struct nf_enroll *e, json_t *arr)
+{
+	static const char *const files[] = { REFUSALS_OLD, REFUSALS_FILE };
+
+	for (size_t i = 0; i < 2; i++) {
+		char *p = nf_asprintf("%s/%s", e->dir, files[i]), *buf;
+		size_t len;
+
+		if (p && nf_read_file(NULL, p, NF_ENROLL_REFUSALS_ROTATE +
+				      REFUSAL_LINE_MAX, &buf, &len) == 0) {
+			nf_en_refusals_parse(buf, len, arr);
+			free(buf);
+		}
+		free(p);
+	}
 }
 
 int nf_enroll_state(struct nf_enroll *e, json_t **out)
@@ -118,6 +245,8 @@ int nf_enroll_state(struct nf_enroll *e, json_t **out)
 	if (fd < 0)
 		return fd;
 	r = nf_en_state_load(e, out);
+	if (!r)
+		refusals_load(e, json_object_get(*out, "refusals"));
 	nf_en_unlock(fd);
 	return r;
 }
@@ -161,13 +290,17 @@ int nf_enroll_open(struct nf_enroll *e, char *const *names, size_t n,
 			nf_log(e->ctx, NF_LOG_WARN,
 			       "enroll: dropping the claim of '%s' for a new "
 			       "enrollment", names[i]);
-			json_array_append_new(
-				json_object_get(st, "refusals"),
-				json_pack("{s:I,s:s,s:s,s:s,s:s}", "at",
-					  (json_int_t)now, "node", names[i],
-					  "peer", "", "reason", "reenroll",
-					  "message", "claim dropped by "
-					  "'enroll open --reenroll'"));
+			json_t *rec = json_pack("{s:I,s:s,s:s,s:s,s:s}", "at",
+						(json_int_t)now, "node",
+						names[i], "peer", "", "reason",
+						"reenroll", "message",
+						"claim dropped by 'enroll "
+						"open --reenroll'");
+
+			r = rec ? nf_en_refusal_append(e, rec) : -ENOMEM;
+			json_decref(rec);
+			if (r)
+				goto out;
 			json_object_del(claims, names[i]);
 		}
 		json_object_set_new(win, names[i],

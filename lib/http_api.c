@@ -89,6 +89,10 @@ static enum MHD_Result api_nodes(struct nf_server *s, struct MHD_Connection *c,
 	pthread_mutex_unlock(&s->lock);
 	json_object_set_new(out, "nodes", arr);
 	json_object_set_new(out, "unknown", unk);
+	/* a full table replaces its oldest entries: say so */
+	json_object_set_new(out, "unknown_max", json_integer(NF_HTTP_UNKNOWN_MAX));
+	json_object_set_new(out, "unknown_full",
+			    json_boolean(json_array_size(unk) >= NF_HTTP_UNKNOWN_MAX));
 	return nf_srv_send_json(c, MHD_HTTP_OK, out);
 }
 
@@ -304,17 +308,25 @@ static enum MHD_Result api_unknown(struct nf_server *s,
 	nf_srv_index_refresh(s);
 	known = json_object_get(s->by_mac, file) != NULL;
 	if (!known && !json_object_get(s->unknown, file) &&
-	    json_object_size(s->unknown) < NF_HTTP_UNKNOWN_MAX &&
 	    unknown_budget(s, peer)) {
 		char key[18];
 
+		nf_srv_unknown_make_room(s);
 		nf_mac_format(m, ':', key);
 		rec = json_pack("{s:s, s:s, s:s, s:s}", "mac", key, "first_seen",
 				when, "seen_at", when, "from", peer);
-		json_object_set(s->unknown, file, rec);
+		/* the table's copy may change while rec is written */
+		json_object_set_new(s->unknown, file, json_deep_copy(rec));
 	} else if (!known && json_object_get(s->unknown, file)) {
-		json_object_set_new(json_object_get(s->unknown, file), "seen_at",
-				    json_string(when));
+		json_t *old = json_object_get(s->unknown, file);
+
+		/* written again at most hourly, so that expiry after a
+		 * restart counts from a recent sighting */
+		int stale = nf_srv_unknown_seen(old) + 3600 <= time(NULL);
+
+		json_object_set_new(old, "seen_at", json_string(when));
+		if (stale)
+			rec = json_deep_copy(old);
 	}
 	pthread_mutex_unlock(&s->lock);
 	/* a new machine is kept across restarts: this list is how an

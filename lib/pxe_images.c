@@ -70,8 +70,10 @@ int nf_pxe_place_image(struct pxe *p, const struct role *r, const char *name)
 	dfd = nf_pxe_dir_fd(p, sub);
 	if (dfd < 0)
 		return dfd;
+	/* serve refuses a file with a second link: one left by an older
+	 * pxe that linked images is replaced by a copy */
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISREG(st.st_mode))
+	    S_ISREG(st.st_mode) && st.st_nlink == 1)
 		return 0;
 	snprintf(src, sizeof(src), "%s/%s/%s", p->o->images_dir, r->name, name);
 	in = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -82,12 +84,8 @@ int nf_pxe_place_image(struct pxe *p, const struct role *r, const char *name)
 		close(in);
 		return nf_fail(p->ctx, NF_E_INVALID, "'%s' is not a file", src);
 	}
-	/* a hard link costs nothing when out/ and the tree share a disk */
-	if (linkat(AT_FDCWD, src, dfd, name, 0) == 0) {
-		close(in);
-		p->st->images++;
-		return 0;
-	}
+	/* a copy, not a hard link (serve refuses files with a second link);
+	 * copy_file_range shares the blocks where the file system can */
 	snprintf(tmp, sizeof(tmp), ".%s.tmp.%ld.%lu", name, (long)getpid(),
 		 p->seq++);
 	out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
@@ -119,7 +117,7 @@ int nf_pxe_place_image(struct pxe *p, const struct role *r, const char *name)
 		left -= n;
 	}
 	close(in);
-	if (fsync(out) < 0 || close(out) < 0 ||
+	if (fchmod(out, 0644) < 0 || fsync(out) < 0 || close(out) < 0 ||
 	    renameat(dfd, tmp, dfd, name) < 0) {
 		e = -errno;
 		unlinkat(dfd, tmp, 0);

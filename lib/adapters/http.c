@@ -329,11 +329,67 @@ static void load_dir(struct nf_server *s, const char *sub,
 	free(dir);
 }
 
+/* An entry's last sighting, in seconds since the epoch; 0 unreadable */
+time_t nf_srv_unknown_seen(json_t *rec)
+{
+	const char *t = json_string_value(json_object_get(rec, "seen_at"));
+	struct tm tm = { 0 };
+	const char *end;
+
+	if (!t || !(end = strptime(t, "%Y-%m-%dT%H:%M:%SZ", &tm)) || *end)
+		return 0;
+	return timegm(&tm);
+}
+
+static void unknown_drop(struct nf_server *s, const char *file)
+{
+	char *p = nf_asprintf("%s/unknown/%s.json", s->state_dir, file);
+
+	if (p)
+		unlink(p);
+	free(p);
+	json_object_del(s->unknown, file);
+}
+
+void nf_srv_unknown_expire(struct nf_server *s, time_t now)
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+
+	json_object_foreach_safe(s->unknown, tmp, k, v)
+		if (nf_srv_unknown_seen(v) + NF_HTTP_UNKNOWN_TTL <= now)
+			unknown_drop(s, k);
+}
+
+/* Room for one more unknown MAC: the expired go, then, while the table
+ * is full, the one seen longest ago (under s->lock) */
+void nf_srv_unknown_make_room(struct nf_server *s)
+{
+	nf_srv_unknown_expire(s, time(NULL));
+	while (json_object_size(s->unknown) >= NF_HTTP_UNKNOWN_MAX) {
+		const char *k, *oldest = NULL;
+		time_t at = 0;
+		json_t *v;
+
+		json_object_foreach(s->unknown, k, v) {
+			time_t t = nf_srv_unknown_seen(v);
+
+			if (!oldest || t < at) {
+				oldest = k;
+				at = t;
+			}
+		}
+		unknown_drop(s, oldest);
+	}
+}
+
 /* The nodes' states, and the unknown MACs seen before a restart */
 static void state_load(struct nf_server *s)
 {
 	load_dir(s, "nodes", nf_srv_valid_name, s->state, SIZE_MAX);
 	load_dir(s, "unknown", mac_key, s->unknown, NF_HTTP_UNKNOWN_MAX);
+	nf_srv_unknown_expire(s, time(NULL));
 }
 
 /* ---------------------------------------------------------- responses */
@@ -400,6 +456,154 @@ void nf_srv_access_log(struct nf_server *s, struct MHD_Connection *c,
 }
 
 
+/* ------------------------------------------------------- head deadline */
+
+/* libmicrohttpd's idle timeout starts again with every byte: a client
+ * sending a header byte now and then holds its connection for ever.  So
+ * every connection is listed with a deadline for its request head and
+ * body (from its start, then from the end of each request), cleared
+ * once the handler has the request whole; a sweeper thread shuts down
+ * the socket of a connection past its deadline, and libmicrohttpd
+ * closes it.  An entry
+ * leaves the list (MHD_CONNECTION_NOTIFY_CLOSED) before its socket is
+ * closed, so the sweeper never touches a descriptor reused since. */
+
+/* CLOCK_MONOTONIC in milliseconds */
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void conn_deadline(struct nf_server *s, struct MHD_Connection *c,
+			  int64_t deadline)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct nf_conn *k = ci ? ci->socket_context : NULL;
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&s->conns_lock);
+	k->deadline = deadline;
+	pthread_mutex_unlock(&s->conns_lock);
+}
+
+static void request_whole(struct nf_server *s, struct MHD_Connection *c)
+{
+	conn_deadline(s, c, 0);
+}
+
+static void conn_notify(void *cls, struct MHD_Connection *c,
+			void **socket_context,
+			enum MHD_ConnectionNotificationCode code)
+{
+	struct nf_server *s = cls;
+	struct nf_conn *k = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fi =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ai =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+		if (!fi || !(k = calloc(1, sizeof(*k))))
+			return;
+		k->fd = fi->connect_fd;
+		k->deadline = mono_ms() + (int64_t)s->head_timeout * 1000;
+		snprintf(k->addr, sizeof(k->addr), "-");
+		if (ai && ai->client_addr && ai->client_addr->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)
+					     ai->client_addr)->sin_addr,
+				  k->addr, sizeof(k->addr));
+		else if (ai && ai->client_addr &&
+			 ai->client_addr->sa_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)
+					      ai->client_addr)->sin6_addr,
+				  k->addr, sizeof(k->addr));
+		pthread_mutex_lock(&s->conns_lock);
+		k->next = s->conns.next;
+		k->prev = &s->conns;
+		s->conns.next->prev = k;
+		s->conns.next = k;
+		pthread_mutex_unlock(&s->conns_lock);
+		*socket_context = k;
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED && k) {
+		pthread_mutex_lock(&s->conns_lock);
+		k->prev->next = k->next;
+		k->next->prev = k->prev;
+		pthread_mutex_unlock(&s->conns_lock);
+		free(k);
+		*socket_context = NULL;
+	}
+}
+
+/* One access line per connection closed (after the list's lock: a slow
+ * log must not hold up new connections) */
+static void log_closed(struct nf_server *s, const char (*addrs)[INET6_ADDRSTRLEN],
+		       size_t n)
+{
+	char when[32], line[160];
+
+	nf_srv_iso_now(when);
+	for (size_t i = 0; i < n && s->log_fn; i++) {
+		snprintf(line, sizeof(line), "%s %s \"(request not complete "
+			 "in %u s)\" 408 0", when, addrs[i], s->head_timeout);
+		s->log_fn(s->log_data, line);
+	}
+}
+
+static void *sweeper_main(void *arg)
+{
+	struct nf_server *s = arg;
+	char (*addrs)[INET6_ADDRSTRLEN] = NULL;
+	size_t cap = 0;
+
+	pthread_mutex_lock(&s->conns_lock);
+	while (!s->sweep_stop) {
+		struct timespec until;
+		int64_t now = mono_ms();
+		size_t n = 0;
+
+		for (struct nf_conn *k = s->conns.next; k != &s->conns;
+		     k = k->next) {
+			if (!k->deadline || k->deadline > now)
+				continue;
+			k->deadline = 0;
+			shutdown(k->fd, SHUT_RDWR);
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 16;
+				void *p = realloc(addrs, nc * sizeof(*addrs));
+
+				if (!p)
+					continue;
+				addrs = p;
+				cap = nc;
+			}
+			memcpy(addrs[n++], k->addr, sizeof(k->addr));
+		}
+		if (n) {
+			pthread_mutex_unlock(&s->conns_lock);
+			log_closed(s, (const char (*)[INET6_ADDRSTRLEN])addrs, n);
+			pthread_mutex_lock(&s->conns_lock);
+		}
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 250 * 1000 * 1000;
+		if (until.tv_nsec >= 1000 * 1000 * 1000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000 * 1000 * 1000;
+		}
+		if (!s->sweep_stop)
+			pthread_cond_timedwait(&s->sweep_wake, &s->conns_lock,
+					       &until);
+	}
+	pthread_mutex_unlock(&s->conns_lock);
+	free(addrs);
+	return NULL;
+}
+
 /* ------------------------------------------------------------- handler */
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
@@ -457,6 +661,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	/* the request is whole: its answer is not bound by the deadline */
+	request_whole(s, c);
 	if (rq->too_large && !post) {
 		nf_srv_access_log(s, c, method, url, 400, 0);
 		return nf_srv_send_error(c, MHD_HTTP_BAD_REQUEST, "unexpected body");
@@ -498,11 +704,12 @@ static void *request_begin(void *cls, const char *uri, struct MHD_Connection *c)
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
+	struct nf_server *s = cls;
 	struct req *rq = *con_cls;
 
-	(void)cls;
-	(void)c;
 	(void)toe;
+	/* the next request's head is due within the deadline too */
+	conn_deadline(s, c, mono_ms() + (int64_t)s->head_timeout * 1000);
 	if (rq) {
 		free(rq->body);
 		free(rq);
@@ -624,7 +831,8 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 {
 	struct nf_server *s = calloc(1, sizeof(*s));
 	char *nodes_dir = NULL;
-	unsigned threads = o->threads;
+	unsigned threads = o->threads, per_address, conn_limit = 8192;
+	struct rlimit rl;
 	int lfd = -1, r;
 
 	if (!s)
@@ -633,6 +841,12 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->write_lock, NULL);
 	pthread_mutex_init(&s->enroll_lock, NULL);
+	pthread_mutex_init(&s->conns_lock, NULL);
+	pthread_cond_init(&s->sweep_wake, NULL);
+	s->conns.next = s->conns.prev = &s->conns;
+	s->head_timeout = o->head_timeout ? o->head_timeout
+					  : NF_SERVE_HEAD_TIMEOUT;
+	per_address = o->per_address ? o->per_address : NF_SERVE_PER_ADDRESS;
 	s->enroll = o->enroll;
 	pthread_cond_init(&s->wake, NULL);
 	s->by_mac = json_object();
@@ -713,14 +927,27 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 		goto fail;
 	}
 	s->writer_started = 1;
+	if (pthread_create(&s->sweeper, NULL, sweeper_main, s)) {
+		r = nf_fail(ctx, -EAGAIN, "cannot start the head deadline thread");
+		goto fail;
+	}
+	s->sweeper_started = 1;
+	/* leave descriptors for the files being served: a server whose
+	 * every descriptor is a socket answers no one */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < conn_limit + 256u)
+		conn_limit = rl.rlim_cur > 256u + 16u ? (unsigned)rl.rlim_cur - 256u
+						     : 16u;
 	s->mhd = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_TURBO,
 		0, NULL, NULL, handler, s,
 		MHD_OPTION_LISTEN_SOCKET, lfd,
 		MHD_OPTION_THREAD_POOL_SIZE, threads,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32u << 10),
-		MHD_OPTION_CONNECTION_LIMIT, 8192u,
+		MHD_OPTION_CONNECTION_LIMIT, conn_limit,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address,
 		MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+		MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s,
 		MHD_OPTION_URI_LOG_CALLBACK, request_begin, s,
 		MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 		MHD_OPTION_END);
@@ -748,6 +975,13 @@ void nf_server_stop(struct nf_server *s)
 {
 	if (!s)
 		return;
+	if (s->sweeper_started) {
+		pthread_mutex_lock(&s->conns_lock);
+		s->sweep_stop = 1;
+		pthread_cond_signal(&s->sweep_wake);
+		pthread_mutex_unlock(&s->conns_lock);
+		pthread_join(s->sweeper, NULL);
+	}
 	if (s->mhd)
 		MHD_stop_daemon(s->mhd); /* closes the listening socket */
 	if (s->writer_started) {
@@ -768,7 +1002,9 @@ void nf_server_stop(struct nf_server *s)
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->write_lock);
 	pthread_mutex_destroy(&s->enroll_lock);
+	pthread_mutex_destroy(&s->conns_lock);
 	pthread_cond_destroy(&s->wake);
+	pthread_cond_destroy(&s->sweep_wake);
 	free(s->tree_path);
 	free(s->state_dir);
 	free(s);

@@ -71,6 +71,27 @@ static int open_beneath(int root, const char *url)
 	return fd;
 }
 
+/* Whether the serving user could read st by its permission bits alone,
+ * as if it had no privilege: world-readable, or its owner's or group's
+ * and readable to that.  Root reads everything, so for root the bits
+ * are the only sign of the owner's intent: a 0400 root file is refused.
+ * A file with a second link may be a private file linked into the tree
+ * from elsewhere: refused too. */
+static int servable(const struct stat *st)
+{
+	uid_t uid = geteuid();
+
+	if (st->st_nlink != 1)
+		return 0;
+	if (st->st_mode & S_IROTH)
+		return 1;
+	if (uid == 0)
+		return 0;
+	if (st->st_uid == uid)
+		return !!(st->st_mode & S_IRUSR);
+	return st->st_gid == getegid() && (st->st_mode & S_IRGRP);
+}
+
 static const char *content_type(const char *url)
 {
 	const char *dot = strrchr(url, '.'), *base = strrchr(url, '/');
@@ -239,6 +260,13 @@ enum MHD_Result nf_srv_serve_file(struct nf_server *s,
 			close(fd);
 		nf_srv_access_log(s, c, method, url, 404, 0);
 		return nf_srv_send_error(c, MHD_HTTP_NOT_FOUND, "not found");
+	}
+	if (!servable(&st)) {
+		close(fd);
+		nf_srv_access_log(s, c, method, url, 403, 0);
+		return nf_srv_send_error(c, MHD_HTTP_FORBIDDEN,
+					 "not served: not world-readable or "
+					 "more than one link");
 	}
 	len = (uint64_t)st.st_size;
 	if ((size_t)st.st_size <= NF_HTTP_SMALL_FILE) {

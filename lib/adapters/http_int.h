@@ -25,6 +25,16 @@
 #define NF_HTTP_UNKNOWN_MAX 4096         /* unknown MACs remembered */
 #define NF_HTTP_UNKNOWN_PER_PEER 16      /* new ones one address may add */
 #define NF_HTTP_UNKNOWN_WINDOW 600       /* ... per this many seconds */
+#define NF_HTTP_UNKNOWN_TTL (7 * 86400)  /* an unknown MAC not seen for
+					  * this long is forgotten */
+
+/* A connection whose request head is awaited (the head deadline) */
+struct nf_conn {
+	struct nf_conn *prev, *next;
+	int fd;
+	int64_t deadline;          /* CLOCK_MONOTONIC ms; 0: none */
+	char addr[INET6_ADDRSTRLEN];
+};
 
 struct nf_server {
 	struct MHD_Daemon *mhd;
@@ -51,6 +61,13 @@ struct nf_server {
 
 	struct nf_enroll *enroll;  /* borrowed; NULL: no enrollment API */
 	pthread_mutex_t enroll_lock; /* one claim at a time (shared ctx) */
+
+	unsigned head_timeout;     /* --head-timeout */
+	pthread_mutex_t conns_lock; /* the list below */
+	struct nf_conn conns;      /* every open connection (list head) */
+	pthread_t sweeper;         /* closes heads past their deadline */
+	pthread_cond_t sweep_wake;
+	int sweeper_started, sweep_stop;
 
 	struct trusted {           /* --trusted-proxy */
 		int family;
@@ -87,6 +104,14 @@ enum MHD_Result nf_srv_send_error(struct MHD_Connection *c, unsigned status,
 void nf_srv_access_log(struct nf_server *s, struct MHD_Connection *c,
 		       const char *method, const char *url, unsigned status,
 		       unsigned long long bytes);
+
+/* unknown MACs (lib/adapters/http.c; caller holds s->lock): an entry's
+ * last sighting (seconds since the epoch; 0 unreadable); forget those
+ * not seen for NF_HTTP_UNKNOWN_TTL, their files too; room for one more
+ * (the expired go, then while full the one seen longest ago) */
+time_t nf_srv_unknown_seen(json_t *rec);
+void nf_srv_unknown_expire(struct nf_server *s, time_t now);
+void nf_srv_unknown_make_room(struct nf_server *s);
 
 /* static files of the boot tree (lib/adapters/http_files.c) */
 enum MHD_Result nf_srv_serve_file(struct nf_server *s,

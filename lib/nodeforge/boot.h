@@ -139,7 +139,14 @@ struct nf_serve_opts {
 	 * own address.  At most NF_SERVE_TRUSTED_MAX. */
 	const char *const *trusted_proxies;
 	size_t ntrusted_proxies;
+	/* Seconds a request head (line and headers) may take from the
+	 * connection's start or the previous request's end; 0: 10 */
+	unsigned head_timeout;
+	/* Connections one address may hold at once; 0: 64 */
+	unsigned per_address;
 };
+#define NF_SERVE_HEAD_TIMEOUT 10
+#define NF_SERVE_PER_ADDRESS 64
 #define NF_SERVE_TRUSTED_MAX 16
 
 struct nf_server;

@@ -75,7 +75,9 @@ struct nf_enroll_opts {
 
 #define NF_ENROLL_BODY_MAX 4096
 #define NF_ENROLL_RESPONSE_MAX (128 * 1024)
-#define NF_ENROLL_REFUSALS_KEPT 1000
+/* Refusals are appended to STATE/refusals.log, one JSON object a line;
+ * past this size it becomes refusals.log.1 (the one before is dropped) */
+#define NF_ENROLL_REFUSALS_ROTATE (1u << 20)
 
 int nf_enroll_new(struct nf_ctx *ctx, const struct nf_enroll_opts *o,
 		  struct nf_enroll **out);

@@ -28,6 +28,20 @@ load helper
 	[[ "$output" != *"nodeforge-serve.service:"* ]]
 }
 
+@test "the serve unit is hardened: systemd-analyze security --offline rates it <= 4.0" {
+	make -s -C "$NF_SRCDIR" install DESTDIR="$SCRATCH/stage" PREFIX=/opt/nf >/dev/null
+	local s=$SCRATCH/stage/opt/nf
+	command -v systemd-analyze >/dev/null || skip "systemd-analyze not installed"
+	sed "s,/opt/nf/bin/nodeforge,$s/bin/nodeforge," \
+		"$s/lib/systemd/system/nodeforge-serve.service" > "$SCRATCH/nodeforge-serve.service"
+	grep -qx 'LimitNOFILE=65536' "$SCRATCH/nodeforge-serve.service"
+	run systemd-analyze security --offline=true --no-pager "$SCRATCH/nodeforge-serve.service"
+	echo "$output"
+	score=$(sed -n 's/.*Overall exposure level for nodeforge-serve.service: \([0-9.]*\).*/\1/p' <<<"$output")
+	[ -n "$score" ]
+	awk -v s="$score" 'BEGIN { exit !(s <= 4.0) }'
+}
+
 @test "bash completion: commands, a command's options, roles from -C, node names from the inventory" {
 	PATH=$(dirname "$NF_BIN"):$PATH
 	# shellcheck disable=SC1091

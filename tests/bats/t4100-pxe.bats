@@ -66,6 +66,24 @@ setup() {
 	[ ! -e tree/grub/grub.cfg-01-52-54-00-00-01-04 ]
 }
 
+@test "images are copies with one link (serve refuses linked files); a linked one is replaced" {
+	cp -r "$FIXTURES/boot/out" out
+	pxe_out() { nf -C "$FIXTURES/boot/profiles" pxe -i racks.yaml -o tree \
+		-u http://10.0.0.1:8080 --images out --network 10.0.0.0/16 \
+		--ipxe-dir no-ipxe; }
+	run pxe_out
+	status_is 0
+	[ -z "$(find tree/images -type f -links +1)" ]
+	[ -z "$(find tree/images -type f ! -perm -0444)" ]
+	k=$(python3 -c 'import json;print(json.load(open("out/compute/compute.current"))["kernel"])')
+	rm "tree/images/compute/$k"
+	ln "out/compute/$k" "tree/images/compute/$k"
+	run pxe_out
+	status_is 0
+	[ "$(stat -c %h "tree/images/compute/$k")" = 1 ]
+	cmp "tree/images/compute/$k" "out/compute/$k"
+}
+
 @test "dnsmasq --test accepts dnsmasq.conf" {
 	command -v dnsmasq >/dev/null || skip "dnsmasq not installed"
 	pxe

@@ -173,3 +173,74 @@ assert len(d) == 6'
 	run nf serve
 	status_is 2
 }
+
+@test "refuses a private file linked into the tree and one only its owner may read" {
+	echo 'root:$6$secret' > shadow
+	chmod 0400 shadow
+	ln shadow tree/ipxe/shadow
+	[ "$(code "$U/ipxe/shadow")" = 403 ]
+	# one link but not world-readable: root would read it, its owner meant not
+	cp tree/ipxe/boot.ipxe tree/ipxe/private
+	chmod 0600 tree/ipxe/private
+	[ "$(code "$U/ipxe/private")" = 403 ]
+	# world-readable but linked elsewhere too
+	cp tree/ipxe/boot.ipxe tree/ipxe/twice
+	chmod 0644 tree/ipxe/twice
+	ln tree/ipxe/twice other-link
+	[ "$(code "$U/ipxe/twice")" = 403 ]
+	grep -q '"GET /ipxe/shadow" 403' serve.log
+	rm other-link
+	[ "$(code "$U/ipxe/twice")" = 200 ]
+	[ "$(code "$U/ipxe/boot.ipxe")" = 200 ]
+}
+
+@test "unknown MACs expire after 7 days; a full table replaces the one seen longest ago and status says so" {
+	kill "$SERVE_PID"; wait "$SERVE_PID" || true
+	python3 - <<'PY'
+import json, os, time
+def iso(t): return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+now = time.time()
+os.makedirs("state/unknown", exist_ok=True)
+def put(i, seen):
+    mac = "52:54:01:%02x:%02x:%02x" % (i >> 16, (i >> 8) & 255, i & 255)
+    with open("state/unknown/%s.json" % mac.replace(":", "-"), "w") as f:
+        json.dump({"mac": mac, "first_seen": iso(seen), "seen_at": iso(seen), "from": "10.9.0.1"}, f)
+put(0, now - 8 * 86400)           # expired
+for i in range(1, 4096):          # 4095 live, the oldest is 1
+    put(i, now - 6 * 86400 + i)
+PY
+	nf_serve_bg --tree tree --state state
+	[ ! -e state/unknown/52-54-01-00-00-00.json ]
+	[ "$(curl -s "$U/api/v1/nodes" | jq -c '[(.unknown | length), .unknown_full]')" = '[4095,false]' ]
+	run nf status --server "$U" --unknown
+	[[ "$output" != *"is full"* ]]
+	code "$U/api/v1/unknown/52-54-00-cc-00-01" >/dev/null
+	run nf status --server "$U" --unknown
+	[[ "$output" == *"4096 unknown machine(s)"* ]]
+	[[ "$output" == *"the server's table of unknown machines is full (4096): a new one replaces the one seen longest ago"* ]]
+	nf status --server "$U" --unknown --json | jq -e '.unknown_full == true and .unknown_count == 4096' >/dev/null
+	# a full table still takes a new machine, in place of the oldest
+	[ -e state/unknown/52-54-01-00-00-01.json ]
+	[ "$(code --interface 127.0.0.9 "$U/api/v1/unknown/52-54-00-cc-00-02")" = 200 ]
+	curl -s "$U/api/v1/nodes" > nodes.json
+	jq -e '(.unknown | length) == 4096 and ([.unknown[].mac] | index("52:54:00:cc:00:02") != null) and ([.unknown[].mac] | index("52:54:01:00:00:01") == null)' nodes.json >/dev/null
+	[ ! -e state/unknown/52-54-01-00-00-01.json ]
+	[ -e state/unknown/52-54-00-cc-00-02.json ]
+}
+
+@test "an unknown MAC seen again is written again when its record is an hour old, so expiry counts from it" {
+	kill "$SERVE_PID"; wait "$SERVE_PID" || true
+	mkdir -p state/unknown
+	old=$(date -u -d '-2 hours' +%Y-%m-%dT%H:%M:%SZ)
+	echo "{\"mac\":\"52:54:00:dd:00:01\",\"first_seen\":\"$old\",\"seen_at\":\"$old\",\"from\":\"10.9.0.1\"}" \
+		> state/unknown/52-54-00-dd-00-01.json
+	nf_serve_bg --tree tree --state state
+	[ "$(code "$U/api/v1/unknown/52-54-00-dd-00-01")" = 200 ]
+	[ "$(jq -r .first_seen state/unknown/52-54-00-dd-00-01.json)" = "$old" ]
+	seen=$(jq -r .seen_at state/unknown/52-54-00-dd-00-01.json)
+	[ "$seen" != "$old" ]
+	# seen again at once: kept in memory, the file is not rewritten
+	ino=$(stat -c %i state/unknown/52-54-00-dd-00-01.json)
+	[ "$(code "$U/api/v1/unknown/52-54-00-dd-00-01")" = 200 ]
+	[ "$(stat -c %i state/unknown/52-54-00-dd-00-01.json)" = "$ino" ]
+}

@@ -77,6 +77,7 @@ assert key[:32] not in blob and base64.b64encode(key).decode()[:40] not in json.
 	[[ "$output" == *'"reason":"unknown-node"'* ]]
 	[[ "$output" == *"REFUSED"* ]]
 	nf enroll open gpu-01 --for 15m >/dev/null
+	ino=$(stat -c %i state/enroll.json)
 	run answer gpu-01 52:54:00:00:00:02 127.0.0.1
 	status_is 1
 	[[ "$output" == *'"reason":"wrong-address"'* ]]
@@ -84,6 +85,11 @@ assert key[:32] not in blob and base64.b64encode(key).decode()[:40] not in json.
 	run answer cp-01 52:54:00:00:00:01 127.0.0.1
 	status_is 1
 	[[ "$output" == *'"reason":"no-window"'* ]]
+	# refusals are appended to their log; the state is not rewritten
+	[ "$(stat -c %i state/enroll.json)" = "$ino" ]
+	[ "$(jq -r .reason state/refusals.log | paste -sd' ')" = "unknown-node wrong-address no-window" ]
+	[ "$(stat -c %a state/refusals.log)" = 600 ]
+	jq -e 'has("refusals") | not' state/enroll.json >/dev/null
 	run answer gpu-01 52:54:00:00:00:02 127.0.0.2
 	status_is 0
 	run answer gpu-01 52:54:00:00:00:02 127.0.0.2
@@ -111,7 +117,7 @@ assert key[:32] not in blob and base64.b64encode(key).decode()[:40] not in json.
 	[[ "$output" != *'"reason"'* ]]
 	# the claim stays as it was recorded, and no refusal is added
 	[ "$(jq -c .claims state/enroll.json)" = "$(jq -c .claims before.json)" ]
-	[ "$(jq '.refusals | length' state/enroll.json)" = "$(jq '.refusals | length' before.json)" ]
+	[ ! -e state/refusals.log ]
 	# the same key from another address is still the wrong address
 	run nf enroll answer -i racks.yaml --peer 127.0.0.1 <<<"$c"
 	status_is 1

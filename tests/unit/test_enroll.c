@@ -392,6 +392,83 @@ static void expect_refusal(struct nf_enroll *e, const char *peer,
 	json_decref(resp);
 }
 
+/* A refusal is one line appended to refusals.log: enroll.json is not
+ * rewritten; the log is rotated at 1 MiB; a state that still holds
+ * refusals hands them to the log when next saved */
+static void test_refusals_log(void **state)
+{
+	struct nf_enroll *e = server("state-log");
+	struct nf_enroll_claim c;
+	char *body, *buf;
+	char *names[] = { "gpu-02" };
+	struct stat sb;
+	size_t len;
+	json_t *st, *ref;
+	FILE *f;
+	(void)state;
+
+	assert_int_equal(nf_enroll_claim_make(ctx, &c, "evil-01", NULL, &body),
+			 0);
+	expect_refusal(e, "127.0.0.1", body, 403, "unknown-node",
+		       "'evil-01' is not a node of the inventory");
+	free(body);
+	/* no state written for a refusal, one line appended */
+	assert_int_equal(stat(P("state-log/enroll.json"), &sb), -1);
+	assert_int_equal(nf_read_file(NULL, P("state-log/refusals.log"), 1 << 20,
+				      &buf, &len), 0);
+	assert_non_null(strstr(buf, "\"reason\":\"unknown-node\""));
+	assert_int_equal(buf[len - 1], '\n');
+	assert_ptr_equal(strchr(buf, '\n'), buf + len - 1);
+	free(buf);
+	stat(P("state-log/refusals.log"), &sb);
+	assert_int_equal(sb.st_mode & 07777, 0600);
+
+	/* at 1 MiB the log becomes refusals.log.1 */
+	f = fopen(P("state-log/refusals.log"), "a");
+	assert_non_null(f);
+	while (ftell(f) < (long)NF_ENROLL_REFUSALS_ROTATE - 100)
+		fputs("{\"at\":1,\"node\":\"x\",\"peer\":\"\",\"reason\":"
+		      "\"filler\",\"message\":\"\"}\n", f);
+	fputs("not json\n", f); /* skipped when read */
+	fclose(f);
+	assert_int_equal(nf_enroll_claim_make(ctx, &c, "evil-02", NULL, &body),
+			 0);
+	expect_refusal(e, "127.0.0.1", body, 403, "unknown-node", "evil-02");
+	free(body);
+	assert_int_equal(stat(P("state-log/refusals.log.1"), &sb), 0);
+	assert_true(sb.st_size <= (off_t)NF_ENROLL_REFUSALS_ROTATE);
+	assert_int_equal(stat(P("state-log/refusals.log"), &sb), 0);
+	assert_true(sb.st_size < 300);
+	assert_int_equal(nf_enroll_state(e, &st), 0);
+	ref = json_object_get(st, "refusals");
+	assert_true(json_array_size(ref) > 5000);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(ref, 0), "node")), "evil-01");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(ref, json_array_size(ref) - 1),
+				    "node")), "evil-02");
+	json_decref(st);
+
+	/* an older state's refusals move to the log at the next save */
+	unlink(P("state-log/refusals.log.1"));
+	unlink(P("state-log/refusals.log"));
+	put("state-log/enroll.json", "{\"version\":1,\"windows\":{},\"claims\":{},"
+	    "\"refusals\":[{\"at\":5,\"node\":\"old-01\",\"peer\":\"\","
+	    "\"reason\":\"no-window\",\"message\":\"m\"}]}", 0600);
+	assert_int_equal(nf_enroll_open(e, names, 1, 600, 0), 0);
+	assert_int_equal(nf_read_file(NULL, P("state-log/enroll.json"), 1 << 20,
+				      &buf, &len), 0);
+	assert_null(strstr(buf, "refusals"));
+	free(buf);
+	assert_int_equal(nf_enroll_state(e, &st), 0);
+	ref = json_object_get(st, "refusals");
+	assert_int_equal(json_array_size(ref), 1);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(ref, 0), "node")), "old-01");
+	json_decref(st);
+	nf_enroll_free(e);
+}
+
 static void test_refusals(void **state)
 {
 	struct nf_enroll *e = server("state3");
@@ -953,6 +1030,7 @@ int main(void)
 		cmocka_unit_test(test_enroll_password_command),
 		cmocka_unit_test(test_enroll_profile_key_place),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_refusals_log),
 		cmocka_unit_test(test_oversized_claim),
 		cmocka_unit_test(test_tampered_and_replayed_response),
 		cmocka_unit_test(test_state_dir_rules),
