@@ -121,6 +121,7 @@ struct nf_verify_cli {
 	const char *role, *profile, *junit, *verdict;
 	struct nf_verify_opts o;
 	bool gate, health;
+	bool no_pager;  /* verify --no-pager (gate never pages: no terminal) */
 };
 /* Parse one option shared by verify and gate: 1 taken, 0 not ours, 2 bad
  * value (usage error printed) */

@@ -429,6 +429,66 @@ static void explain(struct nf_verify *v)
 		}
 }
 
+/* Does D (a deps or explained_by list) name ID */
+static bool names(const char *d, const char *id)
+{
+	size_t n = strlen(id);
+
+	while (d && *d) {
+		size_t len = strcspn(d, " ");
+
+		if (len == n && !strncmp(d, id, n))
+			return true;
+		d += len;
+		d += strspn(d, " ");
+	}
+	return false;
+}
+
+/* How deep a check sits: the longest chain of checks standing on it,
+ * each naming the one below in its deps or explained_by (LEFT bounds
+ * the walk: a dependency cycle) */
+static unsigned height_of(const struct nf_verify *v, const struct entry *e,
+			  unsigned left)
+{
+	const char *id = entry_id(e);
+	unsigned h = 0;
+
+	for (size_t i = 0; left && i < v->n; i++) {
+		const struct entry *x = &v->v[i];
+		unsigned hx;
+
+		if (x == e || (!names(x->def->deps, id) &&
+			       !names(x->def->explained_by, id)))
+			continue;
+		if ((hx = 1 + height_of(v, x, left - 1)) > h)
+			h = hx;
+	}
+	return h;
+}
+
+/* A machine that is not an image of the role (system.image failed):
+ * that is the one root cause, every other failure its consequence */
+static int not_an_image(struct nf_verify *v)
+{
+	struct entry *img = find_entry(v, "system.image", strlen("system.image"));
+
+	if (!img || img->res.verdict != NF_V_FAIL)
+		return 0;
+	for (size_t i = 0; i < v->n; i++) {
+		struct entry *e = &v->v[i];
+		int v_ = e->res.verdict;
+
+		if (e == img || !(v_ == NF_V_FAIL || v_ == NF_V_HUNG ||
+				  (v_ == NF_V_SKIP && e->cause)))
+			continue;
+		free(e->cause);
+		if (!(e->cause = strdup("system.image")))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int only_match(const char *only, const struct entry *e)
 {
 	size_t n;
@@ -445,7 +505,7 @@ static int rank_of(const struct entry *e)
 {
 	switch (e->res.verdict) {
 	case NF_V_FAIL: return e->cause ? 2 : 0;
-	case NF_V_HUNG: return 1;
+	case NF_V_HUNG: return e->cause ? 2 : 1;
 	case NF_V_SKIP: return e->cause ? 2 : 4;
 	case NF_V_WARN: return 3;
 	default: return 5;
@@ -458,6 +518,9 @@ static int cmp_entry(const void *a, const void *b)
 
 	if (x->rank != y->rank)
 		return x->rank - y->rank;
+	/* root causes: the deepest first (what the others stand on) */
+	if (x->rank <= 1 && x->depth != y->depth)
+		return x->depth > y->depth ? -1 : 1;
 	return (int)x->order - (int)y->order;
 }
 
@@ -714,11 +777,18 @@ int nf_verify_run(struct nf_ctx *ctx, const struct nf_profile *p,
 	}
 	nf_vrun_unref(run);
 	explain(v);
+	if ((r = not_an_image(v))) {
+		nf_verify_free(v);
+		return r;
+	}
 
 	for (size_t i = 0; i < v->n; i++) {
 		struct entry *e = &v->v[i];
 
 		e->rank = rank_of(e);
+		if (e->rank <= 1)
+			e->depth = height_of(v, e, 16) +
+				   (e->def->flags & NF_CHECK_BASE ? 1000 : 0);
 		e->res.id = entry_id(e);
 		e->res.facet = e->facet;
 		e->res.summary = e->def->summary;
