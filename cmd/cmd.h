@@ -83,6 +83,16 @@ void nf_print_diags(struct nf_global *g, const struct nf_diags *d);
 /* Render diagnostics through an emitter (text or JSON) */
 void nf_emit_diags(struct nf_emit *e, const struct nf_diags *d);
 
+/* The command table (cmd/main.c), in --help's order */
+const struct nf_cmd *const *nf_cmd_table(size_t *n);
+/* The shipped profiles directory, the default of -C */
+void nf_cmd_default_profiles(char *out, size_t outsz);
+/* nodeforge __complete WORD... CUR (cmd/complete.c): the completions of
+ * CUR, one a line; returns the exit status */
+int nf_cmd_complete(int argc, char **argv);
+/* status --state's values, NULL-terminated (cmd/status.c) */
+extern const char *const nf_status_state_args[];
+
 /* ---- boot commands (inventory, pxe, serve, status) ---- */
 struct nf_inventory;
 /* Load the site when its file exists (inventory and pxe work without one);

@@ -263,6 +263,17 @@ static void default_profiles_dir(char *out, size_t outsz)
 	snprintf(out, outsz, "%s/profiles", NF_DATADIR);
 }
 
+const struct nf_cmd *const *nf_cmd_table(size_t *n)
+{
+	*n = sizeof(commands) / sizeof(*commands);
+	return commands;
+}
+
+void nf_cmd_default_profiles(char *out, size_t outsz)
+{
+	default_profiles_dir(out, outsz);
+}
+
 /* Take the global options out of argv, wherever they are (before "--") */
 static int take_globals(struct nf_global *g, int *argc, char **argv,
 			const char **profiles)
@@ -343,6 +354,10 @@ int main(int argc, char **argv)
 	char defdir[PATH_MAX + 64], defsite[PATH_MAX + 80];
 	int r;
 
+	/* hidden: the shell's completion (before the globals are taken:
+	 * its words are the command line being typed) */
+	if (argc >= 2 && !strcmp(argv[1], "__complete"))
+		return nf_cmd_complete(argc - 2, argv + 2);
 	if ((r = take_globals(&g, &argc, argv, &profiles)))
 		return r;
 	if (argc < 2) {

@@ -8,6 +8,9 @@
 
 #define NF_STATUS_MAX (64u << 20)
 
+const char *const nf_status_state_args[] = { "not-seen", "booting", "verified",
+					     "failed", NULL };
+
 static int cmd_status(struct nf_global *g, int argc, char **argv);
 
 const struct nf_cmd nf_cmd_status = {
