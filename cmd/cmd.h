@@ -83,6 +83,11 @@ void nf_print_diags(struct nf_global *g, const struct nf_diags *d);
 /* Render diagnostics through an emitter (text or JSON) */
 void nf_emit_diags(struct nf_emit *e, const struct nf_diags *d);
 
+/* The width a report fits: the terminal's, else $COLUMNS, else 80 */
+int nf_cmd_term_width(void);
+/* Colour only on a terminal, and never with NO_COLOR (no-color.org) or
+ * TERM=dumb */
+int nf_cmd_colour(void);
 /* The command table (cmd/main.c), in --help's order */
 const struct nf_cmd *const *nf_cmd_table(size_t *n);
 /* The shipped profiles directory, the default of -C */

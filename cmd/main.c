@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -272,6 +273,28 @@ const struct nf_cmd *const *nf_cmd_table(size_t *n)
 void nf_cmd_default_profiles(char *out, size_t outsz)
 {
 	default_profiles_dir(out, outsz);
+}
+
+int nf_cmd_term_width(void)
+{
+	struct winsize ws;
+	const char *c = getenv("COLUMNS");
+	long w = 0;
+
+	if (c && *c)
+		w = strtol(c, NULL, 10);
+	if (w <= 0 && isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+		w = ws.ws_col;
+	if (w <= 0)
+		w = 80;
+	return w < 40 ? 40 : w > 400 ? 400 : (int)w;
+}
+
+int nf_cmd_colour(void)
+{
+	const char *t = getenv("TERM");
+
+	return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && !(t && !strcmp(t, "dumb"));
 }
 
 /* Take the global options out of argv, wherever they are (before "--") */

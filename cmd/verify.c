@@ -144,30 +144,6 @@ static int load_profile(struct nf_global *g, const char *cmd,
 	return r ? NF_EXIT_FAILURE : 0;
 }
 
-/* The width the report fits: the terminal's, else $COLUMNS, else 80 */
-static int term_width(void)
-{
-	struct winsize ws;
-	const char *c = getenv("COLUMNS");
-	long w = 0;
-
-	if (c && *c)
-		w = strtol(c, NULL, 10);
-	if (w <= 0 && isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
-		w = ws.ws_col;
-	if (w <= 0)
-		w = 80;
-	return w < 40 ? 40 : w > 400 ? 400 : (int)w;
-}
-
-/* Colour only on a terminal, and never with NO_COLOR (no-color.org) */
-static int use_colour(void)
-{
-	const char *t = getenv("TERM");
-
-	return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && !(t && !strcmp(t, "dumb"));
-}
-
 struct report {
 	struct nf_emit *e;
 	int width, colour, verbose;
@@ -449,7 +425,7 @@ int nf_verify_cli_run(struct nf_global *g, const char *cmd, struct nf_verify_cli
 	}
 	if (!g->quiet || g->json) {
 		/* decided before the pager takes stdout */
-		int width = term_width(), colour = use_colour();
+		int width = nf_cmd_term_width(), colour = nf_cmd_colour();
 		pid_t pager = vc->no_pager ? 0 : pager_start();
 
 		nf_emit_new(&e, stdout, g->json);
