@@ -429,44 +429,6 @@ static void explain(struct nf_verify *v)
 		}
 }
 
-/* Does D (a deps or explained_by list) name ID */
-static bool names(const char *d, const char *id)
-{
-	size_t n = strlen(id);
-
-	while (d && *d) {
-		size_t len = strcspn(d, " ");
-
-		if (len == n && !strncmp(d, id, n))
-			return true;
-		d += len;
-		d += strspn(d, " ");
-	}
-	return false;
-}
-
-/* How deep a check sits: the longest chain of checks standing on it,
- * each naming the one below in its deps or explained_by (LEFT bounds
- * the walk: a dependency cycle) */
-static unsigned height_of(const struct nf_verify *v, const struct entry *e,
-			  unsigned left)
-{
-	const char *id = entry_id(e);
-	unsigned h = 0;
-
-	for (size_t i = 0; left && i < v->n; i++) {
-		const struct entry *x = &v->v[i];
-		unsigned hx;
-
-		if (x == e || (!names(x->def->deps, id) &&
-			       !names(x->def->explained_by, id)))
-			continue;
-		if ((hx = 1 + height_of(v, x, left - 1)) > h)
-			h = hx;
-	}
-	return h;
-}
-
 /* A machine that is not an image of the role (system.image failed):
  * that is the one root cause, every other failure its consequence */
 static int not_an_image(struct nf_verify *v)
@@ -786,9 +748,9 @@ int nf_verify_run(struct nf_ctx *ctx, const struct nf_profile *p,
 		struct entry *e = &v->v[i];
 
 		e->rank = rank_of(e);
-		if (e->rank <= 1)
-			e->depth = height_of(v, e, 16) +
-				   (e->def->flags & NF_CHECK_BASE ? 1000 : 0);
+		/* the machine's own causes (identity, init) under the
+		 * rest; the others in facet order, the kernel first */
+		e->depth = e->rank <= 1 && (e->def->flags & NF_CHECK_BASE);
 		e->res.id = entry_id(e);
 		e->res.facet = e->facet;
 		e->res.summary = e->def->summary;

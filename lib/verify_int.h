@@ -63,7 +63,7 @@ struct entry {
 	char *expected, *seen, *remedy, *reason, *cause;
 	unsigned order;
 	int rank;
-	unsigned depth;         /* root causes: height_of() */
+	unsigned depth;         /* 1: a root cause of the machine itself */
 };
 
 struct nf_verify {

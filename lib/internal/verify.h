@@ -21,8 +21,8 @@ enum nf_check_flags {
 	 * member that runs */
 	NF_CHECK_FAMILY = 1 << 2,
 	/* what the machine as a whole stands on (its identity, its init):
-	 * as a root cause it comes before any other, whatever the height of
-	 * the checks that name it */
+	 * as a root cause it comes before any other (the rest keep the
+	 * facets' order, the kernel first) */
 	NF_CHECK_BASE = 1 << 3,
 };
 #define NF_CHECK_ID_MAX 192
