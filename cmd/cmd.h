@@ -83,6 +83,21 @@ void nf_print_diags(struct nf_global *g, const struct nf_diags *d);
 /* Render diagnostics through an emitter (text or JSON) */
 void nf_emit_diags(struct nf_emit *e, const struct nf_diags *d);
 
+/* The width a report fits: the terminal's, else $COLUMNS, else 80 */
+int nf_cmd_term_width(void);
+/* Colour only on a terminal, and never with NO_COLOR (no-color.org) or
+ * TERM=dumb */
+int nf_cmd_colour(void);
+/* The command table (cmd/main.c), in --help's order */
+const struct nf_cmd *const *nf_cmd_table(size_t *n);
+/* The shipped profiles directory, the default of -C */
+void nf_cmd_default_profiles(char *out, size_t outsz);
+/* nodeforge __complete WORD... CUR (cmd/complete.c): the completions of
+ * CUR, one a line; returns the exit status */
+int nf_cmd_complete(int argc, char **argv);
+/* status --state's values, NULL-terminated (cmd/status.c) */
+extern const char *const nf_status_state_args[];
+
 /* ---- boot commands (inventory, pxe, serve, status) ---- */
 struct nf_inventory;
 /* Load the site when its file exists (inventory and pxe work without one);
@@ -121,6 +136,7 @@ struct nf_verify_cli {
 	const char *role, *profile, *junit, *verdict;
 	struct nf_verify_opts o;
 	bool gate, health;
+	bool no_pager;  /* verify --no-pager (gate never pages: no terminal) */
 };
 /* Parse one option shared by verify and gate: 1 taken, 0 not ours, 2 bad
  * value (usage error printed) */

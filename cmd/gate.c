@@ -39,7 +39,7 @@ static int cmd_gate(struct nf_global *g, int argc, char **argv)
 		{ "retry", required_argument, NULL, 't' },
 		{ 0 }
 	};
-	struct nf_verify_cli vc = { .gate = true };
+	struct nf_verify_cli vc = { .gate = true, .no_pager = true };
 	long retry = 0;
 	int o, t, rc;
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -263,6 +264,39 @@ static void default_profiles_dir(char *out, size_t outsz)
 	snprintf(out, outsz, "%s/profiles", NF_DATADIR);
 }
 
+const struct nf_cmd *const *nf_cmd_table(size_t *n)
+{
+	*n = sizeof(commands) / sizeof(*commands);
+	return commands;
+}
+
+void nf_cmd_default_profiles(char *out, size_t outsz)
+{
+	default_profiles_dir(out, outsz);
+}
+
+int nf_cmd_term_width(void)
+{
+	struct winsize ws;
+	const char *c = getenv("COLUMNS");
+	long w = 0;
+
+	if (c && *c)
+		w = strtol(c, NULL, 10);
+	if (w <= 0 && isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+		w = ws.ws_col;
+	if (w <= 0)
+		w = 80;
+	return w < 40 ? 40 : w > 400 ? 400 : (int)w;
+}
+
+int nf_cmd_colour(void)
+{
+	const char *t = getenv("TERM");
+
+	return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && !(t && !strcmp(t, "dumb"));
+}
+
 /* Take the global options out of argv, wherever they are (before "--") */
 static int take_globals(struct nf_global *g, int *argc, char **argv,
 			const char **profiles)
@@ -343,6 +377,10 @@ int main(int argc, char **argv)
 	char defdir[PATH_MAX + 64], defsite[PATH_MAX + 80];
 	int r;
 
+	/* hidden: the shell's completion (before the globals are taken:
+	 * its words are the command line being typed) */
+	if (argc >= 2 && !strcmp(argv[1], "__complete"))
+		return nf_cmd_complete(argc - 2, argv + 2);
 	if ((r = take_globals(&g, &argc, argv, &profiles)))
 		return r;
 	if (argc < 2) {

@@ -8,6 +8,9 @@
 
 #define NF_STATUS_MAX (64u << 20)
 
+const char *const nf_status_state_args[] = { "not-seen", "booting", "verified",
+					     "failed", NULL };
+
 static int cmd_status(struct nf_global *g, int argc, char **argv);
 
 const struct nf_cmd nf_cmd_status = {
@@ -96,6 +99,37 @@ static void shown_free(struct shown *sh)
 		free(sh->v[--sh->n]);
 }
 
+/* Text S from column COL on, wrapped at spaces to WIDTH columns, the
+ * continuation lines indented by IND; a word longer than a line stays
+ * whole (never broken inside) */
+static void emit_wrapped(struct nf_emit *e, const char *s, int col, int ind,
+			 int width)
+{
+	while (s && *s) {
+		int room = width - col, brk = -1, n;
+
+		if ((int)strlen(s) <= room) {
+			nf_emit_text(e, "%s", s);
+			break;
+		}
+		for (n = 0; s[n] && (n <= room || brk < 0); n++)
+			if (s[n] == ' ' && n > 0)
+				brk = n;
+			else if (n > room && brk >= 0)
+				break;
+		if (brk < 0) {
+			nf_emit_text(e, "%s", s);
+			break;
+		}
+		nf_emit_text(e, "%.*s\n%*s", brk, s, ind, "");
+		s += brk;
+		while (*s == ' ')
+			s++;
+		col = ind;
+	}
+	nf_emit_text(e, "\n");
+}
+
 /* The server's answer to GET PATH below SERVER, as JSON; 0, or an error
  * with its message in err */
 static int fetch(struct nf_global *g, const char *server, const char *path,
@@ -152,6 +186,7 @@ static int show_node(struct nf_global *g, const char *server, const char *name,
 	char *path = NULL, err[1024];
 	json_t *n = NULL, *v, *c;
 	const char *st;
+	int width = nf_cmd_term_width();
 	struct nf_emit *e;
 	size_t i;
 	int r;
@@ -216,11 +251,23 @@ static int show_node(struct nf_global *g, const char *server, const char *name,
 		nf_emit_obj_open(e, NULL);
 		nf_emit_str(e, "id", "  %s", show(&sh, id));
 		nf_emit_str(e, "verdict", " (%s)\n", show(&sh, chk ? str(chk, "verdict") : "fail"));
-		nf_emit_str(e, "expected", "      expected: %s\n",
-			    show(&sh, chk ? str(chk, "expected") : NULL));
-		nf_emit_str(e, "seen", "      seen:     %s\n",
-			    show(&sh, chk ? str(chk, "seen") ?: str(chk, "reason")
-				      : json_is_object(c) ? str(c, "message") : NULL));
+		{
+			const char *ex = show(&sh, chk ? str(chk, "expected") : NULL);
+			const char *se = show(&sh, chk ? str(chk, "seen") ?: str(chk, "reason")
+					      : json_is_object(c) ? str(c, "message") : NULL);
+
+			/* prose wraps at words; the remedy, a command, never */
+			nf_emit_str(e, "expected", NULL, ex);
+			if (ex) {
+				nf_emit_text(e, "      expected: ");
+				emit_wrapped(e, ex, 16, 16, width);
+			}
+			nf_emit_str(e, "seen", NULL, se);
+			if (se) {
+				nf_emit_text(e, "      seen:     ");
+				emit_wrapped(e, se, 16, 16, width);
+			}
+		}
 		nf_emit_str(e, "remedy", "      remedy:   %s\n",
 			    show_cmd(&sh, chk ? str(chk, "remedy") : NULL));
 		nf_emit_obj_close(e);
@@ -313,6 +360,8 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 	json_t *doc = NULL, *nodes, *n, *unk;
 	struct nf_emit *e;
 	size_t counts[4] = { 0 };
+	int w[4] = { 4, 5, 4, 5 }, width = nf_cmd_term_width(), colour = nf_cmd_colour();
+	char fmt[4][16];
 	int o, r;
 
 	while ((o = nf_getopt_args(&nf_cmd_status, argc, argv, "S:", opts,
@@ -413,9 +462,25 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		return NF_EXIT_FAILURE;
 	}
 	nf_emit_str(e, "server", NULL, server);
+	/* each column as wide as its widest value (the list fits 80 columns
+	 * where the values do); the root cause on its own line below */
+	json_array_foreach(nodes, i, n) {
+		const char *f[4] = { str(n, "name"), str(n, "state") ?: "not seen",
+				     str(n, "rack"), str(n, "image") };
+
+		if (only_unknown || !listed(n, names, nnames, state, rack, role))
+			continue;
+		for (size_t k = 0; k < 4; k++)
+			if (f[k] && (int)strlen(f[k]) > w[k])
+				w[k] = (int)strlen(f[k]) > 64 ? 64 : (int)strlen(f[k]);
+	}
+	snprintf(fmt[0], sizeof(fmt[0]), "%%-%ds ", w[0]);
+	snprintf(fmt[1], sizeof(fmt[1]), "%%-%ds", w[1]);
+	snprintf(fmt[2], sizeof(fmt[2]), " %%-%ds ", w[2]);
+	snprintf(fmt[3], sizeof(fmt[3]), "%%-%ds ", w[3]);
 	if (!only_unknown)
-		nf_emit_text(e, "%-20s %-9s %-6s %-40s %-20s %s\n", "NODE", "STATE",
-			     "RACK", "IMAGE", "TIME", "ROOT CAUSE");
+		nf_emit_text(e, "%-*s %-*s %-*s %-*s %s\n", w[0], "NODE", w[1], "STATE",
+			     w[2], "RACK", w[3], "IMAGE", "TIME");
 	if (!only_unknown)
 		nf_emit_arr_open(e, "nodes");
 	json_array_foreach(nodes, i, n) {
@@ -439,19 +504,36 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		for (size_t k = 0; k < sizeof(states) / sizeof(*states); k++)
 			counts[k] += !strcmp(st, states[k]);
 		nf_emit_obj_open(e, NULL);
-		nf_emit_str(e, "name", "%-20s ", show(&sh, str(n, "name")));
-		nf_emit_str(e, "state", "%-9s ", show(&sh, st));
-		nf_emit_str(e, "rack", "%-6s ", show(&sh, str(n, "rack")));
-		nf_emit_str(e, "image", "%-40s ", show(&sh, str(n, "image")));
-		nf_emit_str(e, "time", "%-20s ", show(&sh, when));
+		nf_emit_str(e, "name", fmt[0], show(&sh, str(n, "name")));
+		/* failed in red, verified in green, on a terminal only */
+		if (colour && (!strcmp(st, "failed") || !strcmp(st, "verified")))
+			nf_emit_text(e, "%s", !strcmp(st, "failed") ? "\033[1;31m"
+								  : "\033[32m");
+		nf_emit_str(e, "state", fmt[1], show(&sh, st));
+		if (colour && (!strcmp(st, "failed") || !strcmp(st, "verified")))
+			nf_emit_text(e, "\033[0m");
+		nf_emit_str(e, "rack", fmt[2], show(&sh, str(n, "rack")));
+		nf_emit_str(e, "image", fmt[3], show(&sh, str(n, "image")));
+		nf_emit_str(e, "time", "%s", show(&sh, when));
+		nf_emit_text(e, "\n");
 		nf_emit_str(e, "role", NULL, show(&sh, str(n, "role")));
 		nf_emit_str(e, "result", NULL, res);
 		nf_emit_str(e, "verdict_at", NULL, vat);
-		if (booting && res)
-			nf_emit_text(e, "last verdict: %s at %s%s", res,
-				     vat ? vat : "?", cause ? ": " : "");
-		nf_emit_str(e, "root_cause", booting && res && !cause ? "\n" : "%s\n",
-			    show(&sh, cause));
+		if (booting && res) {
+			char *lv = NULL;
+
+			if (asprintf(&lv, "last verdict: %s at %s%s%s", res,
+				     vat ? vat : "?", cause ? ": " : "",
+				     cause ? show(&sh, cause) : "") >= 0) {
+				nf_emit_text(e, "    ");
+				emit_wrapped(e, lv, 4, 6, width);
+				free(lv);
+			}
+		} else if (cause) {
+			nf_emit_text(e, "    root cause: ");
+			emit_wrapped(e, show(&sh, cause), 16, 6, width);
+		}
+		nf_emit_str(e, "root_cause", NULL, show(&sh, cause));
 		nf_emit_obj_close(e);
 		shown_free(&sh);
 	}
@@ -466,13 +548,24 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 	json_array_foreach(unk, i, n) {
 		struct shown sh = { .json = g->json };
 
+		const char *mac = show(&sh, str(n, "mac")),
+			   *from = show(&sh, str(n, "from") ?: "?"),
+			   *first = show(&sh, str(n, "first_seen") ?: str(n, "seen_at")),
+			   *last = show(&sh, str(n, "seen_at"));
+		char *line = NULL;
+
 		nf_emit_obj_open(e, NULL);
-		nf_emit_str(e, "mac", "unknown MAC %s ", show(&sh, str(n, "mac")));
-		nf_emit_str(e, "from", "from %s ", show(&sh, str(n, "from") ?: "?"));
-		nf_emit_str(e, "first_seen", "first asked to boot at %s, ",
-			    show(&sh, str(n, "first_seen") ?: str(n, "seen_at")));
-		nf_emit_str(e, "seen_at", "last at %s\n",
-			    show(&sh, str(n, "seen_at")));
+		nf_emit_str(e, "mac", NULL, mac);
+		nf_emit_str(e, "from", NULL, from);
+		nf_emit_str(e, "first_seen", NULL, first);
+		nf_emit_str(e, "seen_at", NULL, last);
+		if (!g->json && asprintf(&line, "unknown MAC %s from %s first asked to "
+					 "boot at %s, last at %s", mac ? mac : "-",
+					 from ? from : "-", first ? first : "-",
+					 last ? last : "-") >= 0) {
+			emit_wrapped(e, line, 0, 4, width);
+			free(line);
+		}
 		nf_emit_obj_close(e);
 		shown_free(&sh);
 	}

@@ -2,11 +2,13 @@
 /* nodeforge verify: the node's prerequisites, checked against its profile */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -19,6 +21,7 @@ const struct nf_cmd nf_cmd_verify = {
 	.help = "usage: nodeforge verify [--role R | --profile FILE] [--root DIR]\n"
 		"                        [--sysroot DIR] [--json] [--junit FILE]\n"
 		"                        [--budget SECONDS] [--gate] [--health]\n"
+		"                        [--no-pager]\n"
 		"\n"
 		"Run every check of the node's role and print the failures, root\n"
 		"causes first, each with what was expected, what was seen and a\n"
@@ -43,8 +46,12 @@ const struct nf_cmd nf_cmd_verify = {
 		"  --health          HealthCheckProgram mode: drain the node on a failure\n"
 		"                    with reason \"nodeforge: <root cause>\"; resume it on\n"
 		"                    a pass when it drained it itself\n"
-		"  -v                every check, the ones that passed too\n"
-		"  --json            the verdict document\n"
+		"  -v                every check, the ones that passed too, nothing\n"
+		"                    shortened\n"
+		"  --json            the verdict document (never shortened)\n"
+		"  --no-pager        print straight to the terminal; otherwise a report\n"
+		"                    to a terminal goes through $NODEFORGE_PAGER, else\n"
+		"                    $PAGER, else 'less -FRX' (never when piped)\n"
 		"\n"
 		"Exit status: 0 every check passed (or was skipped for its own reason, or\n"
 		"warned), 3 a check failed or hung, 1 the run could not happen (no profile,\n"
@@ -137,30 +144,6 @@ static int load_profile(struct nf_global *g, const char *cmd,
 	return r ? NF_EXIT_FAILURE : 0;
 }
 
-/* The width the report fits: the terminal's, else $COLUMNS, else 80 */
-static int term_width(void)
-{
-	struct winsize ws;
-	const char *c = getenv("COLUMNS");
-	long w = 0;
-
-	if (c && *c)
-		w = strtol(c, NULL, 10);
-	if (w <= 0 && isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
-		w = ws.ws_col;
-	if (w <= 0)
-		w = 80;
-	return w < 40 ? 40 : w > 400 ? 400 : (int)w;
-}
-
-/* Colour only on a terminal, and never with NO_COLOR (no-color.org) */
-static int use_colour(void)
-{
-	const char *t = getenv("TERM");
-
-	return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && !(t && !strcmp(t, "dumb"));
-}
-
 struct report {
 	struct nf_emit *e;
 	int width, colour, verbose;
@@ -242,7 +225,7 @@ static void show_check(struct report *rp, const struct nf_check_result *c)
 {
 	const char *why = c->verdict == NF_V_FAIL || c->verdict == NF_V_WARN ? c->seen
 			  : c->reason;
-	char line[2048], upper[8];
+	char line[4096], upper[8];
 	size_t k;
 
 	snprintf(upper, sizeof(upper), "%s", nf_verdict_name(c->verdict));
@@ -275,9 +258,10 @@ static void show_check(struct report *rp, const struct nf_check_result *c)
 /* The report: root causes first, each with the checks that fail or are
  * skipped because of it folded under it; -v shows every check */
 static void render_text(struct nf_global *g, struct nf_emit *e,
-			const struct nf_verify *v, const char *role)
+			const struct nf_verify *v, const char *role, int width,
+			int colour)
 {
-	struct report rp = { .e = e, .width = term_width(), .colour = use_colour(),
+	struct report rp = { .e = e, .width = width, .colour = colour,
 			     .verbose = g->verbose };
 	size_t n = nf_verify_count(v), roots = 0, follow = 0;
 
@@ -340,6 +324,62 @@ static void render_text(struct nf_global *g, struct nf_emit *e,
 	nf_emit_text(e, "\n");
 }
 
+/* The report through a pager when it goes to a terminal: $NODEFORGE_PAGER,
+ * else $PAGER, else "less -FRX" (one screen or less: printed as is; colour
+ * kept; the screen not cleared); "" or "cat" is none.  Returns the pager's
+ * pid with stdout now its pipe, or 0 (stdout as it was) */
+static pid_t pager_start(void)
+{
+	const char *pg = getenv("NODEFORGE_PAGER");
+	int fd[2];
+	pid_t pid;
+
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	if (!pg)
+		pg = getenv("PAGER");
+	if (!pg)
+		pg = "less -FRX";
+	if (!*pg || !strcmp(pg, "cat") || pipe(fd) < 0)
+		return 0;
+	fflush(stdout);
+	if ((pid = fork()) < 0) {
+		close(fd[0]);
+		close(fd[1]);
+		return 0;
+	}
+	if (pid == 0) {
+		dup2(fd[0], STDIN_FILENO);
+		close(fd[0]);
+		close(fd[1]);
+		/* less: keep the colour, quit when it all fits */
+		setenv("LESS", "FRX", 0);
+		execl("/bin/sh", "sh", "-c", pg, (char *)NULL);
+		fprintf(stderr, "nodeforge: cannot run pager '%s': %s\n", pg,
+			strerror(errno));
+		_exit(127);
+	}
+	close(fd[0]);
+	/* the reader may quit before the end: a short write, not a signal */
+	signal(SIGPIPE, SIG_IGN);
+	dup2(fd[1], STDOUT_FILENO);
+	close(fd[1]);
+	return pid;
+}
+
+/* Close the pager's pipe and wait until the reader is done */
+static void pager_end(pid_t pid)
+{
+	int st;
+
+	if (!pid)
+		return;
+	fflush(stdout);
+	close(STDOUT_FILENO);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+}
+
 int nf_verify_cli_run(struct nf_global *g, const char *cmd, struct nf_verify_cli *vc)
 {
 	struct nf_profile *p = NULL;
@@ -384,6 +424,10 @@ int nf_verify_cli_run(struct nf_global *g, const char *cmd, struct nf_verify_cli
 		json_object_set_new(doc, "health_action", json_string(action));
 	}
 	if (!g->quiet || g->json) {
+		/* decided before the pager takes stdout */
+		int width = nf_cmd_term_width(), colour = nf_cmd_colour();
+		pid_t pager = vc->no_pager ? 0 : pager_start();
+
 		nf_emit_new(&e, stdout, g->json);
 		if (g->json) {
 			const char *k;
@@ -392,10 +436,11 @@ int nf_verify_cli_run(struct nf_global *g, const char *cmd, struct nf_verify_cli
 			json_object_foreach(doc, k, x)
 				nf_emit_json(e, k, x);
 		} else {
-			render_text(g, e, v, nf_profile_name(p));
+			render_text(g, e, v, nf_profile_name(p), width, colour);
 		}
 		nf_emit_end(e);
 		nf_emit_free(e);
+		pager_end(pager);
 	}
 	json_decref(doc);
 	nf_verify_free(v);
@@ -411,6 +456,7 @@ static int cmd_verify(struct nf_global *g, int argc, char **argv)
 		{ "junit", required_argument, NULL, 'j' },
 		{ "gate", no_argument, NULL, 'g' },
 		{ "health", no_argument, NULL, 'H' },
+		{ "no-pager", no_argument, NULL, 'n' },
 		{ 0 }
 	};
 	struct nf_verify_cli vc = { 0 };
@@ -432,6 +478,8 @@ static int cmd_verify(struct nf_global *g, int argc, char **argv)
 			vc.gate = true;
 		else if (o == 'H')
 			vc.health = true;
+		else if (o == 'n')
+			vc.no_pager = true;
 		else
 			return NF_EXIT_USAGE;
 	}

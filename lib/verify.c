@@ -429,6 +429,28 @@ static void explain(struct nf_verify *v)
 		}
 }
 
+/* A machine that is not an image of the role (system.image failed):
+ * that is the one root cause, every other failure its consequence */
+static int not_an_image(struct nf_verify *v)
+{
+	struct entry *img = find_entry(v, "system.image", strlen("system.image"));
+
+	if (!img || img->res.verdict != NF_V_FAIL)
+		return 0;
+	for (size_t i = 0; i < v->n; i++) {
+		struct entry *e = &v->v[i];
+		int v_ = e->res.verdict;
+
+		if (e == img || !(v_ == NF_V_FAIL || v_ == NF_V_HUNG ||
+				  (v_ == NF_V_SKIP && e->cause)))
+			continue;
+		free(e->cause);
+		if (!(e->cause = strdup("system.image")))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int only_match(const char *only, const struct entry *e)
 {
 	size_t n;
@@ -445,7 +467,7 @@ static int rank_of(const struct entry *e)
 {
 	switch (e->res.verdict) {
 	case NF_V_FAIL: return e->cause ? 2 : 0;
-	case NF_V_HUNG: return 1;
+	case NF_V_HUNG: return e->cause ? 2 : 1;
 	case NF_V_SKIP: return e->cause ? 2 : 4;
 	case NF_V_WARN: return 3;
 	default: return 5;
@@ -458,6 +480,9 @@ static int cmp_entry(const void *a, const void *b)
 
 	if (x->rank != y->rank)
 		return x->rank - y->rank;
+	/* root causes: the deepest first (what the others stand on) */
+	if (x->rank <= 1 && x->depth != y->depth)
+		return x->depth > y->depth ? -1 : 1;
 	return (int)x->order - (int)y->order;
 }
 
@@ -719,11 +744,18 @@ int nf_verify_run(struct nf_ctx *ctx, const struct nf_profile *p,
 	}
 	nf_vrun_unref(run);
 	explain(v);
+	if ((r = not_an_image(v))) {
+		nf_verify_free(v);
+		return r;
+	}
 
 	for (size_t i = 0; i < v->n; i++) {
 		struct entry *e = &v->v[i];
 
 		e->rank = rank_of(e);
+		/* the machine's own causes (identity, init) under the
+		 * rest; the others in facet order, the kernel first */
+		e->depth = e->rank <= 1 && (e->def->flags & NF_CHECK_BASE);
 		e->res.id = entry_id(e);
 		e->res.facet = e->facet;
 		e->res.summary = e->def->summary;

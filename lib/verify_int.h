@@ -39,7 +39,7 @@ struct nf_vcheck {
 	char id[NF_CHECK_ID_MAX];       /* the family member's id, or def's */
 	struct timespec deadline;
 	char expected[512];
-	char seen[1024];
+	char seen[2048];     /* whole: -v and --json show all of it */
 	char remedy[512];
 	char reason[256];
 	/* library calls bound to the run's sysroot (nf_v_ctx) */
@@ -63,6 +63,7 @@ struct entry {
 	char *expected, *seen, *remedy, *reason, *cause;
 	unsigned order;
 	int rank;
+	unsigned depth;         /* 1: a root cause of the machine itself */
 };
 
 struct nf_verify {

@@ -229,7 +229,7 @@ static int check_next(struct nf_vcheck *c, const json_t *sec)
 	const json_t *args = json_object_get(nf_v_profile(c), "boot_args");
 	const char *from = NULL;
 	struct nf_cmdline *line = next_cmdline(c, &from);
-	char missing[768] = "";
+	char missing[2048] = "";
 	size_t i, n = 0;
 	json_t *a;
 
@@ -249,9 +249,11 @@ static int check_next(struct nf_vcheck *c, const json_t *sec)
 	json_array_foreach(args, i, a) {
 		const char *s = json_string_value(a);
 
-		if (s && !nf_cmdline_has(line, s) && n++ < 6)
-			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
-				 "%s%s", *missing ? " " : "", s);
+		if (!s || nf_cmdline_has(line, s))
+			continue;
+		n++;
+		snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
+			 "%s%s", *missing ? " " : "", s);
 	}
 	if (!n) {
 		nf_cmdline_free(line);
@@ -263,7 +265,7 @@ static int check_next(struct nf_vcheck *c, const json_t *sec)
 
 		missing_all(args, line, all, sizeof(all));
 		nf_cmdline_free(line);
-		nf_v_seen(c, "%s lacks %s%s", from, missing, n > 6 ? " ..." : "");
+		nf_v_seen(c, "%s lacks %s", from, missing);
 		remedy_args(c, from, all);
 	}
 	return NF_V_FAIL;
@@ -273,7 +275,7 @@ static int check_running(struct nf_vcheck *c, const json_t *sec)
 {
 	const json_t *args = json_object_get(nf_v_profile(c), "boot_args");
 	struct nf_cmdline *run = NULL, *next;
-	char missing[768] = "";
+	char missing[2048] = "";
 	const char *from = NULL;
 	size_t i, n = 0, pending = 0;
 	json_t *a;
@@ -292,9 +294,9 @@ static int check_running(struct nf_vcheck *c, const json_t *sec)
 		if (!s || nf_cmdline_has(run, s))
 			continue;
 		pending += nf_cmdline_has(next, s);
-		if (n++ < 6)
-			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
-				 "%s%s", *missing ? " " : "", s);
+		n++;
+		snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
+			 "%s%s", *missing ? " " : "", s);
 	}
 	if (!n) {
 		nf_cmdline_free(run);
@@ -303,15 +305,15 @@ static int check_running(struct nf_vcheck *c, const json_t *sec)
 		return NF_V_PASS;
 	}
 	if (pending == n) {
-		nf_v_seen(c, "reboot needed: %s configured but not running: %s%s",
-			  from, missing, n > 6 ? " ..." : "");
+		nf_v_seen(c, "reboot needed: %s configured but not running: %s",
+			  from, missing);
 		nf_v_remedy(c, "systemctl reboot");
 	} else {
 		char all[2048];
 
 		/* what the boot configuration still lacks */
 		missing_all(args, next ? next : run, all, sizeof(all));
-		nf_v_seen(c, "missing %s%s", missing, n > 6 ? " ..." : "");
+		nf_v_seen(c, "missing %s", missing);
 		remedy_args(c, from, all);
 	}
 	nf_cmdline_free(run);

@@ -305,6 +305,54 @@ static int check_services(struct nf_vcheck *c, const json_t *sec)
 	return NF_V_FAIL;
 }
 
+/* The image's identity: the resolved profile a build writes into every
+ * image.  Without it the machine is not a nodeforge image at all, and
+ * every other failure is this one's consequence (nf_verify_run folds
+ * them under it); with another role's, it is another role's image */
+static int check_image(struct nf_vcheck *c, const json_t *sec)
+{
+	const char *want = nf_v_role(c), *got;
+	char *buf = NULL;
+	json_t *doc;
+	size_t len = 0;
+	int r;
+
+	(void)sec;
+	nf_v_expect(c, "/etc/nodeforge/profile.json of role %s", want);
+	r = nf_v_read(c, NF_VROOT, "/etc/nodeforge/profile.json", 4u << 20, &buf, &len);
+	if (r == -ENOENT) {
+		nf_v_seen(c, "this is not a nodeforge %s image: it has no "
+			  "/etc/nodeforge/profile.json", want);
+		nf_v_remedy(c, "verify a node booted from a %s image; on a build "
+			    "host, nodeforge verify --root ROOT checks an image "
+			    "tree", want);
+		return NF_V_FAIL;
+	}
+	if (r) {
+		nf_v_seen(c, "cannot read /etc/nodeforge/profile.json: %s",
+			  r < 0 ? strerror(-r) : nf_strerror(r));
+		return NF_V_FAIL;
+	}
+	doc = json_loadb(buf, len, 0, NULL);
+	free(buf);
+	got = json_string_value(json_object_get(doc, "role"));
+	if (!got) {
+		nf_v_seen(c, "/etc/nodeforge/profile.json names no role");
+		json_decref(doc);
+		return NF_V_FAIL;
+	}
+	if (strcmp(got, want)) {
+		nf_v_seen(c, "this is a nodeforge %s image, not %s", got, want);
+		nf_v_remedy(c, "nodeforge verify (its own role), or reinstall the "
+			    "node from a %s image", want);
+		json_decref(doc);
+		return NF_V_FAIL;
+	}
+	nf_v_seen(c, "a nodeforge %s image", got);
+	json_decref(doc);
+	return NF_V_PASS;
+}
+
 /* Every unit check asks systemctl, which answers only where systemd is
  * PID 1: elsewhere (a container, a chroot, a CI runner) their failures
  * are this one's consequences */
@@ -336,7 +384,10 @@ static int check_init(struct nf_vcheck *c, const json_t *sec)
 }
 
 static const struct nf_check_def defs[] = {
-	{ "system.init", "systemd is PID 1", NULL, NF_CHECK_PROBE, 0, check_init },
+	{ "system.image", "the machine is a nodeforge image of the role", NULL,
+	  NF_CHECK_STATIC | NF_CHECK_BASE, 0, check_image },
+	{ "system.init", "systemd is PID 1", NULL, NF_CHECK_PROBE | NF_CHECK_BASE, 0,
+	  check_init },
 	{ "system.services", "the profile's services are active", NULL, NF_CHECK_PROBE, 3000,
 	  check_services, "system.init" },
 };

@@ -20,6 +20,10 @@ enum nf_check_flags {
 	 * ("sysctl.KEY" -> "sysctl.vm.max_map_count"); nf_v_id() names the
 	 * member that runs */
 	NF_CHECK_FAMILY = 1 << 2,
+	/* what the machine as a whole stands on (its identity, its init):
+	 * as a root cause it comes before any other (the rest keep the
+	 * facets' order, the kernel first) */
+	NF_CHECK_BASE = 1 << 3,
 };
 #define NF_CHECK_ID_MAX 192
 

@@ -88,3 +88,32 @@ assert n["ctl-01"]["role"] == "controller"
 	jq -e '.errors == 1 and .diagnostics[0].line == 2 and .diagnostics[0].column == 16 and (.diagnostics[0].message | test("malformed MAC address .zz."))' out.json
 	[ ! -s err.txt ]
 }
+
+@test "inventory show: a hostlist, --rack and --role list only those nodes, as status does" {
+	cp "$NF_SRCDIR/examples/racks.yaml" racks.yaml
+	run nf -C "$PROFILES" inventory show 'gpu-[01-02],ctl-01'
+	status_is 0
+	[ "$(echo "$output" | awk 'NR > 1 && NF > 2 { print $1 }' | paste -sd' ')" = "ctl-01 gpu-01 gpu-02" ]
+	[ "${lines[-1]}" = "3 nodes" ]
+	run nf -C "$PROFILES" inventory show --rack r01 --role compute --json
+	status_is 0
+	[ "$(echo "$output" | jq -c '[[.nodes[].name], .count]')" = '[["gpu-01","gpu-02","gpu-03","gpu-04"],4]' ]
+	run nf -C "$PROFILES" inventory show --role controller
+	[ "$(echo "$output" | awk 'NR > 1 && NF > 2 { print $1 }')" = ctl-01 ]
+}
+
+@test "inventory show: an unknown rack, role or node is a usage error naming the known ones" {
+	cp "$NF_SRCDIR/examples/racks.yaml" racks.yaml
+	run nf -C "$PROFILES" inventory show --rack r9
+	status_is 2
+	[[ "$output" == *"nodeforge inventory: no node of 'racks.yaml' has rack 'r9'; racks: r00, r01"* ]]
+	run nf -C "$PROFILES" inventory show --role gpu
+	status_is 2
+	[[ "$output" == *"has role 'gpu'; roles: controller, login, compute"* ]]
+	run nf -C "$PROFILES" inventory show nope-01
+	status_is 2
+	[[ "$output" == *"no node 'nope-01' in 'racks.yaml'"* ]]
+	run nf -C "$PROFILES" inventory show 'gpu-[01'
+	status_is 2
+	[[ "$output" == *"'gpu-[01' is not a node name or a hostlist"* ]]
+}

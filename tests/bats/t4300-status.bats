@@ -34,13 +34,15 @@ teardown() {
 	run nf status --server "$U"
 	# not every node is verified
 	status_is 3
-	[[ "${lines[0]}" == "NODE"*"STATE"*"RACK"*"IMAGE"*"ROOT CAUSE" ]]
+	[[ "${lines[0]}" == "NODE"*"STATE"*"RACK"*"IMAGE"*"TIME" ]]
 	[[ "$output" =~ ctl-01\ +verified\ +r00\ +controller-beee51305295 ]]
-	[[ "$output" == *"login-01             not seen"* ]]
+	[[ "$output" == *"login-01 not seen r00  -"* ]]
 	[[ "$output" =~ gpu-01\ +booting\ +r01\ +compute-[0-9a-f]{12}\.vmlinuz ]]
 	[[ "$output" =~ gpu-02\ +failed\ +r01\ .*gpu\.count:\ expected\ 8,\ seen\ 0 ]]
 	[[ "$output" == *"unknown MAC 52:54:00:99:00:01"* ]]
 	[[ "$output" == *"6 nodes: 1 verified, 1 failed, 1 booting, 3 not seen"* ]]
+	# the root cause on its own line under its node
+	[[ "$output" == *$'\n''gpu-02 '*$'\n''    root cause: gpu.count: expected 8, seen 0'$'\n'* ]]
 }
 
 @test "status --json carries the same data" {
@@ -89,7 +91,7 @@ assert d["summary"] == {"nodes": 6, "verified": 1, "failed": 0, "booting": 0, "n
 	run nf status --server "$U" --unknown
 	status_is 0
 	[[ "$output" != *"NODE"*"STATE"* ]]
-	[[ "$output" =~ unknown\ MAC\ 52:54:00:99:00:02\ from\ 127\.0\.0\.1\ first\ asked\ to\ boot\ at\ [0-9T:-]+Z,\ last\ at ]]
+	[[ "$output" =~ unknown[[:space:]]+MAC[[:space:]]+52:54:00:99:00:02[[:space:]]+from[[:space:]]+127\.0\.0\.1[[:space:]]+first[[:space:]]+asked[[:space:]]+to[[:space:]]+boot[[:space:]]+at[[:space:]]+[0-9T:-]+Z,[[:space:]]+last[[:space:]]+at ]]
 	[[ "$output" == *"unknown MAC 52:54:00:99:00:03"* ]]
 	[[ "$output" == *"2 unknown machine(s)"* ]]
 	run nf status --server "$U" --unknown --json
@@ -192,4 +194,43 @@ post_verdicts() {
 	bash -c "$pasted"
 	printf '[Service]\nLimitNOFILE=1048576\n' > want
 	cmp want 60-local.conf
+}
+
+@test "status: the list fits 80 columns, long causes wrap at words under their node; colour for failed and verified only on a terminal" {
+	cause="slurm.conf.present: /etc/slurm/slurm.conf is missing and slurmd therefore refuses to start on this node until the image is rebuilt"
+	jq -n --arg c "$cause" '{result: "fail", root_causes: [{id: "slurm.conf.present", message: ($c | sub("^[^ ]+ "; ""))}]}' \
+		| curl -sf -X POST --data-binary @- "$U/api/v1/nodes/gpu-02/verdict" >/dev/null
+	curl -sf -X POST -d '{"result":"pass","image":"controller-beee51305295"}' "$U/api/v1/nodes/ctl-01/verdict" >/dev/null
+	curl -sf "$U/api/v1/unknown/52-54-00-99-00-07" >/dev/null
+	COLUMNS=80 run nf status --server "$U"
+	status_is 3
+	echo "$output" | awk 'length($0) > 80 { print "too wide: " $0; bad = 1 } END { exit bad }'
+	# every word of the cause whole, in order, on the lines under gpu-02
+	under=$(echo "$output" | awk '/^gpu-02 / { on = 1; next } /^[a-z]/ { on = 0 } on')
+	[ "$(echo "$under" | wc -l)" -ge 2 ]
+	[ "$(echo "$under" | sed 's/^ *root cause: //; s/^ *//' | paste -sd' ')" = "$cause" ]
+	[[ "$output" != *$'\033'* ]]
+	command -v script >/dev/null || skip "script (util-linux) not installed"
+	script -qec "$NF_BIN status --server $U" /dev/null > tty.out || true
+	grep -q $'\033\\[1;31mfailed' tty.out
+	grep -q $'\033\\[32mverified' tty.out
+	NO_COLOR=1 script -qec "$NF_BIN status --server $U" /dev/null > tty2.out || true
+	! grep -q $'\033' tty2.out
+}
+
+@test "status NODE wraps expected and seen at words, never the remedy" {
+	seen="the node has 0 of the 8 NVIDIA GPUs its profile names: nvidia-smi lists none and the PCIe bus shows no device of vendor 10de at all"
+	remedy="nvidia-smi -L; lspci -d 10de: -nn; journalctl -k -b | grep -i -e nvrm -e xid; check the PCIe slots and the risers of this node"
+	jq -n --arg s "$seen" --arg r "$remedy" '{result: "fail", root_causes: [{id: "gpu.count"}],
+		checks: [{id: "gpu.count", verdict: "fail", expected: "8 NVIDIA GPUs", seen: $s, remedy: $r}]}' \
+		| curl -sf -X POST --data-binary @- "$U/api/v1/nodes/gpu-02/verdict" >/dev/null
+	COLUMNS=80 run nf status gpu-02 --server "$U"
+	status_is 3
+	# seen: wrapped within 80 columns, every word whole
+	block=$(echo "$output" | awk '/^      seen: / { on = 1 } /^      remedy:/ { on = 0 } on')
+	[ "$(echo "$block" | wc -l)" -ge 2 ]
+	echo "$block" | awk 'length($0) > 80 { bad = 1 } END { exit bad }'
+	[ "$(echo "$block" | sed 's/^      seen: *//; s/^ *//' | paste -sd' ')" = "$seen" ]
+	# the remedy on one line, as it is pasted
+	[ "$(sed -n 's/^      remedy:   //p' <<<"$output")" = "$remedy" ]
 }

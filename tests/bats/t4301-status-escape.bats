@@ -28,10 +28,12 @@ post_hostile_verdict() {
 
 @test "status text has no raw control byte from a node's verdict" {
 	post_hostile_verdict
-	run nf status --server "$U"
+	COLUMNS=200 run nf status --server "$U"
 	status_is 3
-	# one line per node: the LF in the id did not start a forged line
-	[ "${#lines[@]}" -eq 8 ]
+	# one line per node and the failed one's root cause under it: the LF
+	# in the id did not start a forged line
+	[ "${#lines[@]}" -eq 9 ]
+	[[ "$output" == *$'\n'"    root cause: a"* ]]
 	if printf '%s' "$output" | LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]'; then
 		printf '%s' "$output" | od -c >&2
 		return 1
