@@ -206,7 +206,8 @@ static void parse_forms(struct cspec *s, const char *cmd, const char *h)
 	}
 }
 
-static void say_roles(const struct cstate *st)
+/* Each role, with SUFFIX appended ("@current" for reimage's --image) */
+static void say_roles_as(const struct cstate *st, const char *suffix)
 {
 	struct nf_ctx *ctx = NULL;
 	char **v = NULL;
@@ -215,11 +216,20 @@ static void say_roles(const struct cstate *st)
 	if (nf_ctx_new(&ctx) < 0)
 		return;
 	if (!nf_ctx_set_profiles_dir(ctx, st->profiles) && !nf_profile_roles(ctx, &v, &n)) {
-		for (size_t i = 0; i < n; i++)
-			say(st, v[i]);
+		for (size_t i = 0; i < n; i++) {
+			char w[128];
+
+			snprintf(w, sizeof(w), "%s%s", v[i], suffix);
+			say(st, w);
+		}
 		nf_strv_free(v, n);
 	}
 	nf_ctx_free(ctx);
+}
+
+static void say_roles(const struct cstate *st)
+{
+	say_roles_as(st, "");
 }
 
 /* Node names, or (racks) the racks, of the inventory */
@@ -301,6 +311,12 @@ static void say_value(const struct cstate *st, const char *opt, const char *meta
 	}
 	if (!strcmp(m, "KIND"))
 		return say_kinds(st);
+	/* an image by its role (reimage --image): current, ROLE@current */
+	if (strstr(meta, "ROLE@current") ||
+	    (!strcmp(m, "IMAGE") && st->help && strstr(st->help, "ROLE@current"))) {
+		say(st, "current");
+		return say_roles_as(st, "@current");
+	}
 	if (!strcmp(m, "DIR") || !strcmp(m, "ROOT")) {
 		printf("@dir\n");
 		return;

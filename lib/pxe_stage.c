@@ -135,7 +135,10 @@ int nf_pxe_put(struct pxe *p, const char *dir, const char *name,
 	if (fd < 0)
 		return nf_fail(p->ctx, -errno, "cannot write '%s/%s/%s': %s",
 			       p->o->out_dir, dir, name, strerror(errno));
-	if ((r = nf_write_full(fd, buf, len))) {
+	/* 0644 whatever the umask: serve refuses a file that is not
+	 * world-readable (a private file in the tree) */
+	if ((r = nf_write_full(fd, buf, len)) ||
+	    (fchmod(fd, 0644) < 0 && (r = -errno))) {
 		close(fd);
 		unlinkat(dfd, tmp, 0);
 		return nf_fail(p->ctx, r, "cannot write '%s/%s/%s': %s",

@@ -84,6 +84,17 @@ setup() {
 	cmp "tree/images/compute/$k" "out/compute/$k"
 }
 
+@test "a tree rendered under umask 077 is still world-readable (serve refuses private files)" {
+	local old
+	old=$(umask)
+	umask 077
+	run pxe
+	umask "$old"
+	status_is 0
+	[ -n "$(find tree -type f)" ]
+	[ -z "$(find tree -type f ! -perm -0444)" ] || { find tree -type f ! -perm -0444 -ls; false; }
+}
+
 @test "dnsmasq --test accepts dnsmasq.conf" {
 	command -v dnsmasq >/dev/null || skip "dnsmasq not installed"
 	pxe
