@@ -217,6 +217,18 @@ cl_accel() {
 	if [ -n "${NF_E2E_KVM:-}" ] && [ -w /dev/kvm ]; then echo kvm; else echo tcg; fi
 }
 
+# QEMU's accelerator options.  Under emulation every VM's vCPUs share one
+# host thread (thread=single): with one thread per vCPU, a guest kernel
+# patching its own text while another vCPU runs it (a static key flipped
+# by "sched_clock: Marking stable") can hit a stale int3 and panic at
+# boot, which a real CPU never does.
+cl_accel_opts() {
+	case $(cl_accel) in
+	kvm) echo "-machine q35,accel=kvm" ;;
+	*) echo "-machine q35 -accel tcg,thread=single" ;;
+	esac
+}
+
 # The VM of a node.  A diskless node holds its whole image in the
 # initramfs's tmpfs, which the kernel caps at half the RAM: the VM gets
 # twice the image's content (and of what the node writes there: the
@@ -256,7 +268,7 @@ cl_power_on() {
 	shape=$(cl_vm_shape "$role") || return 1
 	# shellcheck disable=SC2086
 	cl_bg "vm-$node" ip netns exec "$NS" qemu-system-x86_64 \
-		-machine "q35,accel=$(cl_accel)" $shape -display none -no-reboot \
+		$(cl_accel_opts) $shape -display none -no-reboot \
 		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no" \
 		-device "virtio-net-pci,netdev=n0,mac=$mac,disable-legacy=on,romfile=$ROM" \
 		-boot n -serial "file:$W/log/console-$node.log" -monitor none \
@@ -358,6 +370,32 @@ cl_time() {
 	echo "$line" >> "$E2E/cluster/timings.log"
 }
 
+# cl_panicked NODE: its kernel panicked in this boot (QEMU truncates the
+# console file at each power-on)
+cl_panicked() {
+	grep -q 'Kernel panic - not syncing' "$W/log/console-$1.log" 2>/dev/null
+}
+
+# cl_check_panic NODE: a VM whose kernel panicked never reports: under
+# emulation it is powered on again, once per node, and the run says so
+# (the panic's console kept as console-NODE.panic.log); a second panic,
+# or any under KVM, stops the VM so that waiting for it ends.  Status 0
+# when it powered the node on again.
+cl_check_panic() {
+	local n=$1
+	cl_panicked "$n" && kill -0 "$(cl_pid "vm-$n")" 2>/dev/null || return 1
+	if [ "$(cl_accel)" != tcg ] || [ -e "$W/log/console-$n.panic.log" ]; then
+		cl_log "$n: kernel panic; its VM is stopped"
+		cl_stop "vm-$n"
+		return 1
+	fi
+	cl_stop "vm-$n"
+	cp "$W/log/console-$n.log" "$W/log/console-$n.panic.log"
+	cl_time "$n: kernel panic under emulation ($(grep -m1 -o 'RIP: [^ ]*' \
+		"$W/log/console-$n.panic.log")), console in log/console-$n.panic.log: powered on again"
+	cl_power_on "$n"
+}
+
 # cl_all_reported NAME...: each node has a verdict, or its VM is gone
 # (then waiting is pointless)
 cl_all_reported() {
@@ -366,6 +404,7 @@ cl_all_reported() {
 	for n in "$@"; do
 		st=$(echo "$states" | awk -v n="$n" '$1 == n { print $2 }')
 		case $st in verified|failed) continue ;; esac
+		cl_check_panic "$n" || true
 		kill -0 "$(cl_pid "vm-$n")" 2>/dev/null || continue
 		return 1
 	done

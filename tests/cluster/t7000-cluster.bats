@@ -498,8 +498,9 @@ cl_node_reason() {
 	t0=$(date +%s)
 	cl_power_on "$n"
 	# a new event, and past booting: the new verdict
-	cl_wait "$(cl_scale 900)" '[ "$(cl_verdict_at "$n")" != "$before" ] &&
-		[ "$(cl_state "$n")" != booting ]' ||
+	cl_wait "$(cl_scale 900)" '{ cl_check_panic "$n" || true; } &&
+		[ "$(cl_verdict_at "$n")" != "$before" ] &&
+		[ "$(cl_state "$n")" != booting ] || ! kill -0 "$(cl_pid "vm-$n")" 2>/dev/null' ||
 		{ echo "$n: no new verdict ($(cl_state "$n") since $(cl_verdict_at "$n"))"; return 1; }
 	[ "$(cl_state "$n")" = verified ]
 	cl_wait "$(cl_scale 600)" "cl_idle $n" || {
