@@ -50,7 +50,7 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
 
-.PHONY: FORCE deb rpm rpm-build pkg-src image-pkgs fuzz-lib test all check check-unit check-bats check-layers check-e2e asan fuzz fuzz-run deps install \
+.PHONY: FORCE deb rpm rpm-build pkg-src image-pkgs fuzz-lib test all check check-unit check-bats check-layers check-e2e e2e-prebuild asan fuzz fuzz-run deps install \
         clean bench ci-image check-cluster man
 all: $(BUILD)/nodeforge man
 
@@ -64,11 +64,12 @@ $(BUILD)/%.o: %.c lib/nodeforge.h lib/internal.h $(wildcard lib/*.h lib/internal
 	@echo "  CC  $<"; $(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 # nf_commit: rewritten only when the commit changed, so an unchanged tree
-# relinks nothing
+# relinks nothing (a temporary file of its own: make test runs two makes
+# of one tree side by side)
 $(BUILD)/commit.c: FORCE
 	@mkdir -p $(dir $@)
-	@printf '#include "nodeforge.h"\nconst char nf_commit[] = "%s";\n' '$(COMMIT)' > $@.tmp
-	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+	@t=$@.tmp.$$$$; printf '#include "nodeforge.h"\nconst char nf_commit[] = "%s";\n' '$(COMMIT)' > $$t; \
+	if cmp -s $$t $@; then rm -f $$t; else mv $$t $@; fi
 $(BUILD)/commit.o: $(BUILD)/commit.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 FORCE:
@@ -124,19 +125,27 @@ check-bats: $(BUILD)/nodeforge man
 # default cache is NF_E2E_CACHE) and builds the deb from a source
 # tarball without .git
 ARTIFACT_MIRROR ?= $(abspath $(wildcard $(CURDIR)/../shared/artifacts))
-check-e2e: $(BUILD)/nodeforge image-pkgs rpm
-	NODEFORGE_SELF_PACKAGE=$(CURDIR)/$(PKG) NODEFORGE_ARTIFACT_MIRROR=$(ARTIFACT_MIRROR) \
+# make test builds the packages once, in the background, then runs these
+# with PKGS_READY=1 (tests/run-all.sh): two makes that both remade them
+# at once would rewrite the packages an image build is reading
+PKG_DEPS = $(if $(PKGS_READY),,image-pkgs $(1))
+E2E_ENV = NODEFORGE_SELF_PACKAGE=$(CURDIR)/$(PKG) NODEFORGE_ARTIFACT_MIRROR=$(ARTIFACT_MIRROR) \
 	NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) NF_PKGDIR=$(CURDIR)/$(PKG) \
-		NF_E2E_CACHE=$${NF_E2E_CACHE:-$(CURDIR)/$(BUILD)/e2e-cache} \
-		tests/bats-files.sh tests/e2e --timing --print-output-on-failure
+	NF_E2E_CACHE=$${NF_E2E_CACHE:-$(CURDIR)/$(BUILD)/e2e-cache}
+check-e2e: $(BUILD)/nodeforge $(call PKG_DEPS,rpm)
+	$(E2E_ENV) tests/bats-files.sh tests/e2e --timing --print-output-on-failure
+
+# the images the e2e and cluster tests share, built side by side into
+# their cache (tests/e2e/prebuild.sh); make test runs it in the
+# background while the e2e tests that need no image run
+e2e-prebuild: $(BUILD)/nodeforge $(call PKG_DEPS)
+	$(E2E_ENV) tests/e2e/prebuild.sh
 
 # The cluster acceptance test (docs/architecture.md, docs/bring-up-a-rack.md): every
 # role's image, booted together in QEMU VMs inside a network namespace,
 # must form a working Slurm cluster.  Root; slow (NF_E2E_KVM=1 uses KVM)
-check-cluster: $(BUILD)/nodeforge image-pkgs
-	NODEFORGE_SELF_PACKAGE=$(CURDIR)/$(PKG) NODEFORGE_ARTIFACT_MIRROR=$(ARTIFACT_MIRROR) NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
-		NF_E2E_CACHE=$${NF_E2E_CACHE:-$(CURDIR)/$(BUILD)/e2e-cache} \
-		bats --timing --print-output-on-failure tests/cluster
+check-cluster: $(BUILD)/nodeforge $(call PKG_DEPS)
+	$(E2E_ENV) bats --timing --print-output-on-failure tests/cluster
 
 # Golden-image CI of the compute role on this site (docs/nodeforge-ci.md):
 # the real bootstrap and a PXE boot in QEMU; CI_ARGS adds options

@@ -3,15 +3,21 @@
 # bats run each and in order, then a table of each file's wall time
 # (its setup_file included, which the per-test --timing does not show).
 # Every file runs even after one fails; the exit status is the first
-# failing file's.
+# failing file's.  The files that use the shared images (`load images`:
+# tests/e2e/images.bash) run last, so that the images that make test
+# builds in the background (tests/e2e/prebuild.sh) are built meanwhile.
 set -uo pipefail
 
 dir=$1
 shift
 files=() secs=() rcs=()
+early=() late=()
+for f in "$dir"/*.bats; do
+	if grep -q '^load images' "$f"; then late+=("$f"); else early+=("$f"); fi
+done
 first=0
 t_all=$(date +%s)
-for f in "$dir"/*.bats; do
+for f in "${early[@]}" "${late[@]}"; do
 	t0=$(date +%s)
 	rc=0
 	bats "$@" "$f" || rc=$?

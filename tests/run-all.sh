@@ -10,12 +10,20 @@
 #               image-pkgs rpm): started in the background, niced, before
 #               asan, since most of it is downloading and unpacking a
 #               build root while the tests above keep the CPUs busy
+#   images      then, in the same background job, the six images the
+#               e2e and cluster tests share (make e2e-prebuild): they
+#               build while asan, fuzz and the e2e files that need no
+#               image run (tests/bats-files.sh runs those first; the
+#               first file that needs the images waits for them)
 #   e2e         the real-component tests (make check-e2e)
 #   cluster     the cluster the images form (make check-cluster)
 #
 # A stage that fails stops the run (after the table).  The packages'
-# output is in build/pkgs.log, shown when they failed.
+# output is in build/pkgs.log, shown when they failed; the images' in
+# build/prebuild.log (a failed image build fails again in its test).
 set -uo pipefail
+# background jobs in their own process group, to stop the whole job
+set -m
 cd "$(dirname "$0")/.."
 
 MAKE=${MAKE:-make}
@@ -49,34 +57,76 @@ stage() {
 	"$@" || rc=$?
 	record "$name" $(($(date +%s) - t0)) "$rc"
 	if [ "$rc" != 0 ]; then
-		finish_packages
+		stop_background
 		table
 		exit "$rc"
 	fi
 }
 
-pkg_pid=
-pkg_t0=
+bg_pid=
+bg_t0=
+pkgs_done=
+
+# the background job: the packages, then the shared images.  Each writes
+# "STATUS SECONDS-SINCE-EPOCH" to its done file when it ends.
+background() {
+	local rc=0
+	$MAKE -j"$JOBS" image-pkgs rpm >"$BUILD/pkgs.log" 2>&1 || rc=$?
+	echo "$rc $(date +%s)" >"$BUILD/pkgs.done"
+	[ "$rc" = 0 ] || return "$rc"
+	rc=0
+	$MAKE e2e-prebuild PKGS_READY=1 >"$BUILD/prebuild.log" 2>&1 || rc=$?
+	echo "$rc $(date +%s)" >"$BUILD/prebuild.done"
+}
+
 start_packages() {
 	mkdir -p "$BUILD"
-	echo "== $(date -u +%T) packages (in the background: $BUILD/pkgs.log)"
-	pkg_t0=$(date +%s)
-	nice -n 10 $MAKE -j"$JOBS" image-pkgs rpm > "$BUILD/pkgs.log" 2>&1 &
-	pkg_pid=$!
+	rm -f "$BUILD/pkgs.done" "$BUILD/prebuild.done"
+	echo "== $(date -u +%T) packages, then images (in the background: $BUILD/pkgs.log, $BUILD/prebuild.log)"
+	bg_t0=$(date +%s)
+	(
+		renice -n 10 "$BASHPID" >/dev/null
+		background
+	) &
+	bg_pid=$!
 }
 
 # wait for the packages; 0 when they were built
 finish_packages() {
-	[ -n "$pkg_pid" ] || return 0
-	local rc=0
-	wait "$pkg_pid" || rc=$?
-	pkg_pid=
-	record "packages (background)" $(($(date +%s) - pkg_t0)) "$rc"
+	[ -n "$bg_pid" ] && [ -z "$pkgs_done" ] || return 0
+	while [ ! -e "$BUILD/pkgs.done" ] && kill -0 "$bg_pid" 2>/dev/null; do sleep 2; done
+	local rc=1 t
+	read -r rc t <"$BUILD/pkgs.done" 2>/dev/null || t=$(date +%s)
+	pkgs_done=$t
+	record "packages (background)" $((t - bg_t0)) "$rc"
 	if [ "$rc" != 0 ]; then
 		echo "== the packages failed (exit $rc); the end of $BUILD/pkgs.log:"
 		tail -n 60 "$BUILD/pkgs.log"
 	fi
 	return "$rc"
+}
+
+# a failed stage ends the run: the background job (its own process
+# group, set -m) is stopped, not waited for
+stop_background() {
+	[ -n "$bg_pid" ] || return 0
+	[ -n "$pkgs_done" ] || [ ! -e "$BUILD/pkgs.done" ] || finish_packages || true
+	kill -- -"$bg_pid" 2>/dev/null || true
+	wait "$bg_pid" 2>/dev/null || true
+	bg_pid=
+}
+
+# the images' time, once the background job has ended (the e2e files
+# that need them waited for them)
+finish_images() {
+	[ -n "$bg_pid" ] || return 0
+	finish_packages || true
+	wait "$bg_pid" 2>/dev/null || true
+	bg_pid=
+	local rc=1 t
+	read -r rc t <"$BUILD/prebuild.done" 2>/dev/null || return 0
+	record "images (background)" $((t - pkgs_done)) "$rc"
+	[ "$rc" = 0 ] || echo "== $rc image build(s) failed in the background; $BUILD/prebuild.log and the logs it names"
 }
 
 stage build $MAKE -j"$JOBS" all
@@ -86,9 +136,11 @@ stage asan $MAKE -j"$JOBS" asan
 stage fuzz $MAKE -j"$JOBS" fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-10}"
 echo "== $(date -u +%T) waiting for the packages"
 if ! finish_packages; then
+	stop_background
 	table
 	exit 1
 fi
-stage e2e $MAKE -j"$JOBS" check-e2e
-stage cluster $MAKE -j"$JOBS" check-cluster
+stage e2e $MAKE -j"$JOBS" check-e2e PKGS_READY=1
+finish_images
+stage cluster $MAKE -j"$JOBS" check-cluster PKGS_READY=1
 table

@@ -21,33 +21,19 @@ setup_file() {
 	command -v ssh-keygen >/dev/null || skip "ssh-keygen not installed"
 	export E2E=${NF_E2E_CACHE:-$BATS_FILE_TMPDIR/cache}
 	export INV=$NF_SRCDIR/examples/racks.yaml
-	img_setup "$BATS_FILE_TMPDIR/site"
 	prebuild
+	img_setup "$BATS_FILE_TMPDIR/site"
 }
 
 D12=examples/site-debian12.yaml
 
-# The six images are built side by side before the tests: the four
-# Debian 13 roles the cluster test boots (controller, login, cpu and the
-# GPU compute role) and the Debian 12 example site's controller and cpu
-# role.  The bootstraps and compiles are most of the time and do not
-# depend on each other.  Each test's ci then finds its image current (the
-# same inputs) and runs the daemons on it.  A build that fails here fails
-# again, with its words, in its test.
+# The six images are built side by side before the tests
+# (tests/e2e/prebuild.sh; under `make test` it already ran in the
+# background and this finds them current).  Each test's ci then finds its
+# image current (the same inputs) and runs the daemons on it.  A build
+# that fails here fails again, with its words, in its test.
 prebuild() {
-	local t0=$SECONDS role
-	for role in controller compute login cpu; do
-		img_build "$role" "$BATS_FILE_TMPDIR/prebuild-d13-$role.log" -q 3>&- &
-	done
-	for role in controller cpu; do
-		"$NF_BIN" -C "$NF_SRCDIR/profiles" -s "$NF_SRCDIR/$D12" build "$role" \
-			--cache "$E2E" --out "$BATS_FILE_TMPDIR/out-d12" --inventory "$INV" -q \
-			>"$BATS_FILE_TMPDIR/prebuild-d12-$role.log" 2>&1 3>&- &
-	done
-	# all at once: the downloads of some overlap the compiles of
-	# others (the GPU image's driver is the longest)
-	wait
-	echo "# prebuilt 6 images in $((SECONDS - t0)) s" >&3
+	NF_E2E_CACHE=$E2E "$NF_SRCDIR/tests/e2e/prebuild.sh" 3>&- | sed 's/^/# /' >&3 || true
 }
 
 # the output directory of the images a ci call names: the Debian 12
@@ -69,6 +55,7 @@ daemons() {
 	tag=$(outtag "$@")
 	case $tag in
 	out-d13) where=(--out "$IMG_OUT" --overlays "$IMG_OVL") ;;
+	out-d12) where=(--out "$E2E/d12/out" --inventory "$INV") ;;
 	*) where=(--out "$BATS_FILE_TMPDIR/$tag" --inventory "$INV") ;;
 	esac
 	"$NF_BIN" "$@" ci "$role" --cache "$E2E" "${where[@]}" \
@@ -311,7 +298,7 @@ enroot_runs() {
 @test "ci daemons, Debian 12 example site: the CPU compute image's scontrol accepts its files; its srun loads pyxis (Slurm 22.05)" {
 	got=$(daemons cpu -C "$NF_SRCDIR/profiles" -s "$NF_SRCDIR/$D12")
 	all_pass "$got" slurm.conf plugstack.conf chrony.conf
-	enroot_runs cpu "$BATS_FILE_TMPDIR/out-d12"
+	enroot_runs cpu "$E2E/d12/out"
 }
 
 @test "Debian 12 example site: the GPU compute role, whose driver is pinned to Debian 13, is refused before anything is fetched" {
