@@ -125,6 +125,58 @@ void nf_cmd_help(const struct nf_cmd *c, FILE *fp)
 	fputs(c->help, fp);
 }
 
+/* The options that name something that must already be there, whatever
+ * the command: checked as they are parsed (nf_cmd_path_arg: relative to
+ * the working directory, a missing one named with the option as typed),
+ * before the command does anything.  Options whose directory a command
+ * creates (--out, --tree, --cache, enroll --root), or reads only when
+ * present (pxe --ipxe-dir), are the commands' own. */
+static const struct {
+	const char *name;
+	unsigned flags;
+	const char *except; /* the command whose option this is not */
+} input_paths[] = {
+	{ "inventory", NF_PATH_FILE, NULL },
+	/* a node's enroll writes its key and files under --root, making
+	 * the directories it needs */
+	{ "root", 0, "enroll" },
+	{ "sysroot", 0, NULL },
+};
+
+static int input_path_failed;
+
+static int check_input_path(const struct nf_cmd *c, int o, int idx,
+			    const struct option *longopts)
+{
+	const struct option *lo = NULL;
+	char typed[40];
+
+	if (idx >= 0) {
+		lo = &longopts[idx];
+	} else {
+		for (const struct option *x = longopts; x && x->name; x++)
+			if (x->val == o && !x->flag && x->has_arg == required_argument) {
+				lo = x;
+				break;
+			}
+	}
+	if (!lo || lo->has_arg != required_argument || !optarg)
+		return 0;
+	for (size_t i = 0; i < sizeof(input_paths) / sizeof(*input_paths); i++) {
+		if (strcmp(lo->name, input_paths[i].name) ||
+		    (input_paths[i].except &&
+		     !strcmp(c->name, input_paths[i].except)))
+			continue;
+		if (idx >= 0)
+			snprintf(typed, sizeof(typed), "--%s", lo->name);
+		else
+			snprintf(typed, sizeof(typed), "-%c", o);
+		return nf_cmd_path_arg(c->name, typed, optarg,
+				       input_paths[i].flags);
+	}
+	return 0;
+}
+
 int nf_getopt(const struct nf_cmd *c, int argc, char **argv,
 	      const char *shortopts, const struct option *longopts)
 {
@@ -132,12 +184,19 @@ int nf_getopt(const struct nf_cmd *c, int argc, char **argv,
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	char sopts[64];
-	int o;
+	int o, idx = -1;
 
 	snprintf(sopts, sizeof(sopts), "+:h%s", shortopts ? shortopts : "");
 	opterr = 0;
 	o = getopt_long(argc, argv, sopts, longopts ? longopts : help_only,
-			NULL);
+			&idx);
+	/* the command stops as on a usage error (-3); main exits with
+	 * nf_cmd_path_arg's status, as for -C and -s */
+	if (o >= 0 && o != 'h' && o != '?' && o != ':' &&
+	    check_input_path(c, o, idx, longopts)) {
+		input_path_failed = 1;
+		return -3;
+	}
 	if (o == 'h') {
 		nf_cmd_help(c, stdout);
 		return -2;
@@ -480,6 +539,8 @@ int main(int argc, char **argv)
 	}
 	optind = 1;
 	r = cmd->run(&g, argc - 1, argv + 1);
+	if (input_path_failed && r == NF_EXIT_USAGE)
+		r = NF_EXIT_FAILURE;
 	nf_site_free(g.site);
 	nf_ctx_free(g.ctx);
 	if (fflush(stdout) != 0 && r == 0)

@@ -95,3 +95,43 @@ load helper
 	status_is 1
 	[ "$output" = "nodeforge gres: --root '../root': no such directory" ]
 }
+
+# One rule in the option parser (cmd/main.c input_paths): --inventory,
+# --root and --sysroot name what must be there, for every command that
+# takes them, with the option as typed, before anything runs
+@test "flags: a missing -i/--inventory, --root or --sysroot is named as typed, by every command, before anything runs" {
+	run nf inventory show -i nope.yaml
+	status_is 1
+	[ "$output" = "nodeforge inventory: -i 'nope.yaml': no such file or directory" ]
+	run nf lint --inventory=../nope.yaml
+	status_is 1
+	[ "$output" = "nodeforge lint: --inventory '../nope.yaml': no such file or directory" ]
+	run nf pxe -inope.yaml --tree t
+	status_is 1
+	[ "$output" = "nodeforge pxe: -i 'nope.yaml': no such file or directory" ]
+	[ ! -e t ]
+	run nf enroll open n1 --for 1m --inventory nope.yaml
+	status_is 1
+	[ "$output" = "nodeforge enroll: --inventory 'nope.yaml': no such file or directory" ]
+	run nf build cpu --inventory ../racks.yaml --cache c --out o
+	status_is 1
+	[ "$output" = "nodeforge build: --inventory '../racks.yaml': no such file or directory" ]
+	[ ! -e c ] && [ ! -e o ]
+	run nf efi list --sysroot sys
+	status_is 1
+	[ "$output" = "nodeforge efi: --sysroot 'sys': no such directory" ]
+	run nf cluster fetch --root ../root --server http://127.0.0.1:9
+	status_is 1
+	[ "$output" = "nodeforge cluster: --root '../root': no such directory" ]
+	run nf manifest diff --root ../root m.json
+	status_is 1
+	[ "$output" = "nodeforge manifest: --root '../root': no such directory" ]
+	run nf enroll status --sysroot sys
+	status_is 1
+	[ "$output" = "nodeforge enroll: --sysroot 'sys': no such directory" ]
+	# a file where a directory must be
+	touch f
+	run nf cluster fetch --root f --server http://127.0.0.1:9
+	status_is 1
+	[ "$output" = "nodeforge cluster: --root 'f': not a directory" ]
+}

@@ -37,7 +37,14 @@ assert n["ctl-01"]["role"] == "controller"
 @test "unreadable inventory exits 1 naming the file" {
 	run nf -C "$PROFILES" inventory show -i nope.yaml
 	status_is 1
-	[[ "$output" == *"nodeforge inventory: cannot read 'nope.yaml'"* ]]
+	[ "$output" = "nodeforge inventory: -i 'nope.yaml': no such file or directory" ]
+	# there, but not readable: the loader names it
+	if [ "$(id -u)" != 0 ]; then
+		install -m 000 /dev/null unreadable.yaml
+		run nf -C "$PROFILES" inventory show -i unreadable.yaml
+		status_is 1
+		[[ "$output" == *"nodeforge inventory: cannot read 'unreadable.yaml'"* ]]
+	fi
 }
 
 @test "no subcommand is show (docs/flags.md); an unknown one is a usage error" {
