@@ -147,6 +147,39 @@ static void clean_stale_work(struct build *b)
 	closedir(d);
 }
 
+/* The directory of the logs of what runs in the root: CACHE/logs/ROLE,
+ * emptied first.  Builds of one role with one cache may run side by side
+ * (into different OUTs, or for two sites): the one holding
+ * CACHE/logs/ROLE.lock owns that directory, another writes to
+ * CACHE/logs/ROLE-PID instead of emptying the first one's logs. */
+static int logs_dir(struct build *b)
+{
+	char dir[PATH_MAX + 16], lock[PATH_MAX + 32];
+	int r;
+
+	snprintf(dir, sizeof(dir), "%s/logs", b->cache);
+	if ((r = nf_bld_mkdir_p(b->ctx, dir, 0700)))
+		return r;
+	snprintf(lock, sizeof(lock), "%s/%s.lock", dir, b->role);
+	b->logsfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (b->logsfd < 0)
+		return nf_fail(b->ctx, -errno, "cannot open lock '%s': %s", lock,
+			       strerror(errno));
+	if (flock(b->logsfd, LOCK_EX | LOCK_NB) == 0) {
+		snprintf(b->logs, sizeof(b->logs), "%s/%s", dir, b->role);
+	} else if (errno == EWOULDBLOCK) {
+		snprintf(b->logs, sizeof(b->logs), "%s/%s-%d", dir, b->role,
+			 (int)getpid());
+		nf_log(b->ctx, NF_LOG_INFO, "another build of '%s' uses this "
+		       "cache: this one's logs are in %s", b->role, b->logs);
+	} else {
+		return nf_fail(b->ctx, -errno, "cannot lock '%s': %s", lock,
+			       strerror(errno));
+	}
+	nf_rm_tree_at(AT_FDCWD, b->logs);
+	return nf_bld_mkdir_p(b->ctx, b->logs, 0700);
+}
+
 /* --------------------------------------------------------------- setup */
 
 static int setup_paths(struct build *b)
@@ -244,7 +277,10 @@ static int setup_paths(struct build *b)
 		if (!nf_bld_file_exists(b->key)) {
 			if ((r = nf_bld_mkdir_p(b->ctx, b->cache, 0755)))
 				return r;
-			if ((r = nf_keys_signing(b->ctx, kd)))
+			/* -EEXIST: a build beside this one made it first */
+			if ((r = nf_keys_signing(b->ctx, kd)) == -EEXIST)
+				nf_clear_error(b->ctx);
+			else if (r)
 				return r;
 		}
 	}
@@ -591,9 +627,7 @@ static int build_image(struct build *b, const struct nf_site *site,
 		goto out;
 	/* the logs of what ran in the root outlive the work directory, so
 	 * the path a failure names is there to read */
-	snprintf(b->logs, sizeof(b->logs), "%s/logs/%s", b->cache, b->role);
-	nf_rm_tree_at(AT_FDCWD, b->logs);
-	if ((r = nf_bld_mkdir_p(b->ctx, b->logs, 0700)))
+	if ((r = logs_dir(b)))
 		goto out;
 	{
 		struct nf_unpack_opts uo = { .devices = 1 };
@@ -797,7 +831,8 @@ int nf_build(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 {
 	static const struct nf_build_opts defaults = { .epoch = -1 };
 	struct build b = { .ctx = ctx, .o = opts ? opts : &defaults,
-			   .role = role, .lockfd = -1 };
+			   .role = role, .lockfd = -1,
+			   .logsfd = -1 };
 	int r;
 
 	memset(res, 0, sizeof(*res));
@@ -807,6 +842,8 @@ int nf_build(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 	r = build_image(&b, site, res);
 	if (b.lockfd >= 0)
 		close(b.lockfd);
+	if (b.logsfd >= 0)
+		close(b.logsfd);
 	json_decref(b.overlay_names);
 	json_decref(b.nodes);
 	nf_profile_free(b.profile);

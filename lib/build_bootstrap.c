@@ -431,7 +431,8 @@ int nf_bld_stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
 			   int *cached)
 {
 	char dir[PATH_MAX + 16], tmp[PATH_MAX + 96], log[PATH_MAX + 96];
-	int r;
+	char lock[PATH_MAX + 96];
+	int r, fd;
 
 	snprintf(dir, sizeof(dir), "%s/bootstrap", b->cache);
 	if ((r = nf_bld_mkdir_p(b->ctx, dir, 0755)))
@@ -447,10 +448,34 @@ int nf_bld_stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
 			       "--offline: no cached bootstrap for this package "
 			       "set ('%s'); build once with network or --mirror DIR",
 			       tarpath);
+	/* builds sharing the cache that need this package set at once: one
+	 * bootstraps it, the others wait for it and take it from the cache */
+	snprintf(lock, sizeof(lock), "%s/%s.lock", dir, bkey);
+	if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0)
+		return nf_fail(b->ctx, -errno, "cannot open lock '%s': %s", lock,
+			       strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		nf_bld_note(b, "waiting for another build's bootstrap of this "
+			    "package set");
+		while (flock(fd, LOCK_EX) < 0)
+			if (errno != EINTR) {
+				r = nf_fail(b->ctx, -errno, "cannot lock '%s': %s",
+					    lock, strerror(errno));
+				close(fd);
+				return r;
+			}
+		if (!b->o->no_cache && nf_bld_file_exists(tarpath)) {
+			close(fd);
+			*cached = 1;
+			return 0;
+		}
+	}
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-%s-%d.tar", dir, bkey, (int)getpid());
 	snprintf(log, sizeof(log), "%s/%s.log", dir, bkey);
 	r = backend(b)->run(b, pkgs, npkgs, tmp, log);
-	return store(b, r, tmp, tarpath);
+	r = store(b, r, tmp, tarpath);
+	close(fd);
+	return r;
 }
 
 

@@ -33,7 +33,7 @@ struct build {
 	char out[PATH_MAX];       /* OUT/ROLE */
 	char cache[PATH_MAX];
 	char work[PATH_MAX];      /* work dir (root/ inside) */
-	char logs[PATH_MAX + 16]; /* CACHE/logs/ROLE: kept after a failure */
+	char logs[PATH_MAX + 32]; /* CACHE/logs/ROLE[-PID]: kept after a failure */
 	char root[PATH_MAX + 8];
 	char stage[PATH_MAX + 32];/* OUT/ROLE/.tmp-PID */
 	char overlays[PATH_MAX];
@@ -45,6 +45,7 @@ struct build {
 	char security[PATH_MAX];
 	long long epoch;
 	int lockfd;
+	int logsfd;               /* flock of CACHE/logs/ROLE.lock, or -1 */
 	struct timespec t0;
 	const char *cur_stage;
 	double stage_t0;          /* when cur_stage began (monotonic s) */

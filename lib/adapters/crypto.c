@@ -21,8 +21,10 @@ void nf_sha256_hex(const void *data, size_t len, char out[NF_SHA256_HEX])
 /* -------------------------------------------------------- streaming sha256 */
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -155,8 +157,9 @@ int nf_keys_signing(struct nf_ctx *ctx, const char *dir)
 	EVP_PKEY_CTX *kc;
 	char *priv = nf_asprintf("%s/signing.key", dir);
 	char *pub = nf_asprintf("%s/signing.pub", dir);
+	char lock[PATH_MAX + 8];
 	struct stat st;
-	int r;
+	int r, lockfd = -1;
 
 	if (!priv || !pub) {
 		r = -ENOMEM;
@@ -183,6 +186,20 @@ int nf_keys_signing(struct nf_ctx *ctx, const char *dir)
 			    : "group- or world-writable");
 		goto out;
 	}
+	/* two builds on a new cache: one makes the key, the other finds it */
+	snprintf(lock, sizeof(lock), "%s/.lock", dir);
+	if ((lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+			   0600)) < 0) {
+		r = nf_fail(ctx, -errno, "cannot open lock '%s': %s", lock,
+			    strerror(errno));
+		goto out;
+	}
+	while (flock(lockfd, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			r = nf_fail(ctx, -errno, "cannot lock '%s': %s", lock,
+				    strerror(errno));
+			goto out;
+		}
 	if (lstat(priv, &st) == 0) {
 		r = nf_fail(ctx, -EEXIST,
 			    "'%s' already exists: refusing to replace a key",
@@ -201,6 +218,8 @@ int nf_keys_signing(struct nf_ctx *ctx, const char *dir)
 	if (!r)
 		r = write_pem(ctx, priv, pk, 1);
 out:
+	if (lockfd >= 0)
+		close(lockfd);
 	EVP_PKEY_free(pk);
 	free(priv);
 	free(pub);

@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -301,43 +302,21 @@ static int attempt(struct nf_ctx *ctx, const char *url, const char *part,
 	return r;
 }
 
-int nf_fetch(struct nf_ctx *ctx, const char *name, const char *url,
-	     const char *sha256, const struct nf_fetch_opts *o, char **path)
+/* The artifact into `dest` by way of `part`, from the mirror or its url
+ * (nf_fetch holds the lock of `part`) */
+static int fetch_into(struct nf_ctx *ctx, const char *name, const char *url,
+		      const char *sha256, const struct nf_fetch_opts *o,
+		      unsigned long long max, const char *part,
+		      const char *dest, char **path)
 {
-	static const struct nf_fetch_opts defaults = { 0 };
-	char dest[PATH_MAX], part[PATH_MAX], dir[PATH_MAX], src[PATH_MAX * 2];
+	char src[PATH_MAX * 2];
 	char why[CURL_ERROR_SIZE + 64] = "";
-	unsigned long long max;
 	const char *fetch_url = url;
-	const char *opt = o && o->mirror_opt ? o->mirror_opt : "--mirror";
+	const char *opt = o->mirror_opt ? o->mirror_opt : "--mirror";
 	int r, tries;
 	long backoff;
 	struct stat st;
 
-	if (!o)
-		o = &defaults;
-	*path = NULL;
-	if (!name || !url || !*url)
-		return nf_fail(ctx, NF_E_USAGE, "artifact '%s' has no url",
-			       name ? name : "?");
-	if (!nf_is_sha256_hex(sha256))
-		return nf_fail(ctx, NF_E_INVALID, "artifact '%s': sha256 '%s' is "
-			       "not 64 lowercase hex digits", name,
-			       sha256 ? sha256 : "");
-	if (!o->cache || !*o->cache)
-		return nf_fail(ctx, NF_E_USAGE, "artifact '%s': no cache directory",
-			       name);
-	max = o->max_size ? o->max_size : NF_FETCH_MAX_DEFAULT;
-	snprintf(dir, sizeof(dir), "%s/artifacts/partial", o->cache);
-	if ((r = mkdir_p(ctx, dir)))
-		return r;
-	snprintf(dest, sizeof(dest), "%s/artifacts/%s", o->cache, sha256);
-	snprintf(part, sizeof(part), "%s/artifacts/partial/%s.part", o->cache,
-		 sha256);
-	if (stat(dest, &st) == 0 && S_ISREG(st.st_mode)) {
-		*path = nf_strdup(dest);
-		return *path ? 0 : -ENOMEM;
-	}
 	if (o->mirror && *o->mirror) {
 		const char *bn = base_name(url);
 
@@ -397,4 +376,59 @@ int nf_fetch(struct nf_ctx *ctx, const char *name, const char *url,
 		       "artifact '%s' cannot be fetched from '%s': %s; supply it "
 		       "with %s DIR (a file named '%s' there), or place it "
 		       "at '%s'", name, fetch_url, why, opt, base_name(url), dest);
+}
+
+int nf_fetch(struct nf_ctx *ctx, const char *name, const char *url,
+	     const char *sha256, const struct nf_fetch_opts *o, char **path)
+{
+	static const struct nf_fetch_opts defaults = { 0 };
+	char dest[PATH_MAX], part[PATH_MAX], dir[PATH_MAX], lock[PATH_MAX + 8];
+	unsigned long long max;
+	int r, fd;
+	struct stat st;
+
+	if (!o)
+		o = &defaults;
+	*path = NULL;
+	if (!name || !url || !*url)
+		return nf_fail(ctx, NF_E_USAGE, "artifact '%s' has no url",
+			       name ? name : "?");
+	if (!nf_is_sha256_hex(sha256))
+		return nf_fail(ctx, NF_E_INVALID, "artifact '%s': sha256 '%s' is "
+			       "not 64 lowercase hex digits", name,
+			       sha256 ? sha256 : "");
+	if (!o->cache || !*o->cache)
+		return nf_fail(ctx, NF_E_USAGE, "artifact '%s': no cache directory",
+			       name);
+	max = o->max_size ? o->max_size : NF_FETCH_MAX_DEFAULT;
+	snprintf(dir, sizeof(dir), "%s/artifacts/partial", o->cache);
+	if ((r = mkdir_p(ctx, dir)))
+		return r;
+	snprintf(dest, sizeof(dest), "%s/artifacts/%s", o->cache, sha256);
+	snprintf(part, sizeof(part), "%s/artifacts/partial/%s.part", o->cache,
+		 sha256);
+	if (stat(dest, &st) == 0 && S_ISREG(st.st_mode)) {
+		*path = nf_strdup(dest);
+		return *path ? 0 : -ENOMEM;
+	}
+	/* builds sharing a cache may want one artifact at once: one fetches,
+	 * the others wait for it and find it in the cache */
+	snprintf(lock, sizeof(lock), "%s.lock", part);
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return nf_fail(ctx, -errno, "cannot open lock '%s': %s", lock,
+			       strerror(errno));
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			r = nf_fail(ctx, -errno, "cannot lock '%s': %s", lock,
+				    strerror(errno));
+			close(fd);
+			return r;
+		}
+	if (stat(dest, &st) == 0 && S_ISREG(st.st_mode))
+		r = (*path = nf_strdup(dest)) ? 0 : -ENOMEM;
+	else
+		r = fetch_into(ctx, name, url, sha256, o, max, part, dest, path);
+	close(fd);
+	return r;
 }

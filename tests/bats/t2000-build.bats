@@ -274,3 +274,23 @@ YAML
 	[ ! -e out/tools/tools.current ]
 	! grep -q '^bootstrap' stub.log 2>/dev/null
 }
+
+@test "build: two builds of one role on one new cache at once: one signing key, one bootstrap, both publish images that verify" {
+	NF_STUB_SLEEP=2 b --out outA -q >a.log 2>&1 &
+	pa=$!
+	NF_STUB_SLEEP=2 b --out outB -q >b.log 2>&1 &
+	pb=$!
+	ra=0 rb=0
+	wait "$pa" || ra=$?
+	wait "$pb" || rb=$?
+	cat a.log b.log
+	[ "$ra" = 0 ] && [ "$rb" = 0 ]
+	# the second waited for the first's bootstrap and took it from the cache
+	[ "$(grep -c '^bootstrap ' "$SCRATCH/stub.log")" = 1 ]
+	cmp outA/signing.pub outB/signing.pub
+	cmp outA/signing.pub "$SCRATCH/cache/keys/signing.pub"
+	for o in outA outB; do
+		m=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["manifest"])' "$o/controller/controller.current")
+		nf manifest verify --pubkey "$SCRATCH/cache/keys/signing.pub" "$o/controller/$m" >/dev/null
+	done
+}
