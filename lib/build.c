@@ -161,20 +161,15 @@ static int logs_dir(struct build *b)
 	if ((r = nf_bld_mkdir_p(b->ctx, dir, 0700)))
 		return r;
 	snprintf(lock, sizeof(lock), "%s/%s.lock", dir, b->role);
-	b->logsfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (b->logsfd < 0)
-		return nf_fail(b->ctx, -errno, "cannot open lock '%s': %s", lock,
-			       strerror(errno));
-	if (flock(b->logsfd, LOCK_EX | LOCK_NB) == 0) {
+	if ((r = nf_lock_path(b->ctx, lock, 0, &b->logsfd)) < 0)
+		return r;
+	if (r == 0) {
 		snprintf(b->logs, sizeof(b->logs), "%s/%s", dir, b->role);
-	} else if (errno == EWOULDBLOCK) {
+	} else {
 		snprintf(b->logs, sizeof(b->logs), "%s/%s-%d", dir, b->role,
 			 (int)getpid());
 		nf_log(b->ctx, NF_LOG_INFO, "another build of '%s' uses this "
 		       "cache: this one's logs are in %s", b->role, b->logs);
-	} else {
-		return nf_fail(b->ctx, -errno, "cannot lock '%s': %s", lock,
-			       strerror(errno));
 	}
 	nf_rm_tree_at(AT_FDCWD, b->logs);
 	return nf_bld_mkdir_p(b->ctx, b->logs, 0700);
@@ -296,20 +291,12 @@ static int take_lock(struct build *b)
 	if ((r = nf_bld_mkdir_p(b->ctx, b->out, 0755)))
 		return r;
 	snprintf(path, sizeof(path), "%s/.lock", b->out);
-	b->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (b->lockfd < 0)
-		return nf_fail(b->ctx, -errno, "cannot open lock '%s': %s", path,
-			       strerror(errno));
-	if (flock(b->lockfd, LOCK_EX | LOCK_NB) < 0) {
-		if (errno == EWOULDBLOCK)
-			return nf_fail(b->ctx, NF_E_LOCKED,
-				       "another build of '%s' is running (lock "
-				       "'%s' is held); wait for it or stop it",
-				       b->role, path);
-		return nf_fail(b->ctx, -errno, "cannot lock '%s': %s", path,
-			       strerror(errno));
-	}
-	return 0;
+	if ((r = nf_lock_path(b->ctx, path, 0, &b->lockfd)) == 1)
+		return nf_fail(b->ctx, NF_E_LOCKED,
+			       "another build of '%s' is running (lock "
+			       "'%s' is held); wait for it or stop it",
+			       b->role, path);
+	return r;
 }
 
 

@@ -432,7 +432,7 @@ int nf_bld_stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
 {
 	char dir[PATH_MAX + 16], tmp[PATH_MAX + 96], log[PATH_MAX + 96];
 	char lock[PATH_MAX + 96];
-	int r, fd;
+	int r, fd = -1;
 
 	snprintf(dir, sizeof(dir), "%s/bootstrap", b->cache);
 	if ((r = nf_bld_mkdir_p(b->ctx, dir, 0755)))
@@ -451,19 +451,13 @@ int nf_bld_stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
 	/* builds sharing the cache that need this package set at once: one
 	 * bootstraps it, the others wait for it and take it from the cache */
 	snprintf(lock, sizeof(lock), "%s/%s.lock", dir, bkey);
-	if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0)
-		return nf_fail(b->ctx, -errno, "cannot open lock '%s': %s", lock,
-			       strerror(errno));
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	if ((r = nf_lock_path(b->ctx, lock, 0, &fd)) < 0)
+		return r;
+	if (r) {
 		nf_bld_note(b, "waiting for another build's bootstrap of this "
 			    "package set");
-		while (flock(fd, LOCK_EX) < 0)
-			if (errno != EINTR) {
-				r = nf_fail(b->ctx, -errno, "cannot lock '%s': %s",
-					    lock, strerror(errno));
-				close(fd);
-				return r;
-			}
+		if ((r = nf_lock_path(b->ctx, lock, 1, &fd)))
+			return r;
 		if (!b->o->no_cache && nf_bld_file_exists(tarpath)) {
 			close(fd);
 			*cached = 1;

@@ -159,6 +159,12 @@ int nf_junit_write(struct nf_ctx *ctx, const char *path, const char *suite,
 int nf_write_atomic(struct nf_ctx *ctx, const char *path, const void *buf,
 		    size_t len, unsigned mode);
 
+/* An flock on `path` (created 0600 when missing, never through a
+ * symlink) for processes that share a directory: 0 when *fd holds it;
+ * with `wait` 0, 1 when another holds it (*fd stays open: call again
+ * with `wait` 1 to wait for it); < 0 on an error, said, *fd closed. */
+int nf_lock_path(struct nf_ctx *ctx, const char *path, int wait, int *fd);
+
 /* ---- shared helpers: text buffers, file descriptors, roots, templates */
 /* Text buffer for rendering config files; grows up to a hard cap */
 struct nf_buf {

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -130,6 +131,28 @@ int nf_write_full(int fd, const void *buf, size_t len)
 			return -EIO;
 		p += w;
 		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int nf_lock_path(struct nf_ctx *ctx, const char *path, int wait, int *fd)
+{
+	int r;
+
+	if (*fd < 0 && (*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC |
+				   O_NOFOLLOW, 0600)) < 0)
+		return nf_fail(ctx, -errno, "cannot open lock '%s': %s", path,
+			       strerror(errno));
+	while (flock(*fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno == EWOULDBLOCK && !wait)
+			return 1;
+		r = nf_fail(ctx, -errno, "cannot lock '%s': %s", path,
+			    strerror(errno));
+		close(*fd);
+		*fd = -1;
+		return r;
 	}
 	return 0;
 }

@@ -24,7 +24,6 @@ void nf_sha256_hex(const void *data, size_t len, char out[NF_SHA256_HEX])
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -188,18 +187,8 @@ int nf_keys_signing(struct nf_ctx *ctx, const char *dir)
 	}
 	/* two builds on a new cache: one makes the key, the other finds it */
 	snprintf(lock, sizeof(lock), "%s/.lock", dir);
-	if ((lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-			   0600)) < 0) {
-		r = nf_fail(ctx, -errno, "cannot open lock '%s': %s", lock,
-			    strerror(errno));
+	if ((r = nf_lock_path(ctx, lock, 1, &lockfd)))
 		goto out;
-	}
-	while (flock(lockfd, LOCK_EX) < 0)
-		if (errno != EINTR) {
-			r = nf_fail(ctx, -errno, "cannot lock '%s': %s", lock,
-				    strerror(errno));
-			goto out;
-		}
 	if (lstat(priv, &st) == 0) {
 		r = nf_fail(ctx, -EEXIST,
 			    "'%s' already exists: refusing to replace a key",

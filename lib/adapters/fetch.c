@@ -14,7 +14,6 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -384,7 +383,7 @@ int nf_fetch(struct nf_ctx *ctx, const char *name, const char *url,
 	static const struct nf_fetch_opts defaults = { 0 };
 	char dest[PATH_MAX], part[PATH_MAX], dir[PATH_MAX], lock[PATH_MAX + 8];
 	unsigned long long max;
-	int r, fd;
+	int r, fd = -1;
 	struct stat st;
 
 	if (!o)
@@ -414,17 +413,8 @@ int nf_fetch(struct nf_ctx *ctx, const char *name, const char *url,
 	/* builds sharing a cache may want one artifact at once: one fetches,
 	 * the others wait for it and find it in the cache */
 	snprintf(lock, sizeof(lock), "%s.lock", part);
-	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return nf_fail(ctx, -errno, "cannot open lock '%s': %s", lock,
-			       strerror(errno));
-	while (flock(fd, LOCK_EX) < 0)
-		if (errno != EINTR) {
-			r = nf_fail(ctx, -errno, "cannot lock '%s': %s", lock,
-				    strerror(errno));
-			close(fd);
-			return r;
-		}
+	if ((r = nf_lock_path(ctx, lock, 1, &fd)))
+		return r;
 	if (stat(dest, &st) == 0 && S_ISREG(st.st_mode))
 		r = (*path = nf_strdup(dest)) ? 0 : -ENOMEM;
 	else
