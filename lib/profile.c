@@ -132,38 +132,20 @@ static int read_profile(struct nf_ctx *ctx, const char *path, char **out,
 			   "not a regular file: a profile must be one");
 		goto out;
 	}
-	if (st.st_size > (off_t)NF_PROFILE_MAX_BYTES) {
+	/* read to the end, the buffer growing with the file: a file that
+	 * grew past the cap since fstat is refused all the same */
+	if (st.st_size > (off_t)NF_PROFILE_MAX_BYTES ||
+	    (r = nf_read_fd(fd, NF_PROFILE_MAX_BYTES, &buf, &len)) == NF_E_LIMIT) {
 		r = refuse(ctx, diags, path, NF_E_LIMIT,
 			   "larger than %u bytes: not a profile",
 			   NF_PROFILE_MAX_BYTES);
 		goto out;
 	}
-	/* one byte more than the cap tells a file that grew since fstat */
-	if (!(buf = malloc(NF_PROFILE_MAX_BYTES + 2))) {
-		r = -ENOMEM;
+	if (r) {
+		r = r == -ENOMEM ? r : nf_fail(ctx, r, "cannot read '%s': %s",
+					       path, strerror(-r));
 		goto out;
 	}
-	while (len <= NF_PROFILE_MAX_BYTES) {
-		ssize_t n = read(fd, buf + len, NF_PROFILE_MAX_BYTES + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = nf_fail(ctx, -errno, "cannot read '%s': %s", path,
-				    strerror(errno));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (len > NF_PROFILE_MAX_BYTES) {
-		r = refuse(ctx, diags, path, NF_E_LIMIT,
-			   "larger than %u bytes: not a profile",
-			   NF_PROFILE_MAX_BYTES);
-		goto out;
-	}
-	buf[len] = '\0';
 	*out = buf;
 	*outlen = len;
 	buf = NULL;
