@@ -152,24 +152,49 @@ static int apply(struct nf_apply *a, const json_t *sec)
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
-/* User name of `uid` in the node's own /etc/passwd */
-static void uid_name(struct nf_vcheck *c, unsigned uid, char *out, size_t sz)
+/* The name of user or group `id` in the node's own /etc/passwd or
+ * /etc/group (both keep the id in their third field); else the number */
+static void id_name(struct nf_vcheck *c, const char *file, unsigned id,
+		    char *out, size_t sz)
 {
-	char *pw = NULL;
+	char *db = NULL;
 
-	snprintf(out, sz, "%u", uid);
-	if (nf_v_read(c, NF_VROOT, "/etc/passwd", 1 << 20, &pw, NULL))
+	snprintf(out, sz, "%u", id);
+	if (nf_v_read(c, NF_VROOT, file, 1 << 20, &db, NULL))
 		return;
-	for (char *l = strtok(pw, "\n"); l; l = strtok(NULL, "\n")) {
+	for (char *l = strtok(db, "\n"); l; l = strtok(NULL, "\n")) {
 		char *f1 = strchr(l, ':'), *f2 = f1 ? strchr(f1 + 1, ':') : NULL;
 
-		if (f2 && strtoul(f2 + 1, NULL, 10) == uid) {
+		if (f2 && strtoul(f2 + 1, NULL, 10) == id) {
 			*f1 = '\0';
 			snprintf(out, sz, "%s", l);
 			break;
 		}
 	}
+	free(db);
+}
+
+/* The login group (gid) of user `name` in the node's own /etc/passwd;
+ * 0 or -ENOENT */
+static int user_gid(struct nf_vcheck *c, const char *name, unsigned *gid)
+{
+	size_t n = strlen(name);
+	char *pw = NULL, *save = NULL;
+	int r = -ENOENT;
+
+	if (nf_v_read(c, NF_VROOT, "/etc/passwd", 1 << 20, &pw, NULL))
+		return r;
+	for (char *l = strtok_r(pw, "\n", &save); l && r; l = strtok_r(NULL, "\n", &save)) {
+		char *f2 = !strncmp(l, name, n) && l[n] == ':' ? strchr(l + n + 1, ':') : NULL;
+		char *f3 = f2 ? strchr(f2 + 1, ':') : NULL;
+
+		if (f3) {
+			*gid = (unsigned)strtoul(f3 + 1, NULL, 10);
+			r = 0;
+		}
+	}
 	free(pw);
+	return r;
 }
 
 static int check_present(struct nf_vcheck *c, const json_t *sec)
@@ -211,12 +236,38 @@ static int check_owner(struct nf_vcheck *c, const json_t *sec)
 
 	if (nf_v_stat(c, NF_VROOT, nf_munge_key_path(sec), &st))
 		return NF_V_FAIL;
-	uid_name(c, st.st_uid, name, sizeof(name));
+	id_name(c, "/etc/passwd", st.st_uid, name, sizeof(name));
 	nf_v_expect(c, "owner %s", want);
 	nf_v_seen(c, "owner %s", name);
 	if (!strcmp(name, want))
 		return NF_V_PASS;
 	nf_v_remedy(c, "chown %s:%s %s && systemctl restart munge", want, want,
+		    nf_munge_key_path(sec));
+	return NF_V_FAIL;
+}
+
+/* The key's group is its owner's login group (chown munge:munge), as
+ * enrollment and rotation leave it: another group is a key handled by
+ * hand, and with a group-readable mode its members could forge
+ * credentials */
+static int check_group(struct nf_vcheck *c, const json_t *sec)
+{
+	const char *owner = nf_munge_key_owner(sec);
+	char want[64], have[64];
+	struct stat st;
+	unsigned gid;
+
+	if (nf_v_stat(c, NF_VROOT, nf_munge_key_path(sec), &st))
+		return NF_V_FAIL;
+	if (user_gid(c, owner, &gid))
+		return nf_v_skip(c, "no user '%s' in /etc/passwd", owner);
+	id_name(c, "/etc/group", gid, want, sizeof(want));
+	id_name(c, "/etc/group", st.st_gid, have, sizeof(have));
+	nf_v_expect(c, "group %s (%s's login group)", want, owner);
+	nf_v_seen(c, "group %s", have);
+	if (st.st_gid == gid)
+		return NF_V_PASS;
+	nf_v_remedy(c, "chown %s:%s %s && systemctl restart munge", owner, want,
 		    nf_munge_key_path(sec));
 	return NF_V_FAIL;
 }
@@ -335,6 +386,7 @@ static const struct nf_check_def defs[] = {
 	{ "munge.key.present", "the munge key is installed", NULL, 0, 0, check_present },
 	{ "munge.key.mode", "the key's mode", "munge.key.present", 0, 0, check_mode },
 	{ "munge.key.owner", "the key's owner", "munge.key.present", 0, 0, check_owner },
+	{ "munge.key.group", "the key's group", "munge.key.owner", 0, 0, check_group },
 	{ "munge.key.size", "the key's size", "munge.key.present", 0, 0, check_size },
 	{ "munge.key.fingerprint", "the key is the cluster's (site fingerprint)",
 	  "munge.key.present", 0, 0, check_fingerprint,

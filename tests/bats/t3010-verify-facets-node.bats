@@ -73,6 +73,21 @@ load verify_helper
 	status_is 3
 	[[ "$(verdict_of munge.key.mode)" == "fail mode 0644" ]]
 	[[ "$(verdict_of munge.key.owner)" == "fail owner $(id -u)" ]]
+	[[ "$(verdict_of munge.key.group)" == "skip because munge.key.owner failed" ]]
+}
+
+@test "munge: a key whose group is not its owner's login group fails munge.key.group" {
+	vfx pass
+	vrun --json --only munge.key
+	[ "$(verdict_of munge.key.group)" = "pass group $(id -g)" ]
+	# munge's login group is another one now, named in /etc/group
+	sed -i "s/^munge:x:\([0-9]*\):[0-9]*:/munge:x:\1:4242:/" "$SYS/etc/passwd"
+	printf 'munge:x:4242:\nwheel:x:%s:\n' "$(id -g)" > "$SYS/etc/group"
+	vrun --json --only munge.key
+	status_is 3
+	[ "$(verdict_of munge.key.group)" = "fail group wheel" ]
+	[ "$(echo "$output" | jq -r '.checks[] | select(.id == "munge.key.group") | .remedy')" = \
+		"chown munge:munge /etc/munge/munge.key && systemctl restart munge" ]
 }
 
 @test "munge: missing key" {

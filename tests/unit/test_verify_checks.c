@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/* Single checks on a copy of the passing fixture sysroot, changed the way
+ * a node gets them wrong: each passes on the fixture and fails, with its
+ * own text, on the change. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+
+static char srcdir[1024];
+
+struct scratch {
+	char dir[64];           /* the copy of tests/fixtures/sysroot/pass */
+	char fixture[128];      /* its hardware-ops fixture, changed by tests */
+	struct nf_ctx *ctx;
+	struct nf_profile *p;
+	struct nf_verify *v;
+};
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void put(const struct scratch *s, const char *path, const char *text)
+{
+	char full[512];
+	FILE *f;
+
+	snprintf(full, sizeof(full), "%s%s", s->dir, path);
+	assert_non_null(f = fopen(full, "w"));
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The pass fixture with the key and munge's account as the verify tests
+ * set them (git keeps no modes, and munge is whoever runs the test) */
+static void scratch_new(struct scratch *s, const char *profile)
+{
+	char path[1200], pw[128];
+
+	snprintf(s->dir, sizeof(s->dir), "/tmp/nf-checks.XXXXXX");
+	assert_non_null(mkdtemp(s->dir));
+	sh("cp -a '%s/tests/fixtures/sysroot/pass/.' '%s/'", srcdir, s->dir);
+	snprintf(path, sizeof(path), "%s/etc/munge/munge.key", s->dir);
+	assert_int_equal(chmod(path, 0400), 0);
+	snprintf(pw, sizeof(pw), "daemon:x:1:1::/:/bin/false\nmunge:x:%u:%u::/:/bin/false\n",
+		 (unsigned)getuid(), (unsigned)getgid());
+	put(s, "/etc/passwd", pw);
+	snprintf(s->fixture, sizeof(s->fixture), "%s/fixture.json", s->dir);
+	assert_int_equal(nf_ctx_new(&s->ctx), 0);
+	snprintf(path, sizeof(path), "%s/tests/fixtures/%s", srcdir, profile);
+	assert_int_equal(nf_profile_load_json(s->ctx, path, &s->p), 0);
+}
+
+static void scratch_free(struct scratch *s)
+{
+	nf_verify_free(s->v);
+	nf_profile_free(s->p);
+	nf_ctx_free(s->ctx);
+	sh("rm -rf '%s'", s->dir);
+}
+
+/* Verify the checks `only` selects; the result of check `id` */
+static const struct nf_check_result *run(struct scratch *s, const char *only,
+					 const char *id)
+{
+	struct nf_verify_opts o = { .sysroot = s->dir, .fixture = s->fixture, .only = only };
+
+	nf_verify_free(s->v);
+	s->v = NULL;
+	assert_int_equal(nf_verify_run(s->ctx, s->p, &o, &s->v), 0);
+	for (size_t i = 0; i < nf_verify_count(s->v); i++)
+		if (!strcmp(nf_verify_result(s->v, i)->id, id))
+			return nf_verify_result(s->v, i);
+	fail_msg("no check %s", id);
+	return NULL;
+}
+
+static void test_munge_key_group(void **state)
+{
+	const struct nf_check_result *r;
+	struct scratch s = { 0 };
+	char want[64], group[128];
+
+	(void)state;
+	scratch_new(&s, "sysroot/pass/etc/nodeforge/profile.json");
+	r = run(&s, "munge.key", "munge.key.group");
+	snprintf(want, sizeof(want), "group %u", (unsigned)getgid());
+	assert_int_equal(r->verdict, NF_V_PASS);
+	assert_string_equal(r->seen, want);
+
+	/* munge's login group is another one, named in /etc/group */
+	snprintf(group, sizeof(group), "munge:x:%u:4242::/:/bin/false\n", (unsigned)getuid());
+	put(&s, "/etc/passwd", group);
+	snprintf(group, sizeof(group), "munge:x:4242:\nwheel:x:%u:\n", (unsigned)getgid());
+	put(&s, "/etc/group", group);
+	r = run(&s, "munge.key", "munge.key.group");
+	assert_int_equal(r->verdict, NF_V_FAIL);
+	assert_string_equal(r->expected, "group munge (munge's login group)");
+	assert_string_equal(r->seen, "group wheel");
+	assert_string_equal(r->remedy,
+			    "chown munge:munge /etc/munge/munge.key && systemctl restart munge");
+
+	/* without munge in /etc/passwd the owner check says it, not this one */
+	put(&s, "/etc/passwd", "daemon:x:1:1::/:/bin/false\n");
+	r = run(&s, "munge.key", "munge.key.group");
+	assert_int_equal(r->verdict, NF_V_SKIP);
+	assert_string_equal(r->cause, "munge.key.owner");
+	scratch_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_munge_key_group),
+	};
+	const char *sd = getenv("NF_SRCDIR");
+
+	snprintf(srcdir, sizeof(srcdir), "%s", sd ? sd : ".");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
