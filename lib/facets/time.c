@@ -150,27 +150,28 @@ static int apply(struct nf_apply *a, const json_t *sec)
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
-static int check_conf(struct nf_vcheck *c, const json_t *sec)
+/* Append one finding to `bad` (at most four, comma-separated) */
+static void conf_bad(char *bad, size_t sz, int *n, const char *fmt, const char *arg)
 {
-	static const char *const paths[] = { "/etc/chrony/chrony.conf", "/etc/chrony.conf" };
-	const char *path = NULL;
-	char *buf = NULL, bad[512] = "";
+	if ((*n)++ >= 4)
+		return;
+	if (*bad)
+		snprintf(bad + strlen(bad), sz - strlen(bad), ", ");
+	snprintf(bad + strlen(bad), sz - strlen(bad), fmt, arg);
+}
+
+/* The profile's servers, each on a server or pool line with iburst (the
+ * first sync in seconds, not after four polls: chrony-wait's bounded
+ * wait holds the first boot until it) */
+static void conf_servers(const char *buf, const json_t *sec, char *bad,
+			 size_t sz, int *n)
+{
 	size_t i;
 	json_t *s;
-	int n = 0;
 
-	for (i = 0; i < NF_ARRAY_SIZE(paths) && !path; i++)
-		if (!nf_v_read(c, NF_VROOT, paths[i], 256 * 1024, &buf, NULL))
-			path = paths[i];
-	nf_v_expect(c, "chrony.conf names the profile's servers, maxdistance and makestep");
-	if (!path) {
-		nf_v_seen(c, "no chrony.conf");
-		nf_v_remedy(c, "apt-get install chrony   # or dnf install chrony; then rebuild the image");
-		return NF_V_FAIL;
-	}
 	json_array_foreach(json_object_get(sec, "servers"), i, s) {
 		const char *name = json_string_value(s);
-		int found = 0;
+		int found = 0, burst = 0;
 
 		for (const char *l = buf; name && l && *l && !found;) {
 			const char *e = strchr(l, '\n');
@@ -180,43 +181,71 @@ static int check_conf(struct nf_vcheck *c, const json_t *sec)
 			if ((!strncmp(line, "server ", 7) || !strncmp(line, "pool ", 5)) &&
 			    strstr(line, name)) {
 				const char *w = strstr(line, name) + strlen(name);
+				const char *ib = strstr(w, " iburst");
 
 				found = !*w || *w == ' ';
+				burst = found && ib && (!ib[7] || ib[7] == ' ');
 			}
 			l = e ? e + 1 : NULL;
 		}
-		if (name && !found && n++ < 4)
-			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%sserver %s missing",
-				 *bad ? ", " : "", name);
+		if (name && !found)
+			conf_bad(bad, sz, n, "server %s missing", name);
+		else if (name && !burst)
+			conf_bad(bad, sz, n, "server %s without iburst", name);
 	}
-	/* the step and distance bounds apply writes, each a line of its own */
-	{
-		const json_t *ms = json_object_get(sec, "makestep");
-		const json_t *md = json_object_get(sec, "maxdistance");
-		char want[2][96] = { "", "" };
+}
 
-		if (json_is_number(md))
-			snprintf(want[0], sizeof(want[0]), "maxdistance %g",
-				 json_number_value(md));
-		if (ms)
-			snprintf(want[1], sizeof(want[1]), "makestep %g %lld",
-				 json_number_value(json_object_get(ms, "threshold")),
-				 (long long)json_integer_value(json_object_get(ms, "limit")));
-		for (i = 0; i < 2; i++) {
-			const char *f = *want[i] ? strstr(buf, want[i]) : NULL;
-			size_t len = strlen(want[i]);
+/* The lines apply writes for the step and distance bounds and the RTC,
+ * each a line of its own */
+static void conf_lines(const char *buf, const json_t *sec, char *bad,
+		       size_t sz, int *n)
+{
+	const json_t *ms = json_object_get(sec, "makestep");
+	const json_t *md = json_object_get(sec, "maxdistance");
+	char want[3][96] = { "", "", "" };
 
-			while (f && ((f != buf && f[-1] != '\n') ||
-				     (f[len] && f[len] != '\n' && f[len] != ' ')))
-				f = strstr(f + 1, want[i]);
-			if (*want[i] && !f && n++ < 4)
-				snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
-					 "%s'%s' missing", *bad ? ", " : "", want[i]);
-		}
+	if (json_is_number(md))
+		snprintf(want[0], sizeof(want[0]), "maxdistance %g", json_number_value(md));
+	if (ms)
+		snprintf(want[1], sizeof(want[1]), "makestep %g %lld",
+			 json_number_value(json_object_get(ms, "threshold")),
+			 (long long)json_integer_value(json_object_get(ms, "limit")));
+	if (json_is_true(json_object_get(sec, "rtcsync")))
+		snprintf(want[2], sizeof(want[2]), "rtcsync");
+	for (size_t i = 0; i < NF_ARRAY_SIZE(want); i++) {
+		const char *f = *want[i] ? strstr(buf, want[i]) : NULL;
+		size_t len = strlen(want[i]);
+
+		while (f && ((f != buf && f[-1] != '\n') ||
+			     (f[len] && f[len] != '\n' && f[len] != ' ')))
+			f = strstr(f + 1, want[i]);
+		if (*want[i] && !f)
+			conf_bad(bad, sz, n, "'%s' missing", want[i]);
 	}
+}
+
+static int check_conf(struct nf_vcheck *c, const json_t *sec)
+{
+	static const char *const paths[] = { "/etc/chrony/chrony.conf", "/etc/chrony.conf" };
+	const char *path = NULL;
+	char *buf = NULL, bad[512] = "";
+	int n = 0;
+
+	for (size_t i = 0; i < NF_ARRAY_SIZE(paths) && !path; i++)
+		if (!nf_v_read(c, NF_VROOT, paths[i], 256 * 1024, &buf, NULL))
+			path = paths[i];
+	nf_v_expect(c, "chrony.conf names the profile's servers (iburst), maxdistance, "
+		    "makestep and rtcsync");
+	if (!path) {
+		nf_v_seen(c, "no chrony.conf");
+		nf_v_remedy(c, "apt-get install chrony   # or dnf install chrony; then rebuild the image");
+		return NF_V_FAIL;
+	}
+	conf_servers(buf, sec, bad, sizeof(bad), &n);
+	conf_lines(buf, sec, bad, sizeof(bad), &n);
 	free(buf);
 	if (!n) {
-		nf_v_seen(c, "%s names every server, maxdistance and makestep", path);
+		nf_v_seen(c, "%s names every server, maxdistance, makestep and rtcsync", path);
 		return NF_V_PASS;
 	}
 	nf_v_seen(c, "%s: %s", path, bad);

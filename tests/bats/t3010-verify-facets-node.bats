@@ -150,9 +150,25 @@ load verify_helper
 @test "time: chrony.conf without the profile's makestep or maxdistance fails time.chrony.conf" {
 	vfx pass
 	vrun --json
-	[[ "$(verdict_of time.chrony.conf)" == "pass /etc/chrony/chrony.conf names every server, maxdistance and makestep" ]]
+	[[ "$(verdict_of time.chrony.conf)" == "pass /etc/chrony/chrony.conf names every server, maxdistance, makestep and rtcsync" ]]
 	sed -i '/^makestep/d; /^maxdistance/d' "$SYS/etc/chrony/chrony.conf"
 	vrun --json
 	status_is 3
 	[[ "$(verdict_of time.chrony.conf)" == "fail /etc/chrony/chrony.conf: 'maxdistance 1' missing, 'makestep 1 3' missing" ]]
+}
+
+@test "time: chrony.conf without rtcsync or a server's iburst fails time.chrony.conf" {
+	vfx pass
+	sed -i '/^rtcsync/d; s/^server 10.0.0.1 iburst$/server 10.0.0.1/' "$SYS/etc/chrony/chrony.conf"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of time.chrony.conf)" == "fail /etc/chrony/chrony.conf: server 10.0.0.1 without iburst, 'rtcsync' missing" ]]
+	# rtcsyncx is not rtcsync; iburst among other options counts
+	sed -i 's/^server 10.0.0.1$/server 10.0.0.1 minpoll 4 iburst maxpoll 6/; $a rtcsyncx' \
+		"$SYS/etc/chrony/chrony.conf"
+	vrun --json
+	[[ "$(verdict_of time.chrony.conf)" == "fail /etc/chrony/chrony.conf: 'rtcsync' missing" ]]
+	echo rtcsync >> "$SYS/etc/chrony/chrony.conf"
+	vrun --json
+	[[ "$(verdict_of time.chrony.conf)" == "pass "* ]]
 }

@@ -125,10 +125,33 @@ static void test_munge_key_group(void **state)
 	scratch_free(&s);
 }
 
+static void test_chrony_rtcsync_iburst(void **state)
+{
+	const struct nf_check_result *r;
+	struct scratch s = { 0 };
+
+	(void)state;
+	scratch_new(&s, "sysroot/pass/etc/nodeforge/profile.json");
+	r = run(&s, "time.chrony.conf", "time.chrony.conf");
+	assert_int_equal(r->verdict, NF_V_PASS);
+	put(&s, "/etc/chrony/chrony.conf",
+	    "server 10.0.0.1\nmaxdistance 1\nmakestep 1 3\nrtcsync2\n");
+	r = run(&s, "time.chrony.conf", "time.chrony.conf");
+	assert_int_equal(r->verdict, NF_V_FAIL);
+	assert_string_equal(r->seen, "/etc/chrony/chrony.conf: server 10.0.0.1 without "
+			    "iburst, 'rtcsync' missing");
+	put(&s, "/etc/chrony/chrony.conf",
+	    "server 10.0.0.1 iburst maxpoll 6\nmaxdistance 1\nmakestep 1 3\nrtcsync\n");
+	r = run(&s, "time.chrony.conf", "time.chrony.conf");
+	assert_int_equal(r->verdict, NF_V_PASS);
+	scratch_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_munge_key_group),
+		cmocka_unit_test(test_chrony_rtcsync_iburst),
 	};
 	const char *sd = getenv("NF_SRCDIR");
 
