@@ -215,6 +215,15 @@ static const char dbinit_body[] =
 	"\t\t\"(systemctl status mariadb)\"\n"
 	"\tsleep 1\n"
 	"done\n"
+	"# What mariadb-secure-installation removes: anonymous users, root from\n"
+	"# other hosts, the test database and the grants on it\n"
+	"mariadb --batch <<'SQL' || die \"MariaDB refused to remove anonymous users, remote root or the test database\"\n"
+	"DELETE FROM mysql.global_priv WHERE User='';\n"
+	"DELETE FROM mysql.global_priv WHERE User='root' AND Host NOT IN ('localhost', '127.0.0.1', '::1');\n"
+	"DROP DATABASE IF EXISTS test;\n"
+	"DELETE FROM mysql.db WHERE Db='test' OR Db='test\\\\_%';\n"
+	"FLUSH PRIVILEGES;\n"
+	"SQL\n"
 	"# The password goes through pipes only, never a command line: a SQL\n"
 	"# string with ' and \\ escaped\n"
 	"q=$(printf '%s' \"$pw\" | sed -e 's/\\\\/\\\\\\\\/g' -e \"s/'/''/g\")\n"
@@ -375,18 +384,13 @@ static int apply(struct nf_apply *a, const json_t *sec)
 
 /* ---- check: what the verifier checks (nodeforge verify) ---- */
 
-static int check_server(struct nf_vcheck *c, const json_t *sec)
+/* The mariadb client with `argv`, its output into *out: NF_V_PASS, or
+ * the check's verdict when it could not run or failed (then seen says
+ * why and *out is NULL) */
+static int run_client(struct nf_vcheck *c, const char *const *argv, char **out)
 {
-	const char *argv[] = { "mariadb", "--batch", "--skip-column-names", "-e",
-			       "SHOW GLOBAL VARIABLES", NULL };
-	char *out = NULL, *save = NULL;
-	json_t *vars;
-	int st = 0, r;
+	int st = 0, r = nf_v_exec(c, argv, NULL, out, &st);
 
-	(void)sec;
-	nf_v_expect(c, "the server answers SHOW GLOBAL VARIABLES");
-	nf_v_remedy(c, "systemctl status mariadb; journalctl -u mariadb -n 30");
-	r = nf_v_exec(c, argv, NULL, &out, &st);
 	if (r == NF_E_TIMEOUT)
 		return NF_V_HUNG;
 	if (r) {
@@ -394,11 +398,28 @@ static int check_server(struct nf_vcheck *c, const json_t *sec)
 		return NF_V_FAIL;
 	}
 	if (st) {
-		out[strcspn(out, "\n")] = '\0';
-		nf_v_seen(c, "exit %d: %.200s", st, out);
-		free(out);
+		(*out)[strcspn(*out, "\n")] = '\0';
+		nf_v_seen(c, "exit %d: %.200s", st, *out);
+		free(*out);
+		*out = NULL;
 		return NF_V_FAIL;
 	}
+	return NF_V_PASS;
+}
+
+static int check_server(struct nf_vcheck *c, const json_t *sec)
+{
+	const char *argv[] = { "mariadb", "--batch", "--skip-column-names", "-e",
+			       "SHOW GLOBAL VARIABLES", NULL };
+	char *out = NULL, *save = NULL;
+	json_t *vars;
+	int r;
+
+	(void)sec;
+	nf_v_expect(c, "the server answers SHOW GLOBAL VARIABLES");
+	nf_v_remedy(c, "systemctl status mariadb; journalctl -u mariadb -n 30");
+	if ((r = run_client(c, argv, &out)))
+		return r;
 	vars = json_object();
 	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		char *tab = strchr(l, '\t');
@@ -461,6 +482,7 @@ static const struct {
 	{ "mariadb.max_allowed_packet", "max_allowed_packet", "max_allowed_packet", true },
 	{ "mariadb.flush_log_at_trx_commit", "flush_log_at_trx_commit",
 	  "innodb_flush_log_at_trx_commit", false },
+	{ "mariadb.sync_binlog", "sync_binlog", "sync_binlog", false },
 };
 
 static int check_simple(struct nf_vcheck *c, const json_t *sec)
@@ -491,21 +513,31 @@ static int check_simple(struct nf_vcheck *c, const json_t *sec)
 	return NF_V_FAIL;
 }
 
+/* 0 where nodeforge-dbinit.service sets up this node's MariaDB for
+ * slurmdbd; else the check's skip */
+static int dbinit_here(struct nf_vcheck *c)
+{
+	struct stat st;
+
+	if (!local_db(nf_v_profile(c)))
+		return nf_v_skip(c, "slurmdbd does not store into this node's MariaDB");
+	/* a server set up by other means than a nodeforge image */
+	if (nf_v_stat(c, NF_VROOT, "/etc/systemd/system/nodeforge-dbinit.service", &st))
+		return nf_v_skip(c, "no nodeforge-dbinit.service on this node");
+	return 0;
+}
+
 /* The gate runs after nodeforge-dbinit.service: a controller whose
  * database or user is missing (the password never arrived) fails here,
  * with its cause, rather than passing while slurmdbd cannot start */
 static int check_accounting(struct nf_vcheck *c, const json_t *sec)
 {
 	char state[64] = "";
-	struct stat st;
 	int r;
 
 	(void)sec;
-	if (!local_db(nf_v_profile(c)))
-		return nf_v_skip(c, "slurmdbd does not store into this node's MariaDB");
-	/* a server set up by other means than a nodeforge image */
-	if (nf_v_stat(c, NF_VROOT, "/etc/systemd/system/nodeforge-dbinit.service", &st))
-		return nf_v_skip(c, "no nodeforge-dbinit.service on this node");
+	if ((r = dbinit_here(c)))
+		return r;
 	nf_v_expect(c, "nodeforge-dbinit.service made slurmdbd's database and user");
 	r = nf_v_service_active(c, "nodeforge-dbinit", state, sizeof(state));
 	if (r == NF_E_TIMEOUT)
@@ -518,6 +550,42 @@ static int check_accounting(struct nf_vcheck *c, const json_t *sec)
 	nf_v_remedy(c, "journalctl -u nodeforge-dbinit -u nodeforge-enroll   # no StoragePass: "
 		    "enrollment did not deliver it; then systemctl restart slurmdbd");
 	return NF_V_FAIL;
+}
+
+/* What mariadb-secure-installation removes, still there: each as a line */
+static const char secure_sql[] =
+	"SELECT CONCAT(IF(User = '', 'anonymous user ', 'root from another host '), "
+	"'''', User, '''@''', Host, '''') FROM mysql.global_priv "
+	"WHERE User = '' OR (User = 'root' AND Host NOT IN ('localhost', '127.0.0.1', '::1')) "
+	"UNION ALL SELECT 'database test' FROM information_schema.SCHEMATA "
+	"WHERE SCHEMA_NAME = 'test' "
+	"UNION ALL SELECT CONCAT('grants on ', Db) FROM mysql.db "
+	"WHERE Db = 'test' OR Db = 'test\\\\_%'";
+
+/* nodeforge-dbinit.service secures the server before it makes slurmdbd's
+ * user: none of the accounts and databases a fresh install may have,
+ * open to any local user or to remote hosts, are left */
+static int check_secure(struct nf_vcheck *c, const json_t *sec)
+{
+	const char *argv[] = { "mariadb", "--batch", "--skip-column-names", "--raw",
+			       "-e", secure_sql, NULL };
+	char *out = NULL, *save = NULL, seen[512] = "";
+	int n = 0, r;
+
+	(void)sec;
+	if ((r = dbinit_here(c)))
+		return r;
+	nf_v_expect(c, "no anonymous user, no root from another host, no test database");
+	nf_v_remedy(c, "systemctl restart nodeforge-dbinit   # removes them, as "
+		    "mariadb-secure-installation does");
+	if ((r = run_client(c, argv, &out)))
+		return r;
+	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save), n++)
+		snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen), "%s%s",
+			 n ? ", " : "", l);
+	free(out);
+	nf_v_seen(c, "%s", n ? seen : "none");
+	return n ? NF_V_FAIL : NF_V_PASS;
 }
 
 static const struct nf_check_def defs[] = {
@@ -534,8 +602,12 @@ static const struct nf_check_def defs[] = {
 	  check_simple },
 	{ "mariadb.flush_log_at_trx_commit", "InnoDB flush policy", "mariadb.server", 0, 0,
 	  check_simple },
+	{ "mariadb.sync_binlog", "binary log sync policy", "mariadb.server", 0, 0,
+	  check_simple },
 	{ "mariadb.accounting", "slurmdbd's database and user exist", "mariadb.server",
 	  NF_CHECK_PROBE, 2000, check_accounting },
+	{ "mariadb.secure", "no anonymous user, remote root or test database",
+	  "mariadb.server", NF_CHECK_PROBE, 3000, check_secure },
 };
 
 static const struct nf_checkset checks = NF_CHECKSET(defs);

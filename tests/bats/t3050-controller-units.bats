@@ -101,6 +101,12 @@ C
 	sed -n '/^ARGS: --batch$/,$p' "$SCRATCH/log" > "$SCRATCH/sql"
 	cat > "$SCRATCH/want" <<'SQL'
 ARGS: --batch
+DELETE FROM mysql.global_priv WHERE User='';
+DELETE FROM mysql.global_priv WHERE User='root' AND Host NOT IN ('localhost', '127.0.0.1', '::1');
+DROP DATABASE IF EXISTS test;
+DELETE FROM mysql.db WHERE Db='test' OR Db='test\\_%';
+FLUSH PRIVILEGES;
+ARGS: --batch
 CREATE DATABASE IF NOT EXISTS `slurm_acct_db`;
 CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'pa''ss\\w%sd#1';
 ALTER USER 'slurm'@'localhost' IDENTIFIED BY 'pa''ss\\w%sd#1';
@@ -147,6 +153,29 @@ SQL
 	jq 'del(.commands["systemctl is-active nodeforge-dbinit"])' "$SCRATCH/f.json" > "$SCRATCH/g.json"
 	run nf verify --sysroot "$SYS" --fixture "$SCRATCH/g.json" --role controller --only mariadb --json
 	[ "$(verdict_of mariadb.accounting)" = "pass nodeforge-dbinit.service active" ]
+}
+
+@test "mariadb.secure: an anonymous user, remote root or test database fails the controller, naming each" {
+	vfx pass
+	mkdir -p "$SYS/etc/systemd/system"
+	cp "$UNITS/nodeforge-dbinit.service" "$SYS/etc/systemd/system/"
+	jq '.commands.mariadb = {rc: 0, out: "innodb_lock_wait_timeout\t900\n"} |
+	    .commands["mariadb --batch --skip-column-names --raw"] = {rc: 0, out: ""}' \
+		"$SYS/fixture.json" > "$SCRATCH/f.json"
+	run nf verify --sysroot "$SYS" --fixture "$SCRATCH/f.json" --role controller --only mariadb.secure --json
+	[ "$(verdict_of mariadb.secure)" = "pass none" ]
+	jq '.commands["mariadb --batch --skip-column-names --raw"].out =
+	    "anonymous user '"''@'localhost'"'\nroot from another host '"'root'@'%'"'\ndatabase test\n"' \
+		"$SCRATCH/f.json" > "$SCRATCH/g.json"
+	run nf verify --sysroot "$SYS" --fixture "$SCRATCH/g.json" --role controller --only mariadb.secure --json
+	status_is 3
+	[ "$(verdict_of mariadb.secure)" = "fail anonymous user ''@'localhost', root from another host 'root'@'%', database test" ]
+	[[ "$(echo "$output" | jq -r '.checks[] | select(.id == "mariadb.secure") | .remedy')" == \
+		"systemctl restart nodeforge-dbinit"* ]]
+	# a server nodeforge did not set up: not this check's to judge
+	rm "$SYS/etc/systemd/system/nodeforge-dbinit.service"
+	run nf verify --sysroot "$SYS" --fixture "$SCRATCH/g.json" --role controller --only mariadb.secure --json
+	[ "$(verdict_of mariadb.secure)" = "skip no nodeforge-dbinit.service on this node" ]
 }
 
 # sacctmgr that fails its first $FAILS listings, then lists $SCRATCH/clusters

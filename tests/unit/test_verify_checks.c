@@ -76,6 +76,18 @@ static void scratch_free(struct scratch *s)
 	sh("rm -rf '%s'", s->dir);
 }
 
+/* The fixture's answer for commands starting with `prefix` */
+static void answer(const struct scratch *s, const char *prefix, int rc, const char *out)
+{
+	json_t *fx = json_load_file(s->fixture, 0, NULL);
+
+	assert_non_null(fx);
+	json_object_set_new(json_object_get(fx, "commands"), prefix,
+			    json_pack("{s:i,s:s}", "rc", rc, "out", out));
+	assert_int_equal(json_dump_file(fx, s->fixture, 0), 0);
+	json_decref(fx);
+}
+
 /* Verify the checks `only` selects; the result of check `id` */
 static const struct nf_check_result *run(struct scratch *s, const char *only,
 					 const char *id)
@@ -147,11 +159,61 @@ static void test_chrony_rtcsync_iburst(void **state)
 	scratch_free(&s);
 }
 
+/* The controller's MariaDB, answered by the fixture: secured (nothing
+ * listed) or not; its sync_binlog */
+static void test_mariadb_secure(void **state)
+{
+	const struct nf_check_result *r;
+	struct scratch s = { 0 };
+
+	(void)state;
+	scratch_new(&s, "apply/controller/etc/nodeforge/profile.json");
+	sh("mkdir -p '%s/etc/systemd/system' && cp '%s/tests/fixtures/apply/controller/etc/"
+	   "systemd/system/nodeforge-dbinit.service' '%s/etc/systemd/system/'",
+	   s.dir, srcdir, s.dir);
+	answer(&s, "mariadb", 0, "sync_binlog\t0\n");
+	answer(&s, "mariadb --batch --skip-column-names --raw", 0, "");
+	r = run(&s, "mariadb.secure", "mariadb.secure");
+	assert_int_equal(r->verdict, NF_V_PASS);
+	assert_string_equal(r->seen, "none");
+	assert_int_equal(run(&s, "mariadb", "mariadb.sync_binlog")->verdict,
+			 NF_V_PASS);
+
+	answer(&s, "mariadb --batch --skip-column-names --raw", 0,
+	       "anonymous user ''@'localhost'\nroot from another host 'root'@'%'\n"
+	       "database test\ngrants on test\\_%\n");
+	r = run(&s, "mariadb.secure", "mariadb.secure");
+	assert_int_equal(r->verdict, NF_V_FAIL);
+	assert_string_equal(r->seen, "anonymous user ''@'localhost', root from another "
+			    "host 'root'@'%', database test, grants on test\\_%");
+	assert_non_null(strstr(r->remedy, "systemctl restart nodeforge-dbinit"));
+
+	answer(&s, "mariadb --batch --skip-column-names --raw", 1,
+	       "ERROR 1142: SELECT command denied\n");
+	r = run(&s, "mariadb.secure", "mariadb.secure");
+	assert_int_equal(r->verdict, NF_V_FAIL);
+	assert_string_equal(r->seen, "exit 1: ERROR 1142: SELECT command denied");
+
+	answer(&s, "mariadb", 0, "sync_binlog\t1\n");
+	r = run(&s, "mariadb", "mariadb.sync_binlog");
+	assert_int_equal(r->verdict, NF_V_FAIL);
+	assert_string_equal(r->seen, "sync_binlog = 1");
+	assert_string_equal(r->expected, "sync_binlog = 0");
+
+	/* a server nodeforge does not set up is not this check's to judge */
+	sh("rm '%s/etc/systemd/system/nodeforge-dbinit.service'", s.dir);
+	r = run(&s, "mariadb.secure", "mariadb.secure");
+	assert_int_equal(r->verdict, NF_V_SKIP);
+	assert_string_equal(r->reason, "no nodeforge-dbinit.service on this node");
+	scratch_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_munge_key_group),
 		cmocka_unit_test(test_chrony_rtcsync_iburst),
+		cmocka_unit_test(test_mariadb_secure),
 	};
 	const char *sd = getenv("NF_SRCDIR");
 
