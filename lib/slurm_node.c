@@ -125,55 +125,76 @@ int nf_slurm_state_has(const char *state, const char *word)
 	return 0;
 }
 
-/* The GPU type of HOST in a cluster.conf (slurm.conf syntax): TYPE of the
- * first "gpu:TYPE:N" in the Gres= of the NodeName line naming HOST (a
- * hostlist); 1 when found, 0 otherwise */
-int nf_cluster_conf_gpu_type(const char *conf, const char *host, char *out,
-			     size_t outsz)
+/* The NodeName= line of HOST (a hostlist names it) in a cluster.conf
+ * (slurm.conf syntax): its start, its length in *len; NULL when none */
+const char *nf_cluster_conf_node_line(const char *conf, const char *host,
+				      size_t *len)
 {
-	const char *l, *e, *g;
+	const char *l, *e;
 
 	for (l = conf; l && *l; l = e ? e + 1 : NULL) {
 		char **names = NULL, *list;
-		size_t len, n = 0, hl;
+		size_t hl, n = 0;
 		int me = 0;
 
 		e = strchr(l, '\n');
-		len = e ? (size_t)(e - l) : strlen(l);
-		if (len < 9 || strncmp(l, "NodeName=", 9))
+		*len = e ? (size_t)(e - l) : strlen(l);
+		if (*len < 9 || strncmp(l, "NodeName=", 9))
 			continue;
 		hl = strcspn(l + 9, " \t\n");
 		if (!(list = strndup(l + 9, hl)))
-			return 0;
+			return NULL;
 		if (!nf_hostlist_expand(list, &names, &n, 0))
 			for (size_t j = 0; j < n; j++)
 				me |= !strcmp(names[j], host);
 		nf_strv_free(names, n);
 		free(list);
-		if (!me)
-			continue;
-		/* the first Gres= word of this line, up to its end */
-		for (g = l + 9 + hl; g < l + len; g++)
-			if ((g[-1] == ' ' || g[-1] == '\t') &&
-			    (size_t)(l + len - g) > 5 && !strncmp(g, "Gres=", 5))
-				break;
-		if (g >= l + len)
-			return 0;
-		for (g += 5; g < l + len && *g != ' ' && *g != '\t';) {
-			const char *w = g, *we = g + strcspn(g, ", \t\n"), *c;
+		if (me)
+			return l;
+	}
+	return NULL;
+}
 
-			if (we > l + len)
-				we = l + len;
-			if ((size_t)(we - w) > 4 && !strncmp(w, "gpu:", 4) &&
-			    (c = memchr(w + 4, ':', (size_t)(we - w - 4))) && c > w + 4) {
-				snprintf(out, outsz, "%.*s", (int)(c - (w + 4)), w + 4);
-				return 1;
-			}
-			g = we;
-			if (g < l + len && *g == ',')
-				g++;
+/* The value of KEY= (a whole word, any case, as Slurm reads keys) on the
+ * NodeName= line of HOST: 1 and out set, else 0 */
+int nf_cluster_conf_node_value(const char *conf, const char *host,
+			       const char *key, char *out, size_t outsz)
+{
+	size_t len, kl = strlen(key);
+	const char *l = nf_cluster_conf_node_line(conf, host, &len), *w;
+
+	for (w = l; w && w < l + len; w += strcspn(w, " \t"), w += strspn(w, " \t")) {
+		size_t wl = strcspn(w, " \t\n");
+
+		if (w + wl > l + len)
+			wl = (size_t)(l + len - w);
+		if (wl > kl && w[kl] == '=' && !strncasecmp(w, key, kl)) {
+			snprintf(out, outsz, "%.*s", (int)(wl - kl - 1), w + kl + 1);
+			return 1;
 		}
+	}
+	return 0;
+}
+
+/* The GPU type of HOST in a cluster.conf: TYPE of the first "gpu:TYPE:N"
+ * in the Gres= of its NodeName line; 1 when found, 0 otherwise */
+int nf_cluster_conf_gpu_type(const char *conf, const char *host, char *out,
+			     size_t outsz)
+{
+	char gres[1024];
+
+	if (!nf_cluster_conf_node_value(conf, host, "Gres", gres, sizeof(gres)))
 		return 0;
+	for (const char *w = gres; *w; w += strspn(w, ",")) {
+		size_t wl = strcspn(w, ",");
+		const char *c;
+
+		if (wl > 4 && !strncmp(w, "gpu:", 4) &&
+		    (c = memchr(w + 4, ':', wl - 4)) && c > w + 4) {
+			snprintf(out, outsz, "%.*s", (int)(c - (w + 4)), w + 4);
+			return 1;
+		}
+		w += wl;
 	}
 	return 0;
 }

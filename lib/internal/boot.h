@@ -68,6 +68,13 @@ int nf_ci_daemons_run(struct nf_ctx *ctx, const char *root, const char *inventor
 /* The cluster part of slurm.conf (/etc/slurm/cluster.conf) */
 int nf_cluster_slurm_conf(struct nf_ctx *ctx, const json_t *cluster,
 			  struct nf_buf *b);
+/* The NodeName= line of node `host` in a cluster.conf (its hostlist names
+ * it): its start and length, NULL when none */
+const char *nf_cluster_conf_node_line(const char *conf, const char *host,
+				      size_t *len);
+/* KEY=VALUE on that line (a key in any case): 1 and out set, else 0 */
+int nf_cluster_conf_node_value(const char *conf, const char *host,
+			       const char *key, char *out, size_t outsz);
 /* The GPU type cluster.conf declares for node `host`: TYPE of the first
  * Gres=gpu:TYPE:N on the NodeName= line whose hostlist names it.  1 and
  * out set when it has one, else 0 (out untouched) */
