@@ -714,7 +714,7 @@ static int check_cluster(struct nf_vcheck *c, const json_t *sec)
 {
 	char *buf = NULL, host[256] = "", *hp = NULL;
 	int slurmd = 0, found = 0;
-	size_t i;
+	size_t i, len;
 	json_t *v;
 
 	json_array_foreach(json_object_get(sec, "daemons"), i, v)
@@ -737,21 +737,7 @@ static int check_cluster(struct nf_vcheck *c, const json_t *sec)
 	if (slurmd && (hp = nf_v_node(c))) {
 		snprintf(host, sizeof(host), "%s", hp);
 		free(hp);
-		for (char *l = buf, *nl; l && *l && !found; l = nl ? nl + 1 : NULL) {
-			char **names = NULL, *end;
-			size_t n = 0;
-
-			if ((nl = strchr(l, '\n')))
-				*nl = '\0';
-			if (strncmp(l, "NodeName=", 9))
-				continue;
-			if ((end = strpbrk(l + 9, " \t")))
-				*end = '\0';
-			if (!nf_hostlist_expand(l + 9, &names, &n, 0))
-				for (size_t j = 0; j < n; j++)
-					found |= !strcmp(names[j], host);
-			nf_strv_free(names, n);
-		}
+		found = nf_cluster_conf_node_line(buf, host, &len) != NULL;
 		if (!found) {
 			free(buf);
 			nf_v_seen(c, "no NodeName= line names this node (%s)", host);
@@ -858,6 +844,8 @@ static const struct nf_check_def defs[] = {
 	{ "slurm.cluster", "the cluster's controllers and nodes are known (cluster.conf)",
 	  "slurm.conf.present", 0, 0, check_cluster,
 	  .needs = "controller" },
+	{ "slurm.node.shape", "the node has the CPUs and memory its NodeName= line declares",
+	  "slurm.cluster", 0, 0, nf_slurm_check_shape, .needs = "controller" },
 	{ "slurm.gres.conf", "gres.conf declares the profile's GPUs", NULL, NF_CHECK_STATIC, 0,
 	  nf_slurm_check_gres,
 	  .needs = "gpu" },

@@ -67,6 +67,22 @@ h200_rack() {
 	[[ "$(verdict_of gpu.count)" == "fail 0 of 8 GPUs are h100; the others are 'NVIDIA H200' (h200)" ]]
 }
 
+@test "slurm: a NodeName= line declaring more CPUs or memory than the node has fails slurm.node.shape" {
+	vfx pass
+	sed -i 's/^NodeName=.*/NodeName=gpu-[001-004] Sockets=2 CoresPerSocket=64 ThreadsPerCore=2 RealMemory=2000000 Gres=gpu:h100:8 State=UNKNOWN/' \
+		"$SYS/etc/slurm/cluster.conf"
+	mkdir -p "$SYS/sys/devices/system/cpu"
+	echo 0-255 > "$SYS/sys/devices/system/cpu/online"
+	echo "MemTotal:       2063597568 kB" > "$SYS/proc/meminfo"
+	vrun --json --only slurm
+	[ "$(verdict_of slurm.node.shape)" = "pass 256 CPUs online, 2015232 MiB of memory" ]
+	# a DIMM lost: the node registers less memory than its line
+	echo "MemTotal:       1547698176 kB" > "$SYS/proc/meminfo"
+	vrun --json --only slurm
+	status_is 3
+	[ "$(verdict_of slurm.node.shape)" = "fail 256 CPUs online, 1511424 MiB of memory: slurmctld marks the node INVAL (Low RealMemory)" ]
+}
+
 @test "gpu: nvidia-peermem not loaded fails gpu.peermem; the image loads it at boot" {
 	vfx pass
 	grep -qx nvidia-peermem "$SYS/etc/modules-load.d/nodeforge-gpu.conf"

@@ -74,6 +74,7 @@ static void scratch_free(struct scratch *s)
 	nf_profile_free(s->p);
 	nf_ctx_free(s->ctx);
 	sh("rm -rf '%s'", s->dir);
+	memset(s, 0, sizeof(*s));
 }
 
 /* The fixture's answer for commands starting with `prefix` */
@@ -208,12 +209,60 @@ static void test_mariadb_secure(void **state)
 	scratch_free(&s);
 }
 
+/* The node's line in cluster.conf against its online CPUs and MemTotal,
+ * as slurmctld compares what slurmd registers */
+static void test_slurm_node_shape(void **state)
+{
+	const struct nf_check_result *r;
+	struct scratch s = { 0 };
+
+	(void)state;
+	scratch_new(&s, "sysroot/pass/etc/nodeforge/profile.json");
+	/* the fixture's line declares no shape: nothing to compare */
+	r = run(&s, "slurm", "slurm.node.shape");
+	assert_int_equal(r->verdict, NF_V_SKIP);
+	assert_string_equal(r->reason, "cluster.conf declares no CPUs or memory for this node");
+
+	put(&s, "/etc/slurm/cluster.conf", "SlurmctldHost=ctl-01(10.0.0.2)\n"
+	    "NodeName=cpu-[01-02] Sockets=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1\n"
+	    "NodeName=gpu-[001-004] Sockets=2 CoresPerSocket=4 ThreadsPerCore=2 "
+	    "RealMemory=2000 Gres=gpu:h100:8 State=UNKNOWN\n");
+	sh("mkdir -p '%s/sys/devices/system/cpu' && echo 0-15 > "
+	   "'%s/sys/devices/system/cpu/online'", s.dir, s.dir);
+	put(&s, "/proc/meminfo", "MemTotal:        2048000 kB\nMemFree: 1 kB\n");
+	r = run(&s, "slurm", "slurm.node.shape");
+	assert_int_equal(r->verdict, NF_V_PASS);
+	assert_string_equal(r->expected, "at least the 16 CPUs (Sockets=2 x CoresPerSocket=4 "
+			    "x ThreadsPerCore=2) and RealMemory=2000 MiB that gpu-001's "
+			    "NodeName= line declares");
+	assert_string_equal(r->seen, "16 CPUs online, 2000 MiB of memory");
+
+	/* CPUs offline and less memory than declared: both named */
+	sh("echo 0-7,9 > '%s/sys/devices/system/cpu/online'", s.dir);
+	put(&s, "/proc/meminfo", "MemTotal:        2047000 kB\n");
+	r = run(&s, "slurm", "slurm.node.shape");
+	assert_int_equal(r->verdict, NF_V_FAIL);
+	assert_string_equal(r->seen, "9 CPUs online, 1999 MiB of memory: slurmctld marks "
+			    "the node INVAL (Low CPUs, Low RealMemory)");
+	assert_non_null(strstr(r->remedy, "slurmd -C"));
+
+	scratch_free(&s);
+
+	/* a role without slurmd has no line to answer to */
+	scratch_new(&s, "apply/controller/etc/nodeforge/profile.json");
+	r = run(&s, "slurm", "slurm.node.shape");
+	assert_int_equal(r->verdict, NF_V_SKIP);
+	assert_string_equal(r->reason, "this role runs no slurmd");
+	scratch_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_munge_key_group),
 		cmocka_unit_test(test_chrony_rtcsync_iburst),
 		cmocka_unit_test(test_mariadb_secure),
+		cmocka_unit_test(test_slurm_node_shape),
 	};
 	const char *sd = getenv("NF_SRCDIR");
 
