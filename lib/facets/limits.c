@@ -321,6 +321,99 @@ static int check_process(struct nf_vcheck *c, const json_t *sec)
 	return NF_V_FAIL;
 }
 
+/* What pam_limits gives every SSH session (the wildcard domain): each
+ * limit's soft and hard value, the last line winning, from limits.conf
+ * and then the .conf files of limits.d in name order, as pam_limits reads
+ * them; the file that set each into from[] */
+struct pam_limits {
+	char soft[NF_ARRAY_SIZE(limit_names)][64], hard[NF_ARRAY_SIZE(limit_names)][64];
+	char from[NF_ARRAY_SIZE(limit_names)][128];
+};
+
+static void pam_limits_file(struct nf_vcheck *c, const char *path, struct pam_limits *pl)
+{
+	char *buf = NULL, *save = NULL;
+
+	if (nf_v_read(c, NF_VROOT, path, 256 * 1024, &buf, NULL))
+		return;
+	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char dom[64], type[16], item[32], val[64];
+
+		l[strcspn(l, "#")] = '\0';
+		if (sscanf(l, "%63s %15s %31s %63s", dom, type, item, val) != 4 ||
+		    strcmp(dom, "*"))
+			continue;
+		for (size_t i = 0; i < NF_ARRAY_SIZE(limit_names); i++) {
+			if (strcmp(item, limit_names[i].name))
+				continue;
+			if (!strcmp(type, "soft") || !strcmp(type, "-"))
+				norm_limit(val, pl->soft[i], sizeof(pl->soft[i]));
+			if (!strcmp(type, "hard") || !strcmp(type, "-"))
+				norm_limit(val, pl->hard[i], sizeof(pl->hard[i]));
+			snprintf(pl->from[i], sizeof(pl->from[i]), "%s", path);
+		}
+	}
+	free(buf);
+}
+
+static void pam_limits_read(struct nf_vcheck *c, struct pam_limits *pl)
+{
+	char **names = NULL, path[160];
+	int n;
+
+	memset(pl, 0, sizeof(*pl));
+	pam_limits_file(c, "/etc/security/limits.conf", pl);
+	n = nf_v_list(c, NF_VROOT, "/etc/security/limits.d", &names, 256);
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(names[i]);
+
+		if (len < 6 || strcmp(names[i] + len - 5, ".conf"))
+			continue;
+		snprintf(path, sizeof(path), "/etc/security/limits.d/%s", names[i]);
+		pam_limits_file(c, path, pl);
+	}
+	if (n > 0)
+		nf_strv_free(names, (size_t)n);
+}
+
+static int check_pam(struct nf_vcheck *c, const json_t *sec)
+{
+	char bad[512] = "";
+	struct pam_limits pl;
+	int nset = 0, nbad = 0;
+
+	pam_limits_read(c, &pl);
+	nf_v_expect(c, "every profile limit, soft and hard, for * in limits.conf and "
+		    "limits.d (pam_limits: SSH sessions)");
+	for (size_t i = 0; i < NF_ARRAY_SIZE(limit_names); i++) {
+		const json_t *w = json_object_get(sec, limit_names[i].name);
+		char want[64];
+
+		if (!w)
+			continue;
+		nset++;
+		nf_v_json_str(w, want, sizeof(want));
+		norm_limit(want, want, sizeof(want));
+		if ((strcmp(pl.soft[i], want) || strcmp(pl.hard[i], want)) && nbad++ < 4)
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
+				 "%s%s soft %s hard %s%s%s%s", *bad ? ", " : "",
+				 limit_names[i].name, *pl.soft[i] ? pl.soft[i] : "unset",
+				 *pl.hard[i] ? pl.hard[i] : "unset", *pl.from[i] ? " (" : "",
+				 pl.from[i], *pl.from[i] ? ")" : "");
+	}
+	if (!nset)
+		return nf_v_skip(c, "the profile sets no limits");
+	if (!nbad) {
+		nf_v_seen(c, "all %d limits match", nset);
+		return NF_V_PASS;
+	}
+	nf_v_seen(c, "%s", bad);
+	nf_v_remedy(c, "restore /etc/security/limits.d/90-nodeforge.conf from the image "
+		    "(nodeforge build %s) and remove the lines that override it; new SSH "
+		    "sessions get the limits", nf_v_role(c));
+	return NF_V_FAIL;
+}
+
 /* the running slurmd's limits come from its unit: a wrong unit value is
  * the root cause, the process check its consequence */
 #define LIMIT_CHECK(name, unit, proc) \
@@ -330,6 +423,8 @@ static const struct nf_check_def defs[] = {
 	NF_LIMITS(LIMIT_CHECK)
 	{ "limits.process", "the running slurmd has the limits",
 	  NF_LIMITS(LIMIT_DEP), 0, 0, check_process },
+	{ "limits.pam", "SSH sessions get the limits (limits.conf, limits.d)", NULL,
+	  NF_CHECK_STATIC, 0, check_pam },
 };
 
 static const struct nf_checkset checks = NF_CHECKSET(defs);

@@ -55,6 +55,21 @@ load verify_helper
 	[[ "$(verdict_of limits.process)" == "fail nofile=1024" ]]
 }
 
+@test "limits: a later limits.d file lowering a limit for SSH sessions fails limits.pam, naming it" {
+	vfx pass
+	vrun --json --only limits
+	[ "$(verdict_of limits.pam)" = "pass all 4 limits match" ]
+	printf '*  -  nofile  65536\n* soft memlock 64 # a site default\n' \
+		> "$SYS/etc/security/limits.d/99-site.conf"
+	vrun --json --only limits
+	status_is 3
+	[ "$(verdict_of limits.pam)" = "fail nofile soft 65536 hard 65536 (/etc/security/limits.d/99-site.conf), memlock soft 64 hard unlimited (/etc/security/limits.d/99-site.conf)" ]
+	# limits.conf comes first: the image's limits.d file wins over it
+	mv "$SYS/etc/security/limits.d/99-site.conf" "$SYS/etc/security/limits.conf"
+	vrun --json --only limits
+	[ "$(verdict_of limits.pam)" = "pass all 4 limits match" ]
+}
+
 @test "time: clock not synchronised" {
 	expect_root fail-time time.sync "unsynchronised"
 	[[ "$(verdict_of time.offset)" == "skip because time.sync failed" ]]

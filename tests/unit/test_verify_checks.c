@@ -256,6 +256,34 @@ static void test_slurm_node_shape(void **state)
 	scratch_free(&s);
 }
 
+/* pam_limits' view for SSH sessions: limits.conf, then limits.d by name */
+static void test_limits_pam(void **state)
+{
+	const struct nf_check_result *r;
+	struct scratch s = { 0 };
+
+	(void)state;
+	scratch_new(&s, "sysroot/pass/etc/nodeforge/profile.json");
+	r = run(&s, "limits.pam", "limits.pam");
+	assert_int_equal(r->verdict, NF_V_PASS);
+	assert_string_equal(r->seen, "all 4 limits match");
+	put(&s, "/etc/security/limits.d/95-local.conf", "*\thard\tstack\t8192\n"
+	    "@users - nproc 100\n");
+	put(&s, "/etc/security/limits.d/99-local.conf.dpkg-old", "* - nofile 1\n");
+	r = run(&s, "limits.pam", "limits.pam");
+	assert_int_equal(r->verdict, NF_V_FAIL);
+	assert_string_equal(r->seen, "stack soft unlimited hard 8192 "
+			    "(/etc/security/limits.d/95-local.conf)");
+	assert_non_null(strstr(r->remedy, "90-nodeforge.conf"));
+	sh("rm '%s/etc/security/limits.d/90-nodeforge.conf'", s.dir);
+	r = run(&s, "limits.pam", "limits.pam");
+	assert_int_equal(r->verdict, NF_V_FAIL);
+	assert_string_equal(r->seen, "nofile soft unset hard unset, memlock soft unset "
+			    "hard unset, stack soft unset hard 8192 "
+			    "(/etc/security/limits.d/95-local.conf), nproc soft unset hard unset");
+	scratch_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_chrony_rtcsync_iburst),
 		cmocka_unit_test(test_mariadb_secure),
 		cmocka_unit_test(test_slurm_node_shape),
+		cmocka_unit_test(test_limits_pam),
 	};
 	const char *sd = getenv("NF_SRCDIR");
 
