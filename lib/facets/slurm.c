@@ -841,6 +841,8 @@ static const struct nf_check_def defs[] = {
 	  NULL, NF_CHECK_STATIC, 0, check_dbd_conf },
 	{ "slurm.conf.limits", "jobs get the node's limits, not the submitting shell's",
 	  "slurm.conf.present", NF_CHECK_STATIC, 0, check_conf_limits },
+	{ "slurm.prolog", "the prolog and epilog slurm.conf names can run",
+	  "slurm.conf.present", NF_CHECK_STATIC, 0, nf_slurm_check_scripts },
 	{ "slurm.cluster", "the cluster's controllers and nodes are known (cluster.conf)",
 	  "slurm.conf.present", 0, 0, check_cluster,
 	  .needs = "controller" },

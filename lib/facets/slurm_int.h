@@ -15,6 +15,8 @@ int nf_slurm_check_hardware(struct nf_vcheck *c, const json_t *sec);
 int nf_slurm_check_cores(struct nf_vcheck *c, const json_t *sec);
 /* The node's CPUs and memory against its NodeName= line (slurm_shape.c) */
 int nf_slurm_check_shape(struct nf_vcheck *c, const json_t *sec);
+/* The Prolog and Epilog slurm.conf names can run (slurm_prolog.c) */
+int nf_slurm_check_scripts(struct nf_vcheck *c, const json_t *sec);
 
 /* tmpfiles.d lines for the directories the role's daemons write */
 int nf_slurm_apply_dirs(struct nf_apply *a);

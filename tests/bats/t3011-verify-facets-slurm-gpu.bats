@@ -83,6 +83,16 @@ h200_rack() {
 	[ "$(verdict_of slurm.node.shape)" = "fail 256 CPUs online, 1511424 MiB of memory: slurmctld marks the node INVAL (Low RealMemory)" ]
 }
 
+@test "slurm: a prolog slurm.conf names that is missing fails slurm.prolog, statically too" {
+	vfx pass
+	vrun --json --only slurm
+	[ "$(verdict_of slurm.prolog)" = "pass 2 scripts, each executable" ]
+	rm "$SYS/etc/slurm/prolog.sh"
+	run nf verify --root "$SYS" --json --only slurm.prolog
+	status_is 3
+	[ "$(verdict_of slurm.prolog)" = "fail Prolog=/etc/slurm/prolog.sh: No such file or directory" ]
+}
+
 @test "gpu: nvidia-peermem not loaded fails gpu.peermem; the image loads it at boot" {
 	vfx pass
 	grep -qx nvidia-peermem "$SYS/etc/modules-load.d/nodeforge-gpu.conf"

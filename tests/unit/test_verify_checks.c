@@ -284,6 +284,36 @@ static void test_limits_pam(void **state)
 	scratch_free(&s);
 }
 
+/* The Prolog and Epilog slurm.conf names: files slurmd can execute */
+static void test_slurm_prolog(void **state)
+{
+	const struct nf_check_result *r;
+	struct scratch s = { 0 };
+	char path[128];
+
+	(void)state;
+	scratch_new(&s, "sysroot/pass/etc/nodeforge/profile.json");
+	r = run(&s, "slurm.prolog", "slurm.prolog");
+	assert_int_equal(r->verdict, NF_V_PASS);
+	assert_string_equal(r->seen, "2 scripts, each executable");
+	snprintf(path, sizeof(path), "%s/etc/slurm/epilog.sh", s.dir);
+	assert_int_equal(chmod(path, 0644), 0);
+	sh("rm '%s/etc/slurm/prolog.sh'", s.dir);
+	r = run(&s, "slurm.prolog", "slurm.prolog");
+	assert_int_equal(r->verdict, NF_V_FAIL);
+	assert_string_equal(r->seen, "Prolog=/etc/slurm/prolog.sh: No such file or directory, "
+			    "Epilog=/etc/slurm/epilog.sh: mode 0644, not executable");
+	assert_non_null(strstr(r->remedy, "nodeforge build compute"));
+	/* a list and a glob, as Slurm takes them: the glob is slurmd's */
+	sh("sed -i 's|^Prolog=.*|Prolog=/etc/slurm/prolog.d/*,/etc/slurm/epilog.sh|; "
+	   "/^Epilog=/d' '%s/etc/slurm/slurm.conf'", s.dir);
+	assert_int_equal(chmod(path, 0755), 0);
+	r = run(&s, "slurm.prolog", "slurm.prolog");
+	assert_int_equal(r->verdict, NF_V_PASS);
+	assert_string_equal(r->seen, "1 script, each executable");
+	scratch_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_mariadb_secure),
 		cmocka_unit_test(test_slurm_node_shape),
 		cmocka_unit_test(test_limits_pam),
+		cmocka_unit_test(test_slurm_prolog),
 	};
 	const char *sd = getenv("NF_SRCDIR");
 
