@@ -29,7 +29,7 @@ load verify_helper
 	jq '.commands.mariadb = {rc: 0, out: ("innodb_buffer_pool_size\t8388608000\n" +
 		"innodb_lock_wait_timeout\t900\ninnodb_log_file_size\t1073741824\n" +
 		"innodb_log_buffer_size\t67108864\nmax_allowed_packet\t67108864\n" +
-		"innodb_flush_log_at_trx_commit\t2\n")}' "$SYS/fixture.json" > "$SCRATCH/f.json"
+		"innodb_flush_log_at_trx_commit\t2\nsync_binlog\t0\n")}' "$SYS/fixture.json" > "$SCRATCH/f.json"
 	mv "$SCRATCH/f.json" "$SYS/fixture.json"
 	vrun --role controller --only mariadb --json
 	status_is 0

@@ -218,7 +218,14 @@ static void test_slurm_node_shape(void **state)
 
 	(void)state;
 	scratch_new(&s, "sysroot/pass/etc/nodeforge/profile.json");
-	/* the fixture's line declares no shape: nothing to compare */
+	/* the fixture: 2 x 64 x 2 CPUs online, a little more memory than its
+	 * line declares */
+	r = run(&s, "slurm", "slurm.node.shape");
+	assert_int_equal(r->verdict, NF_V_PASS);
+	assert_string_equal(r->seen, "256 CPUs online, 2015232 MiB of memory");
+	/* a line that declares no shape: nothing to compare */
+	put(&s, "/etc/slurm/cluster.conf", "SlurmctldHost=ctl-01(10.0.0.2)\n"
+	    "NodeName=gpu-[001-004] State=UNKNOWN\n");
 	r = run(&s, "slurm", "slurm.node.shape");
 	assert_int_equal(r->verdict, NF_V_SKIP);
 	assert_string_equal(r->reason, "cluster.conf declares no CPUs or memory for this node");
