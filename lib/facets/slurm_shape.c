@@ -85,8 +85,9 @@ int nf_slurm_check_shape(struct nf_vcheck *c, const json_t *sec)
 	(void)sec;
 	if (!nf_profile_runs(nf_v_profile(c), "slurmd"))
 		return nf_v_skip(c, "this role runs no slurmd");
-	if (!(host = nf_v_node(c)) ||
-	    nf_v_read(c, NF_VROOT, NF_CLUSTER_CONF, 16 << 20, &conf, NULL) ||
+	if (!(host = nf_v_node(c)))
+		return nf_v_skip(c, "this node has no name to find its NodeName= line by");
+	if (nf_v_read(c, NF_VROOT, NF_CLUSTER_CONF, 16 << 20, &conf, NULL) ||
 	    !declared_shape(conf, host, &want)) {
 		free(host);
 		free(conf);
