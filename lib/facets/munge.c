@@ -157,12 +157,12 @@ static int apply(struct nf_apply *a, const json_t *sec)
 static void id_name(struct nf_vcheck *c, const char *file, unsigned id,
 		    char *out, size_t sz)
 {
-	char *db = NULL;
+	char *db = NULL, *save = NULL;
 
 	snprintf(out, sz, "%u", id);
 	if (nf_v_read(c, NF_VROOT, file, 1 << 20, &db, NULL))
 		return;
-	for (char *l = strtok(db, "\n"); l; l = strtok(NULL, "\n")) {
+	for (char *l = strtok_r(db, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		char *f1 = strchr(l, ':'), *f2 = f1 ? strchr(f1 + 1, ':') : NULL;
 
 		if (f2 && strtoul(f2 + 1, NULL, 10) == id) {
