@@ -34,12 +34,12 @@ img_setup "$E2E/prebuild/site" >"$E2E/prebuild/setup.log" 2>&1 || {
 d12=$NF_SRCDIR/examples/site-debian12.yaml
 pids=()
 for role in controller compute login cpu; do
-	img_build "$role" "$E2E/prebuild/d13-$role.log" -q 9>&- &
+	img_build "$role" "$E2E/prebuild/d13-$role.log" 9>&- &
 	pids+=($!)
 done
 for role in controller cpu; do
 	"$NF_BIN" -C "$NF_SRCDIR/profiles" -s "$d12" build "$role" --cache "$E2E" \
-		--out "$E2E/d12/out" --inventory "$NF_SRCDIR/examples/racks.yaml" -q \
+		--out "$E2E/d12/out" --inventory "$NF_SRCDIR/examples/racks.yaml" \
 		>"$E2E/prebuild/d12-$role.log" 2>&1 9>&- &
 	pids+=($!)
 done
