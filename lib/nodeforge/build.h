@@ -58,4 +58,63 @@ void nf_build_result_free(struct nf_build_result *res);
 
 /* --------------------------------------------------- end of image build */
 
+/* ---------------------------------------------------- published images
+ * OUT/ROLE/ROLE-<id>.*: the files one build published, grouped by id, the
+ * first 12 hex digits of the rootfs sha256 (an EL build's liveimg tarball,
+ * named by its own hash, goes with the image whose liveimg manifest names
+ * it).  docs/nodeforge-image.md */
+
+struct nf_image {
+	char *role;
+	char id[13];
+	char **files;           /* names in OUT/ROLE, sorted */
+	size_t nfiles;
+	unsigned long long size; /* of all its files */
+	long long built;        /* when its manifest was published (mtime,
+				 * seconds), else its newest file's time */
+	long long built_ns;     /* the same in nanoseconds: the order */
+	long long newest;       /* its newest file's mtime, nanoseconds */
+	int has_manifest;       /* ROLE-<id>.manifest.json is there */
+	int is_signed;          /* and its .sig */
+	int current;            /* ROLE.current names it */
+	int booted;             /* a boot tree names one of its files */
+	int pruned;             /* nf_images_prune removed it (or would) */
+};
+
+struct nf_images {
+	struct nf_image *v;
+	size_t n;
+};
+
+/* 1 when NAME is ROLE-<12 lower-case hex>.<kind>, with the id in ID */
+int nf_image_file_id(const char *role, const char *name, char id[13]);
+/* Append ROLE's images in OUT (newest first) to L: NF_E_NOTFOUND when
+ * OUT/ROLE is not there */
+int nf_images_scan(struct nf_ctx *ctx, const char *out, const char *role,
+		   struct nf_images *l);
+/* The roles of OUT: its directories D with a D/D.current, sorted */
+int nf_images_roles(struct nf_ctx *ctx, const char *out, char ***roles,
+		    size_t *n);
+/* Mark the images of L whose file names the boot tree TREE names (its
+ * nodes.json, ipxe/, ipxe/mac/, grub/, kickstart/); NF_E_NOTFOUND when
+ * TREE has no nodes.json */
+int nf_images_mark_booted(struct nf_ctx *ctx, struct nf_images *l,
+			  const char *tree);
+void nf_images_free(struct nf_images *l);
+
+struct nf_image_prune_opts {
+	size_t keep;            /* the newest images kept */
+	const char *const *trees; /* boot trees whose images stay */
+	size_t ntrees;
+	int dry_run;            /* choose, remove nothing */
+};
+/* Under OUT/ROLE/.lock (a build's, NF_E_LOCKED while one runs): remove
+ * every file of each image of ROLE but the KEEP newest, the current one
+ * and those a boot tree names; ROLE's images are appended to L, the
+ * removed ones marked pruned */
+int nf_images_prune(struct nf_ctx *ctx, const char *out, const char *role,
+		    const struct nf_image_prune_opts *o, struct nf_images *l);
+
+/* ---------------------------------------------- end of published images */
+
 #endif
