@@ -49,12 +49,12 @@ timed() {	# timed ROLE -> median microseconds over RUNS
 	local t0 t1
 	for _ in $(seq "$RUNS"); do
 		t0=$(now_us)
-		"$NF_BIN" -C p -q profile show "$1" > /dev/null
+		"$NF_BIN" -C p -q profile show "$1" --json > /dev/null
 		t1=$(now_us)
 		echo $((t1 - t0))
 	done | median
 }
-"$NF_BIN" -C p -q profile show role > "$W/role.json" # warm, and check it
+"$NF_BIN" -C p -q profile show role --json > "$W/role.json" # warm, and check it
 n=$(jq '.system.packages.install | length' "$W/role.json")
 [ "$n" -eq $((N - 5)) ] || { echo "bench/profile.sh: resolved $n entries, want $((N - 5))"; exit 1; }
 

@@ -16,8 +16,9 @@ const struct nf_cmd nf_cmd_profile = {
 		"\n"
 		"list   the profiles in the profiles directory (-C DIR): roles, partial\n"
 		"       profiles (abstract: true) and broken ones, with their first error\n"
-		"show   the role's profile after inheritance, with the site applied:\n"
-		"       the document a build writes to /etc/nodeforge/profile.json\n"
+		"show   the role's profile after inheritance, with the site applied,\n"
+		"       as YAML; with --json, as the JSON document a build writes to\n"
+		"       /etc/nodeforge/profile.json\n"
 		"\n"
 		"Options:\n"
 		"  --args   print only the kernel command line the role boots with\n"
@@ -89,7 +90,7 @@ static int profile_show(struct nf_global *g, const char *role, int args_only)
 	struct nf_profile *p;
 	struct nf_diags d;
 	struct nf_emit *e;
-	int r;
+	int r, rc = 0;
 
 	nf_diags_init(&d);
 	r = nf_profile_resolve(g->ctx, role, g->site, &p, &d);
@@ -129,13 +130,13 @@ static int profile_show(struct nf_global *g, const char *role, int args_only)
 
 		json_object_foreach(j, k, v)
 			nf_emit_json(e, k, v);
-	} else {
-		nf_emit_json(e, NULL, (json_t *)nf_profile_json(p));
+	} else if ((r = nf_yaml_write(g->ctx, nf_profile_json(p), stdout))) {
+		rc = nf_cmd_fail(g, "profile", r);
 	}
 	nf_emit_end(e);
 	nf_emit_free(e);
 	nf_profile_free(p);
-	return 0;
+	return rc;
 }
 
 static int cmd_profile(struct nf_global *g, int argc, char **argv)

@@ -184,6 +184,10 @@ void nf_emit_text(struct nf_emit *e, const char *fmt, ...)
 /* Writes the JSON document (JSON mode); returns 0 or -errno */
 int nf_emit_end(struct nf_emit *e);
 
+/* A JSON document as block YAML for people (lib/adapters/yaml.c): a
+ * string that would read back as anything else is double-quoted */
+int nf_yaml_write(struct nf_ctx *ctx, const json_t *doc, FILE *fp);
+
 /* ------------------------------------------------------------- profiles */
 
 /*

@@ -6,6 +6,7 @@
 #include "internal.h"
 
 #include <stdlib.h>
+#include <strings.h>
 #include <yaml.h>
 
 #define NF_YAML_MAX_BYTES (4u << 20)
@@ -62,13 +63,9 @@ static int next(struct yl *y, yaml_event_t *ev)
 	return 0;
 }
 
-static json_t *scalar_value(const yaml_event_t *ev)
+/* What a plain (unquoted) scalar reads as */
+static json_t *plain_value(const char *s, size_t len)
 {
-	const char *s = (const char *)ev->data.scalar.value;
-	size_t len = ev->data.scalar.length;
-
-	if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-		return json_stringn(s, len);
 	if (len == 0 || !strcmp(s, "~") || !strcmp(s, "null"))
 		return json_null();
 	if (!strcmp(s, "true"))
@@ -103,6 +100,16 @@ static json_t *scalar_value(const yaml_event_t *ev)
 		}
 	}
 	return json_stringn(s, len);
+}
+
+static json_t *scalar_value(const yaml_event_t *ev)
+{
+	const char *s = (const char *)ev->data.scalar.value;
+	size_t len = ev->data.scalar.length;
+
+	if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return json_stringn(s, len);
+	return plain_value(s, len);
 }
 
 static int parse_node(struct yl *y, yaml_event_t *ev, const char *path,
@@ -350,4 +357,134 @@ int nf_locs_get(const json_t *locs, const char *path, const char **file,
 	*line = (unsigned)json_integer_value(json_array_get(v, 1));
 	*col = (unsigned)json_integer_value(json_array_get(v, 2));
 	return 0;
+}
+
+/* ------------------------------------------------------------- writing */
+
+/* A string that must be quoted to read back as a string: one that reads
+ * as something else here, or in a YAML 1.1 reader (yes, off, 0400, .5) */
+static int needs_quotes(const char *s)
+{
+	static const char *const words[] = { "yes", "no", "on", "off", "y", "n",
+					     "true", "false", "null", "~" };
+	json_t *v = plain_value(s, strlen(s));
+	int quote = !json_is_string(v);
+
+	json_decref(v);
+	for (size_t i = 0; i < NF_ARRAY_SIZE(words) && !quote; i++)
+		quote = !strcasecmp(s, words[i]);
+	if ((*s == '-' || *s == '+' || *s == '.') && s[1])
+		s++;
+	return quote || (*s >= '0' && *s <= '9') || *s == '.';
+}
+
+static int emit_scalar(yaml_emitter_t *em, const char *text, int quoted)
+{
+	yaml_event_t ev;
+
+	if (!yaml_scalar_event_initialize(&ev, NULL, NULL,
+			(yaml_char_t *)text, (int)strlen(text), !quoted, 1,
+			quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+			       : YAML_ANY_SCALAR_STYLE))
+		return -ENOMEM;
+	return yaml_emitter_emit(em, &ev) ? 0 : -EIO;
+}
+
+static int emit_value(yaml_emitter_t *em, const json_t *v, int depth);
+
+static int emit_object(yaml_emitter_t *em, const json_t *v, int depth)
+{
+	yaml_event_t ev;
+	const char *k;
+	json_t *x;
+	int r = 0;
+
+	if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
+						 YAML_BLOCK_MAPPING_STYLE) ||
+	    !yaml_emitter_emit(em, &ev))
+		return -EIO;
+	json_object_foreach((json_t *)v, k, x) {
+		if ((r = emit_scalar(em, k, needs_quotes(k))) ||
+		    (r = emit_value(em, x, depth + 1)))
+			return r;
+	}
+	if (!yaml_mapping_end_event_initialize(&ev) || !yaml_emitter_emit(em, &ev))
+		return -EIO;
+	return 0;
+}
+
+static int emit_array(yaml_emitter_t *em, const json_t *v, int depth)
+{
+	yaml_event_t ev;
+	size_t i;
+	json_t *x;
+	int r;
+
+	if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+						  YAML_BLOCK_SEQUENCE_STYLE) ||
+	    !yaml_emitter_emit(em, &ev))
+		return -EIO;
+	json_array_foreach(v, i, x)
+		if ((r = emit_value(em, x, depth + 1)))
+			return r;
+	if (!yaml_sequence_end_event_initialize(&ev) || !yaml_emitter_emit(em, &ev))
+		return -EIO;
+	return 0;
+}
+
+static int emit_value(yaml_emitter_t *em, const json_t *v, int depth)
+{
+	char *num;
+	int r;
+
+	if (depth > NF_YAML_MAX_DEPTH)
+		return NF_E_LIMIT;
+	if (json_is_object(v))
+		return emit_object(em, v, depth);
+	if (json_is_array(v))
+		return emit_array(em, v, depth);
+	if (json_is_string(v))
+		return emit_scalar(em, json_string_value(v),
+				   needs_quotes(json_string_value(v)));
+	/* numbers, booleans and null as JSON writes them, which reads back
+	 * the same here */
+	if (!(num = json_dumps(v, JSON_ENCODE_ANY)))
+		return -ENOMEM;
+	r = emit_scalar(em, num, 0);
+	free(num);
+	return r;
+}
+
+int nf_yaml_write(struct nf_ctx *ctx, const json_t *doc, FILE *fp)
+{
+	yaml_emitter_t em;
+	yaml_event_t ev;
+	int r = -EIO;
+
+	if (!yaml_emitter_initialize(&em))
+		return -ENOMEM;
+	yaml_emitter_set_output_file(&em, fp);
+	yaml_emitter_set_unicode(&em, 1);
+	yaml_emitter_set_width(&em, -1);
+	yaml_emitter_set_indent(&em, 2);
+	if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) ||
+	    !yaml_emitter_emit(&em, &ev) ||
+	    !yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) ||
+	    !yaml_emitter_emit(&em, &ev))
+		goto out;
+	if ((r = emit_value(&em, doc, 0)))
+		goto out;
+	r = -EIO;
+	if (!yaml_document_end_event_initialize(&ev, 1) ||
+	    !yaml_emitter_emit(&em, &ev) ||
+	    !yaml_stream_end_event_initialize(&ev) ||
+	    !yaml_emitter_emit(&em, &ev) || !yaml_emitter_flush(&em))
+		goto out;
+	r = 0;
+out:
+	if (r)
+		r = nf_fail(ctx, r, "cannot write YAML: %s", em.problem ? em.problem
+			    : nf_strerror(r));
+	yaml_emitter_delete(&em);
+	return r;
 }

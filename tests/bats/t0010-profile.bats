@@ -47,13 +47,44 @@ assert d["mariadb"]["lock_wait_timeout"]==900
 assert d["slurm"]["daemons"]==["slurmctld","slurmdbd"]'
 }
 
-@test "text and --json show the same profile" {
-	nf profile show login > text.out
-	nf profile show login --json > json.out
-	python3 -c '
-import json
-a=json.load(open("text.out")); b=json.load(open("json.out"))
-assert a==b'
+@test "profile show is YAML for people, --json the same document for scripts" {
+	for role in login compute controller; do
+		nf profile show $role > text.out
+		nf profile show $role --json > json.out
+		head -c1 json.out | grep -qx '{'
+		# block YAML, not JSON: the first key at the start of the line
+		[ "$(head -1 text.out)" = "nodeforge:" ]
+		grep -qx "role: $role" text.out
+		# strings that would read as numbers stay strings (a YAML 1.1
+		# reader is the strictest: 0400 would be octal)
+		grep -qx '  mode: "0400"' text.out
+		python3 -c '
+import json, yaml
+a = yaml.safe_load(open("text.out")); b = json.load(open("json.out"))
+assert a == b, [k for k in b if a.get(k) != b[k]]'
+	done
+}
+
+@test "profile show: a string that needs quotes in YAML is quoted and reads back the same" {
+	mkdir p && cp "$FIXTURES/site-good.yaml" p/site.yaml
+	for v in 'key: value' '*star' '&anchor' 'yes' 'Off' '0400' '1.5' 'true' '' '- dash' '# hash' 'x #y' '@at' ' lead' 'two
+lines' 'ünïcode' 'plain words'; do
+		python3 -c 'import json,sys; print("description: %s\nkernel:\n  args: [quiet]" % json.dumps(sys.argv[1]))' "$v" > p/tiny.yaml
+		nf -C p profile show tiny > text.out
+		V="$v" python3 -c '
+import os, yaml
+d = yaml.safe_load(open("text.out"))
+assert d["description"] == os.environ["V"], (d["description"], os.environ["V"])'
+	done
+	printf 'description: "key: value"\nkernel:\n  args: [quiet]\n' > p/tiny.yaml
+	run nf -C p profile show tiny
+	[[ "$output" == *"description: 'key: value'"* ]]
+	printf 'description: "*star"\nkernel:\n  args: [quiet]\n' > p/tiny.yaml
+	run nf -C p profile show tiny
+	[[ "$output" == *"description: '*star'"* ]]
+	printf 'description: "yes"\nkernel:\n  args: [quiet]\n' > p/tiny.yaml
+	run nf -C p profile show tiny
+	[[ "$output" == *'description: "yes"'* ]]
 }
 
 @test "a site file changes what the profile carries" {
