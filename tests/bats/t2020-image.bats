@@ -213,9 +213,12 @@ PY
 @test "image prune: refused while a build of the role runs (the build's lock), nothing removed" {
 	three
 	before=$(ls -A out/controller)
+	n0=$(grep -c '^bootstrap' stub.log)
 	(NF_STUB_SLEEP=2 exec "$NF_BIN" build controller --cache "$SCRATCH/cache" --overlays "$SCRATCH/ov" --no-cache --epoch 4000 -q) 3>&- &
 	pid=$!
-	for i in $(seq 50); do grep -q '^bootstrap' stub.log 2>/dev/null && break; sleep 0.1; done
+	# the build bootstraps (--no-cache) once it holds the lock
+	for i in $(seq 100); do [ "$(grep -c '^bootstrap' stub.log)" -gt "$n0" ] && break; sleep 0.1; done
+	[ "$(grep -c '^bootstrap' stub.log)" -gt "$n0" ]
 	run nf image prune --keep 0
 	status_is 1
 	[[ "$output" == *"a build of 'controller' is running (lock 'out/controller/.lock' is held)"* ]]
