@@ -487,7 +487,9 @@ static int cmd_image(struct nf_global *g, int argc, char **argv)
 				      "show or prune)", c.verb);
 	if ((rc = check_opts(&c)))
 		return rc;
-	if (nf_cmd_path_arg("image", "--images", c.out, 0))
+	/* show's MANIFEST names its own output directory */
+	if (strcmp(c.verb, "show") &&
+	    nf_cmd_path_arg("image", "--images", c.out, 0))
 		return NF_EXIT_FAILURE;
 	for (size_t i = 0; i < c.ntrees; i++)
 		if (nf_cmd_path_arg("image", "--tree", c.trees[i], 0))

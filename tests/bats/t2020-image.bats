@@ -79,6 +79,11 @@ tree() {
 	run nf image list --images built
 	status_is 0
 	[ "${#lines[@]}" -eq 3 ]
+	# a manifest names its own output directory, whatever --images says
+	run nf image show "built/controller/controller-$A.manifest.json"
+	status_is 0
+	[[ "${lines[0]}" == "image:      controller@$A "* ]]
+	[[ "$output" == *"signature:  verified with built/signing.pub"* ]]
 }
 
 @test "image list --json: each image's every file, their total size, current and signed" {
