@@ -421,12 +421,18 @@ static int remove_image(struct nf_ctx *ctx, const char *dir,
 	if (dfd < 0)
 		return nf_fail(ctx, -errno, "cannot open '%s': %s", dir,
 			       strerror(errno));
-	/* the manifest and its signature last: an image cut short still
-	 * shows in 'image list' and the next prune finishes it */
-	for (size_t i = im->nfiles; i-- > 0 && !r;)
-		if (unlinkat(dfd, im->files[i], 0) < 0 && errno != ENOENT)
-			r = nf_fail(ctx, -errno, "cannot remove '%s/%s': %s", dir,
-				    im->files[i], strerror(errno));
+	/* the manifests and their signatures last: an image cut short
+	 * still shows in 'image list' and the next prune finishes it */
+	for (int manifests = 0; manifests < 2; manifests++)
+		for (size_t i = 0; i < im->nfiles && !r; i++) {
+			int is_manifest = strstr(im->files[i], ".manifest.json") != NULL;
+
+			if (is_manifest != manifests)
+				continue;
+			if (unlinkat(dfd, im->files[i], 0) < 0 && errno != ENOENT)
+				r = nf_fail(ctx, -errno, "cannot remove '%s/%s': %s",
+					    dir, im->files[i], strerror(errno));
+		}
 	if (!r && fsync(dfd) < 0)
 		r = nf_fail(ctx, -errno, "cannot sync '%s': %s", dir,
 			    strerror(errno));
