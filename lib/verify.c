@@ -184,6 +184,18 @@ int nf_v_read(struct nf_vcheck *c, int where, const char *path, size_t max,
 	return r;
 }
 
+unsigned long long nf_v_mem_total_kb(struct nf_vcheck *c)
+{
+	unsigned long long kb = 0;
+	char *buf = NULL, *m;
+
+	if (!nf_v_read(c, NF_VSYS, "/proc/meminfo", 64 * 1024, &buf, NULL) &&
+	    (m = strstr(buf, "MemTotal:")))
+		kb = strtoull(m + 9, NULL, 10);
+	free(buf);
+	return kb;
+}
+
 int nf_v_stat(struct nf_vcheck *c, int where, const char *path, struct stat *st)
 {
 	int fd = open_where(c, where, path, O_PATH);

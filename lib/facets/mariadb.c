@@ -444,20 +444,14 @@ static int check_buffer_pool(struct nf_vcheck *c, const json_t *sec)
 {
 	json_int_t pct = json_integer_value(json_object_get(sec, "buffer_pool_pct"));
 	const char *v = var(c, "innodb_buffer_pool_size");
-	unsigned long long mem_kb = 0;
-	char *buf = NULL, *m;
+	unsigned long long mem_kb;
 	double have;
 
 	if (!pct)
 		return nf_v_skip(c, "the profile sets no buffer_pool_pct");
-	if (nf_v_read(c, NF_VSYS, "/proc/meminfo", 64 * 1024, &buf, NULL) ||
-	    !(m = strstr(buf, "MemTotal:"))) {
-		free(buf);
+	if (!(mem_kb = nf_v_mem_total_kb(c)))
 		return nf_v_skip(c, "no MemTotal in /proc/meminfo");
-	}
-	mem_kb = strtoull(m + 9, NULL, 10);
-	free(buf);
-	if (!v || !mem_kb) {
+	if (!v) {
 		nf_v_seen(c, "innodb_buffer_pool_size unknown");
 		return NF_V_FAIL;
 	}

@@ -53,14 +53,13 @@ static int declared_shape(const char *conf, const char *host, struct shape *s)
 static int node_shape(struct nf_vcheck *c, struct shape *s)
 {
 	uint8_t bits[NF_GRES_MAX_CPUS / 8] = { 0 };
-	char *online = NULL, *mem = NULL, *m;
+	unsigned long long mem_kb = 0;
+	char *online = NULL;
 	unsigned maxcpu = 0;
 
 	if (nf_v_read(c, NF_VSYS, "/sys/devices/system/cpu/online", 64 * 1024, &online, NULL) ||
-	    nf_v_read(c, NF_VSYS, "/proc/meminfo", 64 * 1024, &mem, NULL) ||
-	    !(m = strstr(mem, "MemTotal:"))) {
+	    !(mem_kb = nf_v_mem_total_kb(c))) {
 		free(online);
-		free(mem);
 		nf_v_seen(c, "cannot read /sys/devices/system/cpu/online or "
 			  "MemTotal in /proc/meminfo");
 		return NF_V_FAIL;
@@ -70,9 +69,8 @@ static int node_shape(struct nf_vcheck *c, struct shape *s)
 	if (!nf_cpulist_parse(online, bits, NF_GRES_MAX_CPUS, &maxcpu))
 		for (size_t i = 0; i < sizeof(bits); i++)
 			s->cpus += __builtin_popcount(bits[i]);
-	s->mem_mb = strtoll(m + 9, NULL, 10) / 1024;
+	s->mem_mb = (long long)(mem_kb / 1024);
 	free(online);
-	free(mem);
 	return 0;
 }
 

@@ -93,6 +93,9 @@ int nf_v_read(struct nf_vcheck *c, int where, const char *path, size_t max,
 	      char **buf, size_t *len);
 int nf_v_stat(struct nf_vcheck *c, int where, const char *path,
 	      struct stat *st);
+/* The node's memory: MemTotal of its /proc/meminfo in KiB; 0 when that
+ * cannot be read */
+unsigned long long nf_v_mem_total_kb(struct nf_vcheck *c);
 /* Full host path of `path` under the root or sysroot */
 const char *nf_v_path(struct nf_vcheck *c, int where, const char *path,
 		      char *buf, size_t sz);
