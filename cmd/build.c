@@ -20,6 +20,8 @@ const struct nf_cmd nf_cmd_build = {
 		"                       [--offline] [--overlays DIR]\n"
 		"                       [--key FILE] [--epoch N] [--inventory FILE]\n"
 		"                       [--self-package DIR|FILE]\n"
+		"       nodeforge build ROLE --prepare [--cache DIR] [--mirror URL|DIR]\n"
+		"                       [--artifact-mirror URL|DIR]\n"
 		"\n"
 		"Build ROLE's golden image from its resolved profile: bootstrap\n"
 		"with the distro's own tool (mmdebstrap), overlays, every facet's\n"
@@ -38,6 +40,12 @@ const struct nf_cmd nf_cmd_build = {
 		"                      directory, instead of their origin\n"
 		"                      (default: $NODEFORGE_ARTIFACT_MIRROR)\n"
 		"      --offline       use cached results only, no network\n"
+		"      --prepare       fill the cache and stop: the bootstrap,\n"
+		"                      then the root after the pinned artifacts\n"
+		"                      are compiled; nothing is published and no\n"
+		"                      nodeforge package is needed.  The next\n"
+		"                      build (or --offline build) of the role\n"
+		"                      starts from there\n"
 		"      --overlays DIR  overlay trees (default: next to profiles/)\n"
 		"  -k, --key FILE      Ed25519 signing key (default: one generated\n"
 		"                      under the cache; its .pub is copied to\n"
@@ -239,6 +247,7 @@ static int cmd_build(struct nf_global *g, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "prepare", no_argument, NULL, 'p' },
 		NF_BUILD_LONGOPTS,
 		{ 0 }
 	};
@@ -259,6 +268,10 @@ static int cmd_build(struct nf_global *g, int argc, char **argv)
 			return 0;
 		if (o == -3)
 			return NF_EXIT_USAGE;
+		if (o == 'p') {
+			bo.prepare = 1;
+			continue;
+		}
 		if ((r = nf_cmd_build_opt("build", o, optarg, &bo)) == 1)
 			return nf_usage_error("build", "unknown option");
 		if (r)
@@ -277,7 +290,12 @@ static int cmd_build(struct nf_global *g, int argc, char **argv)
 		nf_build_result_free(&res);
 		return NF_EXIT_FAILURE;
 	}
-	if (!g->quiet || g->json) {
+	if (res.prepared && (!g->quiet || g->json)) {
+		nf_emit_str(e, "role", "%s: ", role);
+		nf_emit_bool(e, "prepared", "prepared in the cache; nothing "
+			     "published\n", 1);
+		nf_emit_bool(e, "bootstrap_cached", NULL, res.bootstrap_cached);
+	} else if (!g->quiet || g->json) {
 		nf_emit_str(e, "role", "%s: ", role);
 		nf_emit_str(e, "dir", "%s/", res.dir);
 		nf_emit_str(e, "rootfs", "%s", res.rootfs);

@@ -550,7 +550,7 @@ void nf_build_result_free(struct nf_build_result *res)
 static int build_image(struct build *b, const struct nf_site *site,
 		       struct nf_build_result *res)
 {
-	char bkey[NF_SHA256_HEX], ikey[NF_SHA256_HEX], tool[256];
+	char bkey[NF_SHA256_HEX], ikey[NF_SHA256_HEX] = "", tool[256];
 	char tar[PATH_MAX + 96], kernel[PATH_MAX * 2], p[PATH_MAX * 3];
 	char built[PATH_MAX + 96];
 	char id[13], rootfs[256], initrd[256], vmlinuz[256], manifest[256],
@@ -558,29 +558,36 @@ static int build_image(struct build *b, const struct nf_site *site,
 	     pubout[PATH_MAX + 32];
 	char **pkgs = NULL;
 	size_t npkgs = 0;
-	int rootfd = -1, cached = 0, have_built = 0, r;
+	int rootfd = -1, cached = 0, have_built = 0, builtfd = -1, r;
 
 	stage_begin(b, "resolve");
 	if ((r = resolve(b, site)) || (r = resolve_nodes(b, site)) ||
-	    (r = setup_paths(b)) || (r = nf_bld_self_resolve(b)))
+	    (r = setup_paths(b)) ||
+	    (!b->o->prepare && (r = nf_bld_self_resolve(b))))
 		return r;
-	if ((r = take_lock(b)))
-		return r;
-	clean_stale(b);
+	/* --prepare writes only the cache, under the cache's own locks: a
+	 * build of the role may publish beside it */
+	if (!b->o->prepare) {
+		if ((r = take_lock(b)))
+			return r;
+		clean_stale(b);
+	}
 	clean_stale_work(b);
 	res->dir = nf_strdup(b->out);
 	if ((r = nf_bld_package_list(b, &pkgs, &npkgs)))
 		return r;
 	if ((r = nf_bld_tool_version(b->ctx, nf_bld_bootstrap_tool(b), tool, sizeof(tool))) < 0)
 		goto out;
+	/* --prepare publishes nothing: no inputs key to compare */
 	if ((r = nf_bld_bootstrap_key(b, pkgs, npkgs, tool, bkey)) ||
 	    (r = nf_bld_built_path(b, bkey, built, sizeof(built))) ||
-	    (r = overlay_list(b)) || (r = inputs_key(b, bkey, ikey)))
+	    (!b->o->prepare &&
+	     ((r = overlay_list(b)) || (r = inputs_key(b, bkey, ikey)))))
 		goto out;
 	have_built = *built && !b->o->no_cache && nf_bld_file_exists(built);
 	snprintf(res->inputs_sha256, sizeof(res->inputs_sha256), "%s", ikey);
 	stage_end(b, 0);
-	if (!b->o->no_cache && published_matches(b, ikey, res)) {
+	if (!b->o->no_cache && !b->o->prepare && published_matches(b, ikey, res)) {
 		res->unchanged = 1;
 		res->bootstrap_cached = 1;
 		nf_bld_note(b, "inputs unchanged: the published image is current");
@@ -589,6 +596,8 @@ static int build_image(struct build *b, const struct nf_site *site,
 	}
 
 	stage_begin(b, "bootstrap");
+	if ((r = nf_bld_built_lock(b, built, &have_built, &builtfd)))
+		goto out;
 	if (have_built) {
 		/* the root after the artifacts stage is cached: the
 		 * bootstrap under it is not needed */
@@ -601,6 +610,12 @@ static int build_image(struct build *b, const struct nf_site *site,
 	if (cached)
 		nf_bld_note(b, "cached");
 	stage_end(b, 0);
+	/* --prepare: nothing more to cache when the stage after the
+	 * bootstrap has nothing to do or its root is cached already */
+	if (b->o->prepare && (!*built || have_built || b->o->no_cache)) {
+		res->prepared = 1;
+		goto out;
+	}
 
 	stage_begin(b, "unpack");
 	snprintf(b->work, sizeof(b->work), "%s/work", b->cache);
@@ -639,6 +654,15 @@ static int build_image(struct build *b, const struct nf_site *site,
 		 (r = nf_bld_stage_purge(b)) ||
 		 (*built && !b->o->no_cache && (r = nf_bld_built_store(b, built))))
 		goto out;
+	if (builtfd >= 0) {
+		close(builtfd);
+		builtfd = -1;
+	}
+	if (b->o->prepare) {
+		stage_end(b, 0);
+		res->prepared = 1;
+		goto out;
+	}
 	if ((r = nf_bld_stage_site_artifacts(b, rootfd)) ||
 	    (r = nf_bld_sign_modules(b, rootfd)))
 		goto out;
@@ -805,6 +829,8 @@ static int build_image(struct build *b, const struct nf_site *site,
 out:
 	if (rootfd >= 0)
 		close(rootfd);
+	if (builtfd >= 0)
+		close(builtfd);
 	if (*b->work)
 		nf_rm_tree_at(AT_FDCWD, b->work);
 	if (*b->stage)

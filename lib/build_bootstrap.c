@@ -528,6 +528,33 @@ int nf_bld_built_path(struct build *b, const char *bkey, char *path,
 	return 0;
 }
 
+int nf_bld_built_lock(struct build *b, const char *path, int *have, int *fd)
+{
+	char dir[PATH_MAX + 16], lock[PATH_MAX + 96];
+	size_t n = strlen(path);
+	int r;
+
+	*fd = -1;
+	if (!*path || *have || b->o->no_cache)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s/built", b->cache);
+	if ((r = nf_bld_mkdir_p(b->ctx, dir, 0755)))
+		return r;
+	/* KEY.tar -> KEY.lock */
+	snprintf(lock, sizeof(lock), "%.*s.lock", (int)(n > 4 ? n - 4 : n), path);
+	if ((r = nf_lock_path(b->ctx, lock, 0, fd)) <= 0)
+		return r;
+	nf_bld_note(b, "waiting for another build's artifacts stage on this "
+		    "bootstrap");
+	if ((r = nf_lock_path(b->ctx, lock, 1, fd)))
+		return r;
+	if ((*have = nf_bld_file_exists(path))) {
+		close(*fd);
+		*fd = -1;
+	}
+	return 0;
+}
+
 /* Store the work root as `path` */
 int nf_bld_built_store(struct build *b, const char *path)
 {

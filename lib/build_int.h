@@ -89,6 +89,10 @@ int nf_bld_stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
 int nf_bld_built_path(struct build *b, const char *bkey, char *path,
 		      size_t pathsz);
 int nf_bld_built_store(struct build *b, const char *path);
+/* builds sharing the cache that would make the same root at once: the
+ * first runs the stage, the others wait on *fd (held by the caller until
+ * the root is stored or the build failed) and take it (*have = 1) */
+int nf_bld_built_lock(struct build *b, const char *path, int *have, int *fd);
 
 /* what goes into the work root (lib/build_root.c) */
 int nf_bld_stage_overlays(struct build *b, int rootfd);

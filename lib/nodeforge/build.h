@@ -25,6 +25,9 @@ struct nf_build_opts {
 				 * once under the cache) */
 	int no_cache;           /* bootstrap again, ignore cached results */
 	int offline;            /* nothing from the network: caches only */
+	int prepare;            /* fill the cache (bootstrap, then the
+				 * artifacts stage's root) and stop: nothing
+				 * published, no self package needed */
 	long long epoch;        /* < 0: the default, 2024-01-01 (the command
 				 * passes $SOURCE_DATE_EPOCH) */
 	/* Stage progress: event, stage name, seconds since the stage
@@ -50,6 +53,8 @@ struct nf_build_result {
 	char inputs_sha256[NF_SHA256_HEX];
 	int bootstrap_cached;   /* the bootstrap came from the cache */
 	int unchanged;          /* inputs unchanged: nothing rebuilt */
+	int prepared;           /* --prepare: the cache holds the root the
+				 * next build starts from */
 };
 
 int nf_build(struct nf_ctx *ctx, const char *role, const struct nf_site *site,

@@ -207,7 +207,7 @@ $BUILD_LINE"
 	status_is 0
 	ls cache/built/*.tar
 	[ "$(ls cache/built | grep -c '\.tar$')" = 1 ]
-	[ -z "$(ls cache/built | grep -v '\.tar$')" ]   # no temporary left
+	[ -z "$(ls cache/built | grep -v -e '\.tar$' -e '\.lock$')" ]   # no temporary left
 	# a new overlay: new inputs, the same artifacts
 	mkdir -p ov/common/etc
 	echo site > ov/common/etc/nf-overlay-test
@@ -232,6 +232,58 @@ $BUILD_LINE"
 	status_is 0
 	[[ "$output" != *"cached (built"* ]]
 	[ "$(ls cache/built | grep -c '\.tar$')" = 2 ]
+}
+
+@test "build --prepare: the bootstrap and the artifacts stage's root go into the cache, with no nodeforge package and nothing published; the next build starts from there" {
+	export NF_STUB_LOG=$SCRATCH/stub.log
+	hello_role patches/greeting.patch "$PSHA"
+	run env -u NODEFORGE_SELF_PACKAGE "$NF_BIN" -C prof build art --cache "$SCRATCH/cache" \
+		--artifact-mirror "$SCRATCH/mirror" --prepare -v
+	status_is 0
+	[[ "$output" == *"art: prepared in the cache; nothing published"* ]]
+	[[ "$output" == *"patched"* ]]
+	[ ! -e out ]
+	[ "$(ls cache/built | grep -c '\.tar$')" = 1 ]
+	[ "$(grep -c '^bootstrap' stub.log)" = 1 ]
+	# prepared again: nothing to do
+	run env -u NODEFORGE_SELF_PACKAGE "$NF_BIN" -C prof build art --cache "$SCRATCH/cache" \
+		--artifact-mirror "$SCRATCH/mirror" --prepare --json
+	status_is 0
+	[ "$(echo "$output" | jq -r .prepared)" = true ]
+	[ "$(grep -c '^bootstrap' stub.log)" = 1 ]
+	run b -v
+	status_is 0
+	[[ "$output" == *"cached (built on this bootstrap before)"* ]]
+	[[ "$output" != *"patched"* ]]
+	[ "$(grep -c '^bootstrap' stub.log)" = 1 ]
+	[ "$(built | head -n 1)" = "greeting = hello, patched" ]
+}
+
+@test "build: two builds that need one artifacts stage at once: one runs it, the other waits and starts from its root" {
+	role "    - name: hello
+      kind: source
+      url: https://example.invalid/hello-1.0.tar.gz
+      sha256: $SHA
+      build: |
+        busybox sleep 2
+        mkdir -p /opt
+        cp hello/hello.conf /opt/hello.conf"
+	export NF_STUB_LOG=$SCRATCH/stub.log
+	b --out o1 -v > b1.log 2>&1 &
+	p1=$!
+	for i in $(seq 100); do grep -q '^bootstrap' stub.log 2>/dev/null && break; sleep 0.05; done
+	b --out o2 -v > b2.log 2>&1 &
+	p2=$!
+	rc1=0 rc2=0
+	wait "$p1" || rc1=$?
+	wait "$p2" || rc2=$?
+	cat b1.log b2.log
+	[ "$rc1" = 0 ] && [ "$rc2" = 0 ]
+	# the build line ran once, in the first build
+	! grep -q "cached (built" b1.log
+	grep -q "waiting for another build's artifacts stage on this bootstrap" b2.log
+	grep -q "cached (built on this bootstrap before)" b2.log
+	[ "$(jq -r .rootfs o1/art/art.current)" = "$(jq -r .rootfs o2/art/art.current)" ]
 }
 
 @test "build: a source tree's file over the overlay cap (a driver's 20 MiB precompiled object) is copied into the image" {
