@@ -16,6 +16,7 @@ const struct nf_cmd nf_cmd_cluster = {
 	.help = "usage: nodeforge cluster show --inventory FILE [--hosts]\n"
 		"       nodeforge cluster fetch [--server URL] [--root DIR] "
 		"[--wait SECONDS]\n"
+		"                               [--pubkey PUB]\n"
 		"\n"
 		"Every image's /etc/slurm/slurm.conf ends in 'Include\n"
 		"/etc/slurm/cluster.conf': the controllers (the inventory's nodes\n"
@@ -28,7 +29,9 @@ const struct nf_cmd nf_cmd_cluster = {
 		"show: print the cluster part of slurm.conf (with --hosts: the hosts\n"
 		"block) rendered from the inventory.\n"
 		"fetch: on a node (nodeforge-cluster.service, at every boot, before\n"
-		"the Slurm daemons): fetch both from the boot server and install\n"
+		"the Slurm daemons): fetch both from the boot server with their\n"
+		"signatures (NAME.sig, by the key the image was signed with:\n"
+		"/etc/nodeforge/signing.pub) and, only when both verify, install\n"
 		"/etc/slurm/cluster.conf and the marked block of /etc/hosts, each\n"
 		"atomically; the server is nodeforge.server= of the kernel command\n"
 		"line unless --server is given.  With --wait, retry until the\n"
@@ -41,13 +44,16 @@ const struct nf_cmd nf_cmd_cluster = {
 		"      --server URL      the boot server (http://ADDR:PORT)\n"
 		"      --root DIR        install under DIR (default /)\n"
 		"      --wait SECONDS    retry for up to SECONDS (default 0: once)\n"
+		"      --pubkey PUB      the key the files must be signed with\n"
+		"                        (default: ROOT/etc/nodeforge/signing.pub)\n"
 		"\n"
-		"Exit status: 0 ok, 1 failure (the server's answer or a file),\n"
+		"Exit status: 0 ok, 1 failure (the server's answer, a file unsigned\n"
+		"or not signed by PUB, or a file that cannot be written),\n"
 		"2 usage error, 3 the inventory or profiles are invalid.\n",
 	.run = cmd_cluster,
 };
 
-enum { O_HOSTS = 256, O_SERVER, O_ROOT, O_WAIT };
+enum { O_HOSTS = 256, O_SERVER, O_ROOT, O_WAIT, O_PUBKEY };
 
 static int cluster_show(struct nf_global *g, const char *inv, int hosts)
 {
@@ -67,7 +73,7 @@ static int cluster_show(struct nf_global *g, const char *inv, int hosts)
 }
 
 static int cluster_fetch(struct nf_global *g, const char *server,
-			 const char *root, long wait)
+			 const char *root, const char *pubkey, long wait)
 {
 	char *cmdline = NULL;
 	int r;
@@ -80,7 +86,7 @@ static int cluster_fetch(struct nf_global *g, const char *server,
 		server = cmdline;
 	}
 	for (long waited = 0;; waited += 5) {
-		if (!(r = nf_cluster_fetch(g->ctx, server, root)))
+		if (!(r = nf_cluster_fetch(g->ctx, server, root, pubkey)))
 			break;
 		/* the server answered: the tree has none to wait for */
 		if (waited >= wait || r == NF_E_NOTFOUND)
@@ -108,9 +114,11 @@ static int cmd_cluster(struct nf_global *g, int argc, char **argv)
 		{ "server", required_argument, NULL, O_SERVER },
 		{ "root", required_argument, NULL, O_ROOT },
 		{ "wait", required_argument, NULL, O_WAIT },
+		{ "pubkey", required_argument, NULL, O_PUBKEY },
 		{ 0 }
 	};
 	const char *inv = NULL, *server = NULL, *root = NULL, *sub = NULL;
+	const char *pubkey = NULL;
 	struct nf_args args = { &sub, 1 };
 	long wait = 0;
 	int c, hosts = 0;
@@ -127,6 +135,7 @@ static int cmd_cluster(struct nf_global *g, int argc, char **argv)
 		case O_HOSTS: hosts = 1; break;
 		case O_SERVER: server = optarg; break;
 		case O_ROOT: root = optarg; break;
+		case O_PUBKEY: pubkey = optarg; break;
 		case O_WAIT:
 			wait = strtol(optarg, &end, 10);
 			if (*end || end == optarg || wait < 0 || wait > 86400)
@@ -143,6 +152,6 @@ static int cmd_cluster(struct nf_global *g, int argc, char **argv)
 		return cluster_show(g, inv, hosts);
 	}
 	if (!strcmp(sub, "fetch"))
-		return cluster_fetch(g, server, root, wait);
+		return cluster_fetch(g, server, root, pubkey, wait);
 	return nf_usage_error("cluster", "unknown subcommand '%s'", sub);
 }

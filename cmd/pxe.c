@@ -17,7 +17,7 @@ const struct nf_cmd nf_cmd_pxe = {
 	.help = "usage: nodeforge pxe --out DIR [--inventory FILE] [--server URL]\n"
 		"                     [--images DIR] [--kickstart DIR] [--network CIDR]\n"
 		"                     [--kernel-args ROLE[+]=ARGS]... [--api-upstream URL]\n"
-		"                     [--ipxe-dir DIR] [--strict]\n"
+		"                     [--ipxe-dir DIR] [--key FILE] [--strict]\n"
 		"\n"
 		"Render a static, content-addressed boot tree that any HTTP server can\n"
 		"serve: iPXE and GRUB scripts per MAC, a kickstart per role,\n"
@@ -46,9 +46,16 @@ const struct nf_cmd nf_cmd_pxe = {
 		"      --api-upstream URL nginx forwards /api/ to this nodeforge serve\n"
 		"      --ipxe-dir DIR     copy undionly.kpxe and ipxe.efi from DIR into\n"
 		"                         tftp/ when present (default: /usr/lib/ipxe)\n"
+		"      --key FILE         sign the cluster files (cluster/NAME.sig)\n"
+		"                         with this Ed25519 key: the one the images\n"
+		"                         were built with, whose public half each\n"
+		"                         carries (default: the build's default,\n"
+		"                         ~/.cache/nodeforge/keys/signing.key)\n"
 		"      --strict           a boot file dnsmasq.conf names and the tree\n"
 		"                         lacks (tftp/undionly.kpxe, tftp/ipxe.efi,\n"
-		"                         grub/grubx64.efi) is an error, not a warning\n"
+		"                         grub/grubx64.efi), or cluster files without\n"
+		"                         a key to sign them, is an error, not a\n"
+		"                         warning\n"
 		"\n"
 		"Exit status: 0 ok, 1 failure, 2 usage, 3 invalid inventory.\n",
 	.run = cmd_pxe,
@@ -177,6 +184,38 @@ static int site_is_el(struct nf_global *g)
 	return nf_distro_is_el(d);
 }
 
+/* The key that signs the cluster files: --key, else the build's default
+ * key when it exists; without one the files go out unsigned and every
+ * node refuses them (--strict: an error) */
+static int pick_sign_key(struct nf_global *g, struct nf_pxe_opts *po,
+			 char *defkey, size_t sz)
+{
+	const char *cache = nf_cmd_default_cache();
+	struct stat sb;
+
+	if (po->sign_key)
+		return 0;
+	if (cache) {
+		snprintf(defkey, sz, "%s/keys/signing.key", cache);
+		if (stat(defkey, &sb) == 0) {
+			po->sign_key = defkey;
+			return 0;
+		}
+	}
+	if (po->strict) {
+		fprintf(stderr, "nodeforge pxe: no key to sign the cluster files "
+			"with ('--key FILE': the key the images were built "
+			"with)\n");
+		return NF_EXIT_FAILURE;
+	}
+	if (!g->quiet)
+		fprintf(stderr, "nodeforge pxe: warning: the cluster files are "
+			"not signed (no '--key FILE', and no '%s'): every node "
+			"will refuse them; give the key the images were built "
+			"with\n", cache ? defkey : "~/.cache/nodeforge/keys/signing.key");
+	return 0;
+}
+
 static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -194,6 +233,7 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 		{ "api-upstream", required_argument, NULL, 'U' },
 		{ "ipxe-dir", required_argument, NULL, 'X' },
 		{ "strict", no_argument, NULL, 'S' },
+		{ "key", required_argument, NULL, 'k' },
 		{ 0 }
 	};
 	struct nf_pxe_opts po = { .images_dir = "out", .ipxe_dir = "/usr/lib/ipxe" };
@@ -202,7 +242,8 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 	const char *inv_path = "racks.yaml";
 	struct nf_inventory *inv = NULL;
 	json_t *args = json_object(), *repl = json_object(), *add = json_object();
-	char ksdef[PATH_MAX], *abs = NULL, *cconf = NULL, *chosts = NULL;
+	char ksdef[PATH_MAX], defkey[PATH_MAX], *abs = NULL, *cconf = NULL;
+	char *chosts = NULL;
 	struct nf_emit *e;
 	struct stat sb;
 	double t0;
@@ -230,6 +271,7 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 		case 'U': po.api_upstream = optarg; break;
 		case 'X': po.ipxe_dir = optarg; break;
 		case 'S': po.strict = 1; break;
+		case 'k': po.sign_key = optarg; break;
 		case 'A': {
 			char *eq = strchr(optarg, '=');
 			int plus = eq && eq > optarg && eq[-1] == '+';
@@ -268,6 +310,8 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 	}
 	/* the directories it reads, before anything is written */
 	if ((images && (r = nf_cmd_path_arg("pxe", "--images", images, 0))) ||
+	    (po.sign_key &&
+	     (r = nf_cmd_path_arg("pxe", "--key", po.sign_key, NF_PATH_FILE))) ||
 	    (po.kickstart_dir &&
 	     (r = nf_cmd_path_arg("pxe", "--kickstart", po.kickstart_dir, 0))))
 		goto done;
@@ -329,6 +373,8 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 	}
 	po.cluster_conf = cconf;
 	po.cluster_hosts = chosts;
+	if (cconf && (r = pick_sign_key(g, &po, defkey, sizeof(defkey))))
+		goto done;
 	abs = realpath(po.out_dir, NULL);
 	po.out_abs = abs;
 	po.inv = inv;

@@ -675,7 +675,8 @@ static int build_image(struct build *b, const struct nf_site *site,
 
 	stage_begin(b, "facets");
 	if ((r = nf_apply_all_cluster(b->ctx, rootfd, b->profile, b->nodes)) ||
-	    (r = nf_bld_install_self(b, rootfd)))
+	    (r = nf_bld_install_self(b, rootfd)) ||
+	    (r = nf_bld_install_trust(b, rootfd)))
 		goto out;
 	stage_end(b, 0);
 

@@ -99,6 +99,7 @@ int nf_bld_stage_overlays(struct build *b, int rootfd);
 int nf_bld_self_resolve(struct build *b);
 int nf_bld_self_sha256(struct build *b, char out[NF_SHA256_HEX]);
 int nf_bld_install_self(struct build *b, int rootfd);
+int nf_bld_install_trust(struct build *b, int rootfd);
 int nf_bld_stage_identity(struct build *b, int rootfd);
 int nf_bld_stage_artifacts(struct build *b, int rootfd);
 /* Copy an unpacked tree into the image under `dest` (modes kept, no

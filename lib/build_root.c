@@ -547,3 +547,19 @@ int nf_bld_install_self(struct build *b, int rootfd)
 	free(buf);
 	return r;
 }
+
+/* The public half of the key this image is signed with, as the key the
+ * node trusts: `nodeforge pxe --key` signs the boot tree's cluster files
+ * with it and `cluster fetch` refuses files it did not sign */
+int nf_bld_install_trust(struct build *b, int rootfd)
+{
+	struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd };
+	char *pem = NULL;
+	size_t len = 0;
+	int r = nf_public_pem(b->ctx, b->key, &pem, &len);
+
+	if (!r)
+		r = nf_apply_write(&a, NF_TRUST_PUB, pem, len, 0644, 0, 0);
+	free(pem);
+	return r;
+}

@@ -8,8 +8,8 @@
  * slurm.conf settings), ending in "Include /etc/slurm/cluster.conf".  The
  * cluster part is rendered here from the inventory: `nodeforge pxe` puts
  * it into the boot tree (cluster/slurm.conf, cluster/hosts), where every
- * node fetches it at boot (`nodeforge cluster fetch`), so a new rack needs
- * a new tree, never a new image.  `build --inventory` also bakes a copy
+ * node fetches it at boot (`nodeforge cluster fetch`, lib/cluster_fetch.c),
+ * so a new rack needs a new tree, never a new image.  `build --inventory` also bakes a copy
  * into the image.
  */
 #include "internal.h"
@@ -648,112 +648,6 @@ int nf_cluster_hosts(const json_t *cluster, const char *domain, struct nf_buf *b
 	}
 	nf_buf_printf(b, "# end of nodeforge cluster hosts\n");
 	return b->err ? -ENOMEM : 0;
-}
-
-#define HOSTS_BEGIN "# nodeforge cluster hosts"
-#define HOSTS_END "# end of nodeforge cluster hosts\n"
-
-/* /etc/hosts with the block between the markers replaced by `block` */
-static char *merge_hosts(const char *old, const char *block)
-{
-	struct nf_buf b = { 0 };
-	const char *s = old ? old : "", *e, *end;
-
-	if (!strstr(s, "localhost"))
-		nf_buf_printf(&b, "127.0.0.1\tlocalhost\n::1\tlocalhost "
-			      "ip6-localhost ip6-loopback\n");
-	e = strstr(s, HOSTS_BEGIN);
-	if (e && (e == s || e[-1] == '\n') && (end = strstr(e, HOSTS_END))) {
-		nf_buf_printf(&b, "%.*s%s%s", (int)(e - s), s, block,
-			      end + strlen(HOSTS_END));
-	} else {
-		nf_buf_printf(&b, "%s%s%s", s,
-			      *s && s[strlen(s) - 1] != '\n' ? "\n" : "", block);
-	}
-	if (b.err) {
-		nf_buf_free(&b);
-		return NULL;
-	}
-	return b.s;
-}
-
-static int text_ok(const char *s, size_t len, const char *first)
-{
-	return len && strlen(s) == len && !strncmp(s, first, strlen(first));
-}
-
-/* One file of the tree's cluster/; a server that answers 404 has a tree
- * without them (its inventory runs no slurmctld: nodeforge pxe said so),
- * which waiting does not change: NF_E_NOTFOUND */
-static int cluster_get(struct nf_ctx *ctx, const char *url, char **body,
-		       size_t *len)
-{
-	struct nf_http_req rq = { .url = url, .max_bytes = 16 << 20,
-				  .timeout_ms = 30000 };
-	long status = 0;
-	int r = nf_http_request(ctx, &rq, body, len, &status);
-
-	if (r && status == 404)
-		return nf_fail(ctx, NF_E_NOTFOUND, "%s: HTTP 404: the boot tree "
-			       "has no cluster files (its inventory has no "
-			       "node that runs slurmctld)", url);
-	return r;
-}
-
-int nf_cluster_fetch(struct nf_ctx *ctx, const char *server, const char *root)
-{
-	char *conf = NULL, *hosts = NULL, *old = NULL, *merged = NULL;
-	char *url = NULL, *path = NULL;
-	size_t len = 0;
-	int r;
-
-	if (!(url = nf_asprintf("%s/cluster/slurm.conf", server)))
-		return -ENOMEM;
-	if ((r = cluster_get(ctx, url, &conf, &len)))
-		goto out;
-	if (!text_ok(conf, len, "# Written by nodeforge")) {
-		r = nf_fail(ctx, NF_E_INVALID, "%s is not a cluster.conf that "
-			    "nodeforge pxe renders", url);
-		goto out;
-	}
-	free(url);
-	if (!(url = nf_asprintf("%s/cluster/hosts", server))) {
-		r = -ENOMEM;
-		goto out;
-	}
-	if ((r = cluster_get(ctx, url, &hosts, &len)))
-		goto out;
-	if (!text_ok(hosts, len, HOSTS_BEGIN) || !strstr(hosts, HOSTS_END)) {
-		r = nf_fail(ctx, NF_E_INVALID, "%s is not a hosts block that "
-			    "nodeforge pxe renders", url);
-		goto out;
-	}
-	if (!(path = nf_asprintf("%s/etc/hosts", root ? root : ""))) {
-		r = -ENOMEM;
-		goto out;
-	}
-	if ((r = nf_read_file(ctx, path, 16 << 20, &old, NULL)) && r != -ENOENT)
-		goto out;
-	if (!(merged = merge_hosts(old, hosts))) {
-		r = -ENOMEM;
-		goto out;
-	}
-	if ((r = nf_write_atomic(ctx, path, merged, strlen(merged), 0644)))
-		goto out;
-	free(path);
-	if (!(path = nf_asprintf("%s" NF_CLUSTER_CONF, root ? root : ""))) {
-		r = -ENOMEM;
-		goto out;
-	}
-	r = nf_write_atomic(ctx, path, conf, strlen(conf), 0644);
-out:
-	free(url);
-	free(path);
-	free(conf);
-	free(hosts);
-	free(old);
-	free(merged);
-	return r;
 }
 
 int nf_cluster_render(struct nf_ctx *ctx, const char *inventory,

@@ -442,6 +442,52 @@ static int valid_url(const char *u)
 	return u[strlen(u) - 1] != '/';
 }
 
+/* The signing key is the one the images were signed with: its public
+ * half is OUT/signing.pub beside them (when there), and in every image
+ * as the key the node checks the cluster files with */
+static int check_sign_key(struct pxe *p)
+{
+	char *pub = NULL, *want = NULL, *path;
+	size_t plen = 0, wlen = 0;
+	int e = nf_public_pem(p->ctx, p->o->sign_key, &pub, &plen);
+
+	if (e)
+		return e;
+	path = nf_asprintf("%s/signing.pub", p->o->images_dir);
+	e = path ? nf_read_file(p->ctx, path, 64 << 10, &want, &wlen) : -ENOMEM;
+	if (e == -ENOENT) {
+		nf_clear_error(p->ctx);
+		e = 0;
+	} else if (!e && (wlen != plen || memcmp(want, pub, plen))) {
+		e = nf_fail(p->ctx, NF_E_SIGNATURE, "the key '%s' is not the "
+			    "one the images were signed with ('%s'): their "
+			    "nodes would refuse cluster files it signs",
+			    p->o->sign_key, path);
+	}
+	free(path);
+	free(pub);
+	free(want);
+	return e;
+}
+
+/* cluster/NAME, and cluster/NAME.sig when there is a key */
+static int put_cluster(struct pxe *p, const char *name, const char *text,
+		       struct nf_buf *b)
+{
+	char line[NF_SIG_LINE], sig[32];
+	int e;
+
+	if (p->o->sign_key && (e = nf_sign_buf(p->ctx, name, text, strlen(text),
+					       p->o->sign_key, line)))
+		return e;
+	nf_buf_printf(b, "%s", text);
+	if ((e = nf_pxe_bput(p, "cluster", name, b)) || !p->o->sign_key)
+		return e;
+	snprintf(sig, sizeof(sig), "%s.sig", name);
+	nf_buf_printf(b, "%s", line);
+	return nf_pxe_bput(p, "cluster", sig, b);
+}
+
 int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 		  struct nf_pxe_stats *st)
 {
@@ -555,14 +601,11 @@ int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 		if ((e = nf_pxe_render_node(&p, nd, r, &b)))
 			goto out;
 	}
-	if (o->cluster_conf && o->cluster_hosts) {
-		nf_buf_printf(&b, "%s", o->cluster_conf);
-		if ((e = nf_pxe_bput(&p, "cluster", "slurm.conf", &b)))
-			goto out;
-		nf_buf_printf(&b, "%s", o->cluster_hosts);
-		if ((e = nf_pxe_bput(&p, "cluster", "hosts", &b)))
-			goto out;
-	}
+	if (o->cluster_conf && o->cluster_hosts &&
+	    ((o->sign_key && (e = check_sign_key(&p))) ||
+	     (e = put_cluster(&p, "slurm.conf", o->cluster_conf, &b)) ||
+	     (e = put_cluster(&p, "hosts", o->cluster_hosts, &b))))
+		goto out;
 	if ((e = render_dnsmasq(&p, net, prefix, &b)) ||
 	    (e = render_nginx(&p, &b)) ||
 	    (e = render_index(&p, roles, nroles, &b)))
@@ -573,6 +616,10 @@ int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
 	    (e = nf_pxe_prune(&p, "grub", "grub.cfg-01-", "")))
 		goto out;
 	if (o->kickstart_dir && (e = nf_pxe_prune(&p, "kickstart", "", ".ks")))
+		goto out;
+	/* an unsigned render leaves no signature of an older one behind */
+	if (o->cluster_conf && o->cluster_hosts &&
+	    (e = nf_pxe_prune(&p, "cluster", "", ".sig")))
 		goto out;
 	e = 0;
 out:

@@ -249,38 +249,74 @@ static int load_key(struct nf_ctx *ctx, const char *path, int priv,
 	return 0;
 }
 
-/* The signature file: "ed25519 <128 hex digits>\n" */
-int nf_sign_file(struct nf_ctx *ctx, const char *path, const char *key)
+/* The signature of buf: "ed25519 <128 hex digits>\n" into line */
+int nf_sign_buf(struct nf_ctx *ctx, const char *name, const void *buf,
+		size_t len, const char *key, char line[NF_SIG_LINE])
 {
 	EVP_PKEY *pk = NULL;
 	EVP_MD_CTX *md = NULL;
 	unsigned char sig[64];
-	size_t siglen = sizeof(sig), len;
-	char *buf = NULL, *sigpath = NULL, line[160];
+	size_t siglen = sizeof(sig);
 	int r;
 
 	if ((r = load_key(ctx, key, 1, &pk)))
 		return r;
-	if ((r = nf_read_file(ctx, path, NF_MANIFEST_MAX, &buf, &len)))
-		goto out;
 	md = EVP_MD_CTX_new();
 	if (!md || EVP_DigestSignInit(md, NULL, NULL, NULL, pk) != 1 ||
-	    EVP_DigestSign(md, sig, &siglen, (unsigned char *)buf, len) != 1 ||
-	    siglen != 64) {
-		r = nf_fail(ctx, NF_E_EXTERNAL, "cannot sign '%s'", path);
-		goto out;
+	    EVP_DigestSign(md, sig, &siglen, buf, len) != 1 || siglen != 64) {
+		r = nf_fail(ctx, NF_E_EXTERNAL, "cannot sign '%s'", name);
+	} else {
+		memcpy(line, "ed25519 ", 8);
+		hexify(sig, 64, line + 8);
+		strcpy(line + 8 + 128, "\n");
 	}
-	memcpy(line, "ed25519 ", 8);
-	hexify(sig, 64, line + 8);
-	strcat(line, "\n");
+	EVP_MD_CTX_free(md);
+	EVP_PKEY_free(pk);
+	return r;
+}
+
+/* The signature file: nf_sign_buf's line in path.sig */
+int nf_sign_file(struct nf_ctx *ctx, const char *path, const char *key)
+{
+	char *buf = NULL, *sigpath = NULL, line[NF_SIG_LINE];
+	size_t len;
+	int r;
+
+	if ((r = nf_read_file(ctx, path, NF_MANIFEST_MAX, &buf, &len)) ||
+	    (r = nf_sign_buf(ctx, path, buf, len, key, line)))
+		goto out;
 	sigpath = nf_asprintf("%s.sig", path);
 	r = sigpath ? nf_write_atomic(ctx, sigpath, line, strlen(line), 0644)
 		    : -ENOMEM;
 out:
-	EVP_MD_CTX_free(md);
-	EVP_PKEY_free(pk);
 	free(buf);
 	free(sigpath);
+	return r;
+}
+
+/* The public half of the private key at `key`, PEM (*pem malloc'd) */
+int nf_public_pem(struct nf_ctx *ctx, const char *key, char **pem, size_t *len)
+{
+	EVP_PKEY *pk = NULL;
+	BIO *b;
+	char *data;
+	long n;
+	int r;
+
+	if ((r = load_key(ctx, key, 1, &pk)))
+		return r;
+	b = BIO_new(BIO_s_mem());
+	if (!b || PEM_write_bio_PUBKEY(b, pk) != 1 ||
+	    (n = BIO_get_mem_data(b, &data)) <= 0 ||
+	    !(*pem = malloc((size_t)n + 1))) {
+		r = -ENOMEM;
+	} else {
+		memcpy(*pem, data, (size_t)n);
+		(*pem)[n] = '\0';
+		*len = (size_t)n;
+	}
+	BIO_free(b);
+	EVP_PKEY_free(pk);
 	return r;
 }
 
@@ -320,12 +356,40 @@ int nf_sig_present(struct nf_ctx *ctx, const char *name, const char *sigpath)
 		       strerror(errno));
 }
 
-int nf_verify_buf(struct nf_ctx *ctx, const char *name, const void *buf,
-		  size_t len, const char *sigpath, const char *pubkey)
+/* The signature text `sig` (SLEN bytes, from `signame`: untrusted) over
+ * buf, checked with the public key at `pubkey` */
+int nf_sig_check(struct nf_ctx *ctx, const char *name, const void *buf,
+		 size_t len, const char *signame, const char *sig, size_t slen,
+		 const char *pubkey)
 {
 	EVP_PKEY *pk = NULL;
 	EVP_MD_CTX *md = NULL;
-	unsigned char sig[64];
+	unsigned char raw[64];
+	int r;
+
+	while (slen && (sig[slen - 1] == '\n' || sig[slen - 1] == '\r'))
+		slen--;
+	if (slen != 8 + 128 || strncmp(sig, "ed25519 ", 8) ||
+	    unhex(sig + 8, raw, 64))
+		return nf_fail(ctx, NF_E_SIGNATURE,
+			       "'%s' is not an ed25519 signature", signame);
+	if ((r = load_key(ctx, pubkey, 0, &pk)))
+		return r;
+	md = EVP_MD_CTX_new();
+	if (!md || EVP_DigestVerifyInit(md, NULL, NULL, NULL, pk) != 1)
+		r = -ENOMEM;
+	else if (EVP_DigestVerify(md, raw, 64, buf, len) != 1)
+		r = nf_fail(ctx, NF_E_SIGNATURE,
+			    "signature of '%s' does not verify with '%s'",
+			    name, pubkey);
+	EVP_MD_CTX_free(md);
+	EVP_PKEY_free(pk);
+	return r;
+}
+
+int nf_verify_buf(struct nf_ctx *ctx, const char *name, const void *buf,
+		  size_t len, const char *sigpath, const char *pubkey)
+{
 	char *sbuf = NULL;
 	size_t slen;
 	int r;
@@ -337,28 +401,7 @@ int nf_verify_buf(struct nf_ctx *ctx, const char *name, const void *buf,
 				    sigpath);
 		return r;
 	}
-	while (slen && (sbuf[slen - 1] == '\n' || sbuf[slen - 1] == '\r'))
-		sbuf[--slen] = '\0';
-	if (slen != 8 + 128 || strncmp(sbuf, "ed25519 ", 8) ||
-	    unhex(sbuf + 8, sig, 64)) {
-		r = nf_fail(ctx, NF_E_SIGNATURE,
-			    "'%s' is not an ed25519 signature", sigpath);
-		goto out;
-	}
-	if ((r = load_key(ctx, pubkey, 0, &pk)))
-		goto out;
-	md = EVP_MD_CTX_new();
-	if (!md || EVP_DigestVerifyInit(md, NULL, NULL, NULL, pk) != 1) {
-		r = -ENOMEM;
-		goto out;
-	}
-	if (EVP_DigestVerify(md, sig, 64, buf, len) != 1)
-		r = nf_fail(ctx, NF_E_SIGNATURE,
-			    "signature of '%s' does not verify with '%s'",
-			    name, pubkey);
-out:
-	EVP_MD_CTX_free(md);
-	EVP_PKEY_free(pk);
+	r = nf_sig_check(ctx, name, buf, len, sigpath, sbuf, slen, pubkey);
 	free(sbuf);
 	return r;
 }

@@ -41,6 +41,9 @@ const char *nf_verdict_check(const json_t *v, const char *name, char *buf,
 /* ---- The cluster of an inventory (lib/cluster.c) ----
  * Where every node keeps the cluster part of slurm.conf */
 #define NF_CLUSTER_CONF "/etc/slurm/cluster.conf"
+/* The public key an image trusts (the one it was signed with): the boot
+ * tree's cluster files must be signed by it */
+#define NF_TRUST_PUB "/etc/nodeforge/signing.pub"
 /*
  * {"cluster", "controllers": [{name, ip}] (inventory order), "dbd": {name,
  * ip} or null, "hosts": [{name, ip}], "roles": [{"role", "nodes": hostlist,

@@ -84,6 +84,18 @@ int nf_cms_sign_detached(struct nf_ctx *ctx, const struct nf_cms_signer *s,
 int nf_sig_present(struct nf_ctx *ctx, const char *name, const char *sigpath);
 int nf_verify_buf(struct nf_ctx *ctx, const char *name, const void *buf,
 		  size_t len, const char *sigpath, const char *pubkey);
+/* The same with the signature's text in memory (SLEN bytes, capped by
+ * the caller; `signame` says where it came from): NF_E_SIGNATURE when it
+ * is no signature or not one by `pubkey` */
+int nf_sig_check(struct nf_ctx *ctx, const char *name, const void *buf,
+		 size_t len, const char *signame, const char *sig, size_t slen,
+		 const char *pubkey);
+/* A signature file's line, "ed25519 <128 hex digits>\n", NUL-terminated */
+#define NF_SIG_LINE (8 + 128 + 2)
+int nf_sign_buf(struct nf_ctx *ctx, const char *name, const void *buf,
+		size_t len, const char *key, char line[NF_SIG_LINE]);
+/* The public half (PEM, malloc'd) of the Ed25519 private key at `key` */
+int nf_public_pem(struct nf_ctx *ctx, const char *key, char **pem, size_t *len);
 
 /* Remove a tree below dirfd without following symlinks */
 int nf_rm_tree_at(int dirfd, const char *name);

@@ -82,6 +82,10 @@ struct nf_pxe_opts {
 	const json_t *role_args;       /* role -> kernel arguments string */
 	const char *cluster_conf;      /* nf_cluster_render(): cluster/slurm.conf */
 	const char *cluster_hosts;     /* and cluster/hosts; NULL: none */
+	const char *sign_key;          /* Ed25519 private key (PEM) that signs
+					* both (cluster/NAME.sig): the one the
+					* images were signed with, whose public
+					* half they trust; NULL: unsigned */
 	int strict;                    /* a boot file dnsmasq.conf names that
 					* the tree lacks is an error, not a
 					* warning (nf_pxe_stats.missing) */

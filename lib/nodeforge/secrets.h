@@ -153,10 +153,14 @@ int nf_enroll_client(struct nf_ctx *ctx, const struct nf_enroll_client_opts *o,
  * runs slurmctld).  Caller frees both */
 int nf_cluster_render(struct nf_ctx *ctx, const char *inventory,
 		      const struct nf_site *site, char **slurm_conf, char **hosts);
-/* On a node: fetch SERVER/cluster/slurm.conf and SERVER/cluster/hosts and
- * install them (ROOT/etc/slurm/cluster.conf; the marked block of
- * ROOT/etc/hosts), each atomically; `root` NULL is / */
-int nf_cluster_fetch(struct nf_ctx *ctx, const char *server, const char *root);
+/* On a node: fetch SERVER/cluster/slurm.conf and SERVER/cluster/hosts,
+ * each with its signature (NAME.sig) by the public key at `pubkey` (NULL:
+ * ROOT/etc/nodeforge/signing.pub, the key the image trusts), and only
+ * when both verify install them (ROOT/etc/slurm/cluster.conf; the marked
+ * block of ROOT/etc/hosts), each atomically; `root` NULL is /.
+ * NF_E_SIGNATURE: a file unsigned or not signed by that key */
+int nf_cluster_fetch(struct nf_ctx *ctx, const char *server, const char *root,
+		     const char *pubkey);
 /* `key=` of a kernel command line (sysroot-relative /proc/cmdline);
  * caller frees; -ENOENT when absent */
 int nf_cmdline_get(struct nf_ctx *ctx, const char *key, char **out);

@@ -29,6 +29,13 @@ serve_tree() {
 	[ -n "$U" ] || { cat serve.log; false; }
 }
 
+# root/ trusts keys/signing.pub, as an image trusts the key it was built with
+trust_root() {
+	nf keys signing -o keys -q
+	mkdir -p root/etc/nodeforge
+	cp keys/signing.pub root/etc/nodeforge/
+}
+
 @test "cluster show: the controller, the accounting host, the nodes and partition from the inventory" {
 	run nf cluster show -i "$INV"
 	status_is 0
@@ -171,7 +178,8 @@ EOF
 }
 
 @test "cluster fetch: installs cluster.conf and the hosts block from the server, keeps the rest of /etc/hosts, twice the same" {
-	run nf pxe -i "$INV" -o tree -u http://10.0.0.1:8080 --images "$FIXTURES/boot/out"
+	trust_root
+	run nf pxe -i "$INV" -o tree -u http://10.0.0.1:8080 --images "$FIXTURES/boot/out" --key keys/signing.key
 	status_is 0
 	cmp tree/cluster/slurm.conf <(nf cluster show -i "$INV")
 	serve_tree tree
@@ -191,6 +199,7 @@ EOF
 
 @test "cluster fetch: an answer that is not a rendered cluster.conf changes nothing; no server is exit 1" {
 	mkdir -p tree/cluster root/etc/slurm
+	trust_root
 	echo 'SlurmctldHost=evil' > tree/cluster/slurm.conf
 	printf '# nodeforge cluster hosts\n# end of nodeforge cluster hosts\n' > tree/cluster/hosts
 	echo keep > root/etc/slurm/cluster.conf
@@ -207,6 +216,7 @@ EOF
 
 @test "cluster fetch --wait: a tree without cluster files (404) fails at once; a server that does not answer is retried" {
 	mkdir -p tree root/etc/slurm
+	trust_root
 	serve_tree tree
 	SECONDS=0
 	run nf cluster fetch --server "$U" --root root --wait 60
