@@ -58,13 +58,17 @@ cl_build() {
 }
 
 # The boot tree; each role's kernel arguments plus a serial console (the
-# test reads the consoles; a site with serial-over-LAN does the same)
+# test reads the consoles; a site with serial-over-LAN does the same).
+# The cluster files are signed with the key the images were built with
+# (img_build's cache): each image trusts its public half, and its
+# nodeforge-cluster.service refuses files it did not sign
 cl_render() {
 	local args=() role
 	for role in $(cl_roles); do
 		args+=(--kernel-args "$role=$(nf -C "$PROFS" profile show "$role" --args) console=ttyS0,115200")
 	done
 	nf -C "$PROFS" pxe --inventory "$INV" --out "$TREE" --images "$IMG_OUT" \
+		--key "$E2E/keys/signing.key" \
 		-u "$SRV" "${args[@]}" >"$W/log/pxe.log" 2>&1 ||
 		{ cat "$W/log/pxe.log" >&2; return 1; }
 }
