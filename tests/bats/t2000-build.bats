@@ -91,6 +91,9 @@ rootfs_file() {
 	status_is 0
 	run nf manifest verify --pubkey out/signing.pub out/controller/controller-$id.initramfs.manifest.json
 	status_is 0
+	# the image trusts the key it is signed with (the boot tree's cluster
+	# files must be signed by it: t4402)
+	cmp <(rootfs_file etc/nodeforge/signing.pub) out/signing.pub
 	# no leftovers
 	[ -z "$(ls -A out/controller | grep '^\.tmp-' || true)" ]
 	[ -z "$(ls -A cache/work 2>/dev/null || true)" ]
