@@ -57,7 +57,7 @@ static int check(const void *buf, size_t len, const char *sig, const char *pk)
 
 static void test_roundtrip(void **state)
 {
-	char line[NF_SIG_LINE];
+	char line[NF_SIG_LINE + 1];
 	(void)state;
 
 	assert_int_equal(nf_sign_buf(ctx, "c", conf, strlen(conf), key, line), 0);
