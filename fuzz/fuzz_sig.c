@@ -19,11 +19,17 @@ static const char pem[] =
 	"MCowBQYDK2VwAyEAvAgm7uwMZtI00lILD5eM/LmBEfdsLim9gFKOoTLpE8c=\n"
 	"-----END PUBLIC KEY-----\n";
 
+static char pub[64];
+
+static void remove_pub(void)
+{
+	unlink(pub);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct nf_ctx *ctx;
-	static char pub[64];
 	size_t slen = size < NF_SIG_LINE - 1 ? size : NF_SIG_LINE - 1;
 	char sig[NF_SIG_LINE];
 
@@ -34,6 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (nf_ctx_new(&ctx) || !(f = fopen(pub, "w")) ||
 		    fputs(pem, f) < 0 || fclose(f))
 			abort();
+		atexit(remove_pub);
 	}
 	memcpy(sig, data, slen);
 	sig[slen] = '\0';
