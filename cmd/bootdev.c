@@ -33,5 +33,6 @@ static int cmd_bootdev(struct nf_global *g, int argc, char **argv)
 	static const enum nf_power_action actions[] = { NF_BOOTDEV_PXE,
 							NF_BOOTDEV_DISK };
 
-	return nf_cmd_bmc_run(g, &nf_cmd_bootdev, argc, argv, verbs, 2, actions, 1);
+	return nf_cmd_bmc_run(g, &nf_cmd_bootdev, argc, argv, verbs, 2, actions,
+			      NF_BMC_ONCE);
 }

@@ -126,10 +126,13 @@ int nf_cmd_inventory_load(struct nf_global *g, const char *cmd,
 
 /* power and bootdev (cmd/power.c): parse VERB HOSTLIST and the options,
  * run ACTIONS[i] for VERBS[i] on the nodes' BMCs, render one row per
- * node; ALLOW_ONCE takes --once.  Returns the exit status */
+ * node; FLAGS: NF_BMC_ONCE takes --once, NF_BMC_WAIT --wait-timeout and
+ * --no-wait.  Returns the exit status */
+#define NF_BMC_ONCE 1
+#define NF_BMC_WAIT 2
 int nf_cmd_bmc_run(struct nf_global *g, const struct nf_cmd *c, int argc,
 		   char **argv, const char *const *verbs, size_t nverbs,
-		   const enum nf_power_action *actions, int allow_once);
+		   const enum nf_power_action *actions, int flags);
 
 /* ---- verify and gate (cmd/verify.c) ---- */
 struct nf_verify_cli {

@@ -12,7 +12,7 @@ const struct nf_cmd nf_cmd_power = {
 	.summary = "power nodes on, off, cycle or reset through their BMCs",
 	.help = "usage: nodeforge power on|off|cycle|reset|status HOSTLIST\n"
 		"                       [--inventory FILE] [--fanout N] [--timeout SECONDS]\n"
-		"                       [--json]\n"
+		"                       [--wait-timeout SECONDS | --no-wait] [--json]\n"
 		"\n"
 		"Ask the BMC of every node of HOSTLIST (gpu-[01-04],cpu-01) to power\n"
 		"the node on, off (at once, not a shutdown), cycle it, reset it, or\n"
@@ -22,17 +22,23 @@ const struct nf_cmd nf_cmd_power = {
 		"the file the site's secrets.bmc.path names, never the command line.\n"
 		"One line per node: node, BMC, action and the state or why it failed;\n"
 		"a node whose BMC does not answer does not stop the others.\n"
+		"on, off, cycle and reset then ask the BMC for the power state,\n"
+		"once a second, until it is the one asked for (off for off, else\n"
+		"on); a node that is not there in time is named and failed.\n"
 		"\n"
+		"  -w, --wait-timeout N  wait at most N seconds for each node's\n"
+		"                        power state (default: 60)\n"
+		"      --no-wait         done when the BMC took the action\n"
 		NF_BMC_HELP_OPTS
-		"Exit status: 0 every node did it, 1 a node failed (named with its\n"
-		"reason) or the BMC credentials cannot be read, 2 usage error, 3 the\n"
-		"inventory has errors.\n",
+		"Exit status: 0 every node did it (and reached the state), 1 a node\n"
+		"failed (named with its reason) or the BMC credentials cannot be\n"
+		"read, 2 usage error, 3 the inventory has errors.\n",
 	.run = cmd_power,
 };
 
 int nf_cmd_bmc_run(struct nf_global *g, const struct nf_cmd *c, int argc,
 		   char **argv, const char *const *verbs, size_t nverbs,
-		   const enum nf_power_action *actions, int allow_once)
+		   const enum nf_power_action *actions, int flags)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
@@ -40,12 +46,16 @@ int nf_cmd_bmc_run(struct nf_global *g, const struct nf_cmd *c, int argc,
 		{ "fanout", required_argument, NULL, 'f' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "once", no_argument, NULL, 'o' },
+		{ "wait-timeout", required_argument, NULL, 'w' },
+		{ "no-wait", no_argument, NULL, 'W' },
 		{ 0 }
 	};
 	const char *pos[2] = { NULL, NULL }, *inv_path = "racks.yaml";
 	struct nf_args args = { pos, 2, 0, " (name several nodes as one "
 				 "hostlist: gpu-[01-04],cpu-01)" };
-	struct nf_power_opts po = { .fanout = NF_POWER_FANOUT };
+	struct nf_power_opts po = { .fanout = NF_POWER_FANOUT,
+				    .wait_ms = flags & NF_BMC_WAIT
+					       ? NF_POWER_WAIT_MS : 0 };
 	struct nf_power_result *res = NULL;
 	struct nf_inventory *inv = NULL;
 	struct nf_emit *e = NULL;
@@ -53,7 +63,9 @@ int nf_cmd_bmc_run(struct nf_global *g, const struct nf_cmd *c, int argc,
 	size_t nnames = 0, i, failed = 0, verb;
 	int o, r;
 
-	while ((o = nf_getopt_args(c, argc, argv, "i:f:t:", opts, &args)) != -1) {
+	while ((o = nf_getopt_args(c, argc, argv, flags & NF_BMC_WAIT
+					    ? "i:f:t:w:" : "i:f:t:", opts,
+					    &args)) != -1) {
 		char *end;
 		long v;
 
@@ -61,8 +73,25 @@ int nf_cmd_bmc_run(struct nf_global *g, const struct nf_cmd *c, int argc,
 		case -2: return 0;
 		case -3: return NF_EXIT_USAGE;
 		case 'i': inv_path = optarg; break;
+		case 'w': case 'W':
+			if (!(flags & NF_BMC_WAIT))
+				return nf_usage_error(c->name, "unknown option "
+						      "'--%s'", o == 'w'
+						      ? "wait-timeout" : "no-wait");
+			if (o == 'W') {
+				po.wait_ms = 0;
+				break;
+			}
+			v = strtol(optarg, &end, 10);
+			if (*end || v < 1 || v > NF_POWER_WAIT_MAX_S)
+				return nf_usage_error(c->name, "invalid "
+						      "--wait-timeout '%s' (1 to "
+						      "%d seconds)", optarg,
+						      NF_POWER_WAIT_MAX_S);
+			po.wait_ms = v * 1000;
+			break;
 		case 'o':
-			if (!allow_once)
+			if (!(flags & NF_BMC_ONCE))
 				return nf_usage_error(c->name, "unknown option "
 						      "'--once'");
 			po.once = 1;
@@ -143,7 +172,9 @@ int nf_cmd_bmc_run(struct nf_global *g, const struct nf_cmd *c, int argc,
 		nf_emit_str(e, "bmc", "%-22s ", *x->bmc ? x->bmc : "-");
 		nf_emit_str(e, "action", "%-7s ", nf_power_action_name(po.action));
 		nf_emit_bool(e, "ok", x->ok ? NULL : "failed: ", x->ok);
-		nf_emit_str(e, "state", *x->state ? "%s" : NULL,
+		/* a failed wait keeps the state last seen: in --json only,
+		 * the text names it in the reason */
+		nf_emit_str(e, "state", x->ok && *x->state ? "%s" : NULL,
 			    *x->state ? x->state : NULL);
 		if (x->ok && !*x->state)
 			nf_emit_text(e, "ok");
@@ -174,5 +205,6 @@ static int cmd_power(struct nf_global *g, int argc, char **argv)
 		NF_POWER_STATUS
 	};
 
-	return nf_cmd_bmc_run(g, &nf_cmd_power, argc, argv, verbs, 5, actions, 0);
+	return nf_cmd_bmc_run(g, &nf_cmd_power, argc, argv, verbs, 5, actions,
+			      NF_BMC_WAIT);
 }

@@ -30,6 +30,7 @@
 #define BMC_PASSWORD_MAX 256
 #define BMC_ANSWER_MAX (1u << 20)
 #define BMC_TIMEOUT_MS 20000L
+#define BMC_POLL_MS 1000L
 
 static const char *const action_names[] = {
 	[NF_POWER_ON] = "on",       [NF_POWER_OFF] = "off",
@@ -53,6 +54,8 @@ struct target {
 	char *user;
 	char *password; /* wiped and freed after the run */
 	struct nf_power_result *res;
+	enum nf_power_action act; /* what the next request asks */
+	long tmo_ms;              /* and how long it may take */
 };
 
 struct pool {
@@ -117,16 +120,16 @@ static void ipmi_run(struct pool *pl, struct target *t)
 	size_t k = 0;
 	int rc;
 
-	switch (pl->o->action) {
+	switch (t->act) {
 	case NF_POWER_STATUS:
 		sub[0] = "power"; sub[1] = "status"; break;
 	case NF_POWER_ON: case NF_POWER_OFF: case NF_POWER_CYCLE:
 	case NF_POWER_RESET:
-		sub[0] = "power"; sub[1] = nf_power_action_name(pl->o->action);
+		sub[0] = "power"; sub[1] = nf_power_action_name(t->act);
 		break;
 	case NF_BOOTDEV_PXE: case NF_BOOTDEV_DISK:
 		sub[0] = "bootdev";
-		sub[1] = pl->o->action == NF_BOOTDEV_PXE ? "pxe" : "disk";
+		sub[1] = t->act == NF_BOOTDEV_PXE ? "pxe" : "disk";
 		if (!pl->o->once)
 			sub[2] = "options=persistent";
 		break;
@@ -135,8 +138,8 @@ static void ipmi_run(struct pool *pl, struct target *t)
 	/* a lost datagram is sent again after a second, as often as fits in
 	 * the deadline (a session takes a few round trips), at most 4 times */
 	snprintf(retries, sizeof(retries), "%ld",
-		 pl->timeout_ms / 4000 < 1 ? 1 : pl->timeout_ms / 4000 > 4 ? 4
-		 : pl->timeout_ms / 4000);
+		 t->tmo_ms / 4000 < 1 ? 1 : t->tmo_ms / 4000 > 4 ? 4
+		 : t->tmo_ms / 4000);
 	snprintf(cs, sizeof(cs), "%d", pl->cipher_suite);
 	argv[k++] = "ipmitool";
 	argv[k++] = "-I"; argv[k++] = "lanplus";
@@ -160,8 +163,8 @@ static void ipmi_run(struct pool *pl, struct target *t)
 	}
 	env[0] = env0;
 	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += pl->timeout_ms / 1000;
-	dl.tv_nsec += (pl->timeout_ms % 1000) * 1000000L;
+	dl.tv_sec += t->tmo_ms / 1000;
+	dl.tv_nsec += (t->tmo_ms % 1000) * 1000000L;
 	if (dl.tv_nsec >= 1000000000L) {
 		dl.tv_sec++;
 		dl.tv_nsec -= 1000000000L;
@@ -176,7 +179,7 @@ static void ipmi_run(struct pool *pl, struct target *t)
 	nf_wipe(env0, strlen(env0));
 	free(env0);
 	if (rc == NF_E_TIMEOUT) {
-		res_fail(r, "no answer from the BMC in %ld s", pl->timeout_ms / 1000);
+		res_fail(r, "no answer from the BMC in %ld s", t->tmo_ms / 1000);
 	} else if (rc && sp.exec_errno == ENOENT) {
 		res_fail(r, "cannot run 'ipmitool': not installed (Debian and "
 			 "RHEL package ipmitool)");
@@ -194,7 +197,7 @@ static void ipmi_run(struct pool *pl, struct target *t)
 				 strstr(why, "Unable to establish")
 				 ? " (no answer, or the user or password was "
 				   "refused)" : "");
-	} else if (pl->o->action == NF_POWER_STATUS) {
+	} else if (t->act == NF_POWER_STATUS) {
 		/* "Chassis Power is on" */
 		const char *p = sp.cap ? strstr(sp.cap, "Chassis Power is ") : NULL;
 
@@ -243,7 +246,7 @@ static int rf_call(struct pool *pl, struct nf_ctx *ctx, struct target *t,
 	rq.body_len = b ? strlen(b) : 0;
 	rq.content_type = "application/json";
 	rq.max_bytes = BMC_ANSWER_MAX;
-	rq.timeout_ms = pl->timeout_ms;
+	rq.timeout_ms = t->tmo_ms;
 	rq.user = t->user;
 	rq.password = t->password;
 	rq.ca_file = pl->ca_file;
@@ -309,7 +312,7 @@ static void redfish_run(struct pool *pl, struct nf_ctx *ctx, struct target *t)
 		res_fail(r, "out of memory");
 		goto out;
 	}
-	switch (pl->o->action) {
+	switch (t->act) {
 	case NF_POWER_STATUS:
 		if (rf_call(pl, ctx, t, "GET", syspath, NULL, &sys))
 			goto out;
@@ -329,7 +332,7 @@ static void redfish_run(struct pool *pl, struct nf_ctx *ctx, struct target *t)
 	case NF_POWER_RESET: {
 		char *act = nf_asprintf("%s/Actions/ComputerSystem.Reset", syspath);
 
-		body = json_pack("{s:s}", "ResetType", reset_types[pl->o->action]);
+		body = json_pack("{s:s}", "ResetType", reset_types[t->act]);
 		if (!act || !body) {
 			free(act);
 			res_fail(r, "out of memory");
@@ -343,7 +346,7 @@ static void redfish_run(struct pool *pl, struct nf_ctx *ctx, struct target *t)
 	case NF_BOOTDEV_PXE: case NF_BOOTDEV_DISK:
 		body = json_pack("{s:{s:s, s:s}}", "Boot",
 				 "BootSourceOverrideTarget",
-				 pl->o->action == NF_BOOTDEV_PXE ? "Pxe" : "Hdd",
+				 t->act == NF_BOOTDEV_PXE ? "Pxe" : "Hdd",
 				 "BootSourceOverrideEnabled",
 				 pl->o->once ? "Once" : "Continuous");
 		if (!body) {
@@ -364,6 +367,80 @@ out:
 
 /* --------------------------------------------------------------- workers */
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* The power state an action leaves the node in; NULL: none to wait for */
+static const char *state_after(enum nf_power_action a)
+{
+	return a == NF_POWER_OFF ? "off"
+	       : a == NF_POWER_ON || a == NF_POWER_CYCLE || a == NF_POWER_RESET
+	       ? "on" : NULL;
+}
+
+/* The BMC took the action: ask its power state until it is the one the
+ * action leads to or o->wait_ms passed.  A BMC that answers a status
+ * badly in the middle of a cycle is asked again; only the deadline ends
+ * the wait */
+static void wait_state(struct pool *pl, struct nf_ctx *ctx, struct target *t)
+{
+	const char *want = state_after(pl->o->action);
+	struct nf_power_result *r = t->res, probe;
+	long long start = now_ms(), left;
+	char last[sizeof(r->error)] = "";
+
+	/* right after a cycle or reset the BMC may still say on: the power
+	 * has not dropped yet */
+	if (pl->o->action == NF_POWER_CYCLE || pl->o->action == NF_POWER_RESET)
+		sleep_ms(BMC_POLL_MS < pl->o->wait_ms ? BMC_POLL_MS
+						       : pl->o->wait_ms);
+	for (;;) {
+		left = pl->o->wait_ms - (now_ms() - start);
+		memset(&probe, 0, sizeof(probe));
+		t->res = &probe;
+		t->act = NF_POWER_STATUS;
+		/* the last status may not outlast the wait by a whole timeout */
+		t->tmo_ms = left < 1000 ? 1000 : left < pl->timeout_ms ? left
+			    : pl->timeout_ms;
+		if (t->proto == NF_BMC_REDFISH)
+			redfish_run(pl, ctx, t);
+		else
+			ipmi_run(pl, t);
+		t->res = r;
+		if (probe.ok) {
+			snprintf(r->state, sizeof(r->state), "%s", probe.state);
+			if (!strcmp(probe.state, want))
+				return;
+			*last = '\0';
+		} else {
+			snprintf(last, sizeof(last), "%s", probe.error);
+		}
+		left = pl->o->wait_ms - (now_ms() - start);
+		if (left <= 0)
+			break;
+		sleep_ms(left < BMC_POLL_MS ? left : BMC_POLL_MS);
+	}
+	if (*last)
+		res_fail(r, "not %s after %ld s: the BMC's power status failed: "
+			 "%s", want, pl->o->wait_ms / 1000, last);
+	else
+		res_fail(r, "not %s after %ld s: the BMC says %s", want,
+			 pl->o->wait_ms / 1000, r->state);
+}
+
 static void *worker(void *data)
 {
 	struct pool *pl = data;
@@ -381,12 +458,17 @@ static void *worker(void *data)
 			break;
 		if (t->res->ok || *t->res->error)
 			continue; /* settled before the run: no BMC, no password */
+		t->act = pl->o->action;
+		t->tmo_ms = pl->timeout_ms;
 		if (!ctx)
 			res_fail(t->res, "out of memory");
 		else if (t->proto == NF_BMC_REDFISH)
 			redfish_run(pl, ctx, t);
 		else
 			ipmi_run(pl, t);
+		if (ctx && t->res->ok && pl->o->wait_ms > 0 &&
+		    state_after(pl->o->action))
+			wait_state(pl, ctx, t);
 		if (t->res->ok && pl->o->action >= NF_BOOTDEV_PXE)
 			snprintf(t->res->state, sizeof(t->res->state), "%s %s",
 				 nf_power_action_name(pl->o->action),

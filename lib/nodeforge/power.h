@@ -22,7 +22,14 @@ struct nf_power_opts {
 	int once;            /* bootdev: the next boot only */
 	unsigned fanout;     /* BMCs asked at once; 0: NF_POWER_FANOUT */
 	long timeout_ms;     /* per node; 0: the site's bmc.timeout, else 20 s */
+	long wait_ms;        /* on, off, cycle, reset: then poll the power
+			      * state until it is the action's (off for off,
+			      * else on) or this long passed; 0: done when
+			      * the BMC took the action */
 };
+
+#define NF_POWER_WAIT_MS 60000L
+#define NF_POWER_WAIT_MAX_S 3600
 
 #define NF_POWER_FANOUT 32
 #define NF_POWER_FANOUT_MAX 1024
@@ -33,7 +40,9 @@ struct nf_power_result {
 	const char *protocol; /* "ipmi", "redfish" */
 	char bmc[64];         /* ADDRESS:PORT, "" when the node has none */
 	int ok;
-	char state[32];       /* status: "on", "off"; bootdev: "pxe once" */
+	char state[32];       /* status, and an action waited for: "on",
+			       * "off" (the last one seen when the wait
+			       * failed); bootdev: "pxe once" */
 	char error[512];      /* why it failed, "" when ok */
 };
 

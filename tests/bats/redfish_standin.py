@@ -9,9 +9,12 @@ nodeforge uses, as DMTF's Redfish schema names them.
 
 HTTP basic authentication with USER:PASSWORD; every request is appended
 to LOG as one JSON line, with how many requests were in flight.
-Usage: redfish_standin.py PORTFILE USER PASSWORD LOG [DELAY]
+Usage: redfish_standin.py PORTFILE USER PASSWORD LOG [DELAY [TRANSITION]]
 Listens on 127.0.0.1 on a free port, written to PORTFILE; each answer
-waits DELAY seconds (default 0), one thread per connection.
+waits DELAY seconds (default 0), one thread per connection.  A reset
+changes PowerState at once, or after TRANSITION seconds of PoweringOn or
+PoweringOff; TRANSITION "stuck": a reset is taken and PowerState never
+changes (a machine whose power supply does not follow its BMC).
 """
 import base64
 import json
@@ -23,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 portfile, user, password, log = sys.argv[1:5]
 delay = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
+transition = sys.argv[6] if len(sys.argv) > 6 else "0"
 lock = threading.Lock()
 inflight = 0
 want = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
@@ -97,6 +101,16 @@ class H(BaseHTTPRequestHandler):
             rt = (doc or {}).get("ResetType")
             if rt not in RESETS:
                 return (400, {"error": {"message": "bad ResetType"}})
+            if transition == "stuck":
+                return (204,)
+            if float(transition) > 0:
+                target = RESETS[rt]
+                system["PowerState"] = "PoweringOn" if target == "On" else "PoweringOff"
+                t = threading.Timer(float(transition), system.__setitem__,
+                                    ("PowerState", target))
+                t.daemon = True
+                t.start()
+                return (204,)
             system["PowerState"] = RESETS[rt]
             return (204,)
         return (404, {"error": {"message": "not found"}})

@@ -68,7 +68,14 @@ start_ipmi_sim() {
 	set)
 		while [ $# -ge 2 ]; do
 			case $1 in
-			power|boot) echo "$2" > "$dir/$1" ;;
+			# chassis/stuck: the power never follows; chassis/delay:
+			# it does after that many seconds
+			power) if [ -e "$dir/stuck" ]; then :
+			       elif [ -s "$dir/delay" ]; then
+				       (sleep "$(cat "$dir/delay")"; echo "$2" > "$dir/power") \
+					       </dev/null >/dev/null 2>&1 &
+			       else echo "$2" > "$dir/power"; fi ;;
+			boot) echo "$2" > "$dir/$1" ;;
 			reset) echo 1 >> "$dir/resets" ;;
 			esac
 			shift 2
@@ -108,9 +115,10 @@ start_ipmi_sim() {
 }
 
 # The Redfish stand-in on a free loopback port: sets RF_PORT; $1: seconds
-# each answer waits
+# each answer waits, $2: seconds a reset takes to change PowerState, or
+# stuck
 start_redfish() {
-	python3 "$NF_SRCDIR/tests/bats/redfish_standin.py" rf.port admin s3cret rf.log ${1:-0} 3>&- &
+	python3 "$NF_SRCDIR/tests/bats/redfish_standin.py" rf.port admin s3cret rf.log ${1:-0} ${2:-0} 3>&- &
 	RF_PID=$!
 	for _ in $(seq 100); do
 		[ -s rf.port ] && break
@@ -147,7 +155,7 @@ node() {
 	[[ "${lines[1]}" =~ ^cpu-01\ +ipmi\ +127\.0\.0\.1:$SIM_PORT\ +status\ +off$ ]]
 	run nf -C "$PROFILES" -s site.yaml power on cpu-01
 	status_is 0
-	[[ "${lines[1]}" == *" on      ok" ]]
+	[[ "${lines[1]}" == *" on      on" ]]
 	[ "$(cat chassis/power)" = 1 ]
 	run nf -C "$PROFILES" -s site.yaml --json power status cpu-01
 	status_is 0
@@ -166,6 +174,75 @@ assert d["failed"] == 0'
 	# the password went through the environment, never a command line
 	grep -q -- '-U admin -E ' ipmitool.argv
 	! grep -q s3cret ipmitool.argv
+}
+
+@test "power on, cycle, off wait until ipmi_sim's chassis has followed (2 s late); --no-wait does not" {
+	start_ipmi_sim
+	echo 2 > chassis/delay
+	echo "nodes:" > racks.yaml
+	node cpu-01 1 "{ address: 127.0.0.1, port: $SIM_PORT }"
+	run nf -C "$PROFILES" -s site.yaml power on cpu-01
+	status_is 0
+	[[ "${lines[1]}" =~ ^cpu-01\ +ipmi\ +127\.0\.0\.1:$SIM_PORT\ +on\ +on$ ]]
+	[ "$(cat chassis/power)" = 1 ]
+	run nf -C "$PROFILES" -s site.yaml --json power off cpu-01
+	status_is 0
+	[ "$(cat chassis/power)" = 0 ]
+	echo "$output" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+n = d["nodes"][0]
+assert (n["action"], n["ok"], n["state"], n["error"]) == ("off", True, "off", None), n
+assert d["failed"] == 0'
+	run nf -C "$PROFILES" -s site.yaml power on cpu-01 --no-wait
+	status_is 0
+	[[ "${lines[1]}" == *" on      ok" ]]
+	[ "$(cat chassis/power)" = 0 ]
+	sleep 3
+	[ "$(cat chassis/power)" = 1 ]
+	run nf -C "$PROFILES" -s site.yaml --json power cycle cpu-01
+	status_is 0
+	echo "$output" | jq -e '.nodes[0] | .ok and .state == "on"'
+	[ "$(cat chassis/power)" = 1 ]
+}
+
+@test "Redfish stand-in (not a BMC) 2 s in PoweringOn/PoweringOff: power on and off wait for On and Off" {
+	start_redfish 0 2
+	echo "nodes:" > racks.yaml
+	node gpu-01 1 "{ address: 127.0.0.1, port: $RF_PORT, protocol: redfish, scheme: http }"
+	run nf -C "$PROFILES" -s site.yaml --json power on gpu-01
+	status_is 0
+	echo "$output" | jq -e '.nodes[0] | .ok and .state == "on" and .error == null'
+	# the state was asked while it changed, and until it had
+	grep -c '"GET", "path": "/redfish/v1/Systems/1"' rf.log | grep -qvx '[01]'
+	run nf -C "$PROFILES" -s site.yaml power status gpu-01
+	[[ "${lines[1]}" == *" status  on" ]]
+	run nf -C "$PROFILES" -s site.yaml power off gpu-01
+	status_is 0
+	[[ "${lines[1]}" == *" off     off" ]]
+}
+
+@test "a node whose power never follows its BMC fails after --wait-timeout, named with the state it stayed in" {
+	start_ipmi_sim
+	start_redfish 0 stuck
+	touch chassis/stuck
+	echo "nodes:" > racks.yaml
+	node cpu-01 1 "{ address: 127.0.0.1, port: $SIM_PORT }"
+	node gpu-01 2 "{ address: 127.0.0.1, port: $RF_PORT, protocol: redfish, scheme: http }"
+	start=$(date +%s)
+	run nf -C "$PROFILES" -s site.yaml power on 'cpu-01,gpu-01' --wait-timeout 2
+	status_is 1
+	[ $(( $(date +%s) - start )) -lt 15 ]
+	[[ "$output" == *"cpu-01 "*" on      failed: not on after 2 s: the BMC says off"* ]]
+	[[ "$output" == *"gpu-01 "*" on      failed: not on after 2 s: the BMC says off"* ]]
+	[[ "$output" == *"nodeforge power: 2 of 2 node(s) failed"* ]]
+	run nf -C "$PROFILES" -s site.yaml --json power cycle gpu-01 --wait-timeout 1
+	status_is 1
+	echo "$output" | sed '/^nodeforge power:/d' | jq -e '.failed == 1 and (.nodes[0] |
+		(.ok | not) and .state == "off" and (.error | startswith("not on after 1 s")))'
+	# without the wait the BMC taking the action is all that counts
+	run nf -C "$PROFILES" -s site.yaml power on 'cpu-01,gpu-01' --no-wait
+	status_is 0
 }
 
 @test "bootdev pxe --once and disk through ipmi_sim are accepted" {
@@ -248,8 +325,8 @@ assert d["failed"] == 0'
 	node gpu-03 5 "{ address: 127.0.0.1, port: $RF_PORT, protocol: redfish, scheme: http }" r09
 	run nf -C "$PROFILES" -s site.yaml power on 'cpu-[01-02],gpu-[01-03]' --timeout 3 --fanout 2
 	status_is 1
-	[[ "$output" == *"cpu-01 "*" on      ok"* ]]
-	[[ "$output" == *"gpu-01 "*" on      ok"* ]]
+	[[ "$output" == *"cpu-01 "*" on      on"* ]]
+	[[ "$output" == *"gpu-01 "*" on      on"* ]]
 	[[ "$output" =~ cpu-02\ +ipmi\ +127\.0\.0\.1:$dead\ +on\ +failed:\ (no\ answer\ from\ the\ BMC\ in\ 3\ s|ipmitool:\ .*\(no\ answer,\ or\ the\ user\ or\ password\ was\ refused\)) ]]
 	[[ "$output" =~ gpu-02\ +redfish\ +127\.0\.0\.1:$deadtcp\ +on\ +failed:\ cannot\ fetch\ [^$'\n']*(refused|connect) ]]
 	[[ "$output" == *"gpu-03 "*"failed: the BMC refused the credentials (HTTP 401"* ]]
@@ -327,6 +404,12 @@ assert n["cpu-02"]["bmc"] is None or n["cpu-02"]["bmc"] == "-", n'
 	status_is 2
 	run nf -C "$PROFILES" -s site.yaml power on cpu-01 --fanout 0
 	status_is 2
+	run nf -C "$PROFILES" -s site.yaml power on cpu-01 --wait-timeout 0
+	status_is 2
+	[[ "$output" == *"invalid --wait-timeout '0' (1 to 3600 seconds)"* ]]
+	run nf -C "$PROFILES" -s site.yaml bootdev pxe cpu-01 --no-wait
+	status_is 2
+	[[ "$output" == *"unknown option '--no-wait'"* ]]
 	run nf -C "$PROFILES" -s site.yaml power on cpu-09
 	status_is 1
 	[[ "$output" == *"nodeforge power: no node 'cpu-09' in 'racks.yaml'"* ]]
@@ -348,4 +431,7 @@ assert n["cpu-02"]["bmc"] is None or n["cpu-02"]["bmc"] == "-", n'
 	[ "$(comp nodeforge power cycle -i "$NF_SRCDIR/examples/racks.yaml" gpu-0 | paste -sd' ')" = "gpu-01 gpu-02 gpu-03 gpu-04" ]
 	comp nodeforge bootdev pxe gpu-01 --on | grep -qx -- --once
 	comp nodeforge power on gpu-01 --fan | grep -qx -- --fanout
+	comp nodeforge power on gpu-01 --wa | grep -qx -- --wait-timeout
+	comp nodeforge power cycle gpu-01 --no | grep -qx -- --no-wait
+	! comp nodeforge bootdev pxe gpu-01 --no | grep -qx -- --no-wait
 }
