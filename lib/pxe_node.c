@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One node's boot entry rewritten in a rendered tree: its iPXE script and
- * GRUB config pointed at its role's current image, the image's files
- * placed first, both entries published by rename.  The rest of the tree
+ * GRUB config pointed at its role's current image or an older one OUT
+ * still publishes (a rollback), the image's files placed first, both
+ * entries published by rename.  The rest of the tree
  * (other nodes, dnsmasq, nginx, nodes.json) is left as it is.
  */
 #include "pxe_int.h"
@@ -33,6 +34,137 @@ int nf_pxe_current_sha(struct nf_ctx *ctx, const char *images_dir,
 	struct role r = { .name = role };
 	int e = nf_pxe_read_current(&p, &r);
 
+	if (!e)
+		snprintf(sha, 65, "%s", r.rootfs_sha256);
+	nf_pxe_role_clear(&r);
+	return e;
+}
+
+/* ROLE's images in OUT for a message: "ROLE@id (current), ROLE@id", those
+ * with a manifest, at most 8 */
+static void known_images(const struct nf_images *l, const char *role,
+			 const char *cur, char *out, size_t sz)
+{
+	size_t k = 0, shown = 0;
+
+	*out = '\0';
+	if (cur && *cur)
+		k += (size_t)snprintf(out, sz, "%s@%.12s (current)", role, cur);
+	for (size_t i = 0; i < l->n && k < sz; i++) {
+		const struct nf_image *im = &l->v[i];
+
+		if (!im->has_manifest || (cur && !strncmp(cur, im->id, 12)))
+			continue;
+		if (++shown > 8) {
+			k += (size_t)snprintf(out + k, sz - k, ", ...");
+			break;
+		}
+		k += (size_t)snprintf(out + k, sz - k, "%s%s@%s", k ? ", " : "",
+				      role, im->id);
+	}
+	if (!*out)
+		snprintf(out, sz, "none");
+}
+
+/* An image of ROLE that OUT still publishes, not ROLE.current's: found by
+ * the first 12 digits of SHA, whose files must all be there (kernel,
+ * initramfs, rootfs, the manifest and its signature) and whose manifest's
+ * archive sha256 must begin with SHA.  Into r as nf_pxe_read_current
+ * fills it; NF_E_NOTFOUND names the images there are */
+static int read_published(struct pxe *p, struct role *r, const char *sha,
+			  const char *cur)
+{
+	const char *out = p->o->images_dir, *role = r->name;
+	struct nf_images l = { 0 };
+	const struct nf_image *im = NULL;
+	char *path = NULL, names[3][96], known[512];
+	const char *got, *name;
+	json_t *m = NULL;
+	int e;
+
+	if ((e = nf_images_scan(p->ctx, out, role, &l)))
+		return e;
+	for (size_t i = 0; i < l.n; i++)
+		if (!strncmp(l.v[i].id, sha, 12))
+			im = &l.v[i];
+	if (!im) {
+		known_images(&l, role, cur, known, sizeof(known));
+		e = nf_fail(p->ctx, NF_E_NOTFOUND, "image %s@%s is not published "
+			    "in '%s' (pruned, or never built): the images of "
+			    "role '%s' are %s", role, sha, out, role, known);
+		goto out;
+	}
+	snprintf(names[0], sizeof(names[0]), "%s-%s.vmlinuz", role, im->id);
+	snprintf(names[1], sizeof(names[1]), "%s-%s.initramfs.cpio.zst", role,
+		 im->id);
+	snprintf(names[2], sizeof(names[2]), "%s-%s.manifest.json", role, im->id);
+	for (size_t i = 0; i < 3; i++) {
+		size_t k;
+
+		for (k = 0; k < im->nfiles && strcmp(im->files[k], names[i]); k++)
+			;
+		if (k == im->nfiles) {
+			e = nf_fail(p->ctx, NF_E_NOTFOUND, "image %s@%s in '%s/%s' "
+				    "has no '%s': it cannot boot", role, im->id,
+				    out, role, names[i]);
+			goto out;
+		}
+	}
+	if (!im->is_signed) {
+		e = nf_fail(p->ctx, NF_E_INVALID, "image %s@%s in '%s/%s' has no "
+			    "signature ('%s.sig')", role, im->id, out, role,
+			    names[2]);
+		goto out;
+	}
+	if (!(path = nf_asprintf("%s/%s/%s", out, role, names[2]))) {
+		e = -ENOMEM;
+		goto out;
+	}
+	if ((e = nf_manifest_load(p->ctx, path, &m)))
+		goto out;
+	got = json_string_value(json_object_get(json_object_get(m, "archive"),
+						"sha256"));
+	name = json_string_value(json_object_get(json_object_get(m, "archive"),
+						 "name"));
+	if (!got || strlen(got) != 64 || strncmp(got, sha, strlen(sha)) ||
+	    !name || strchr(name, '/') || *name == '.') {
+		e = nf_fail(p->ctx, NF_E_NOTFOUND, "image %s@%s: its manifest "
+			    "'%s' names no rootfs whose sha256 begins with %s",
+			    role, sha, path, sha);
+		goto out;
+	}
+	if (!(r->kernel = nf_strdup(names[0])) ||
+	    !(r->initramfs = nf_strdup(names[1])) ||
+	    !(r->rootfs = nf_strdup(name)) ||
+	    !(r->rootfs_sha256 = nf_strdup(got)))
+		e = -ENOMEM;
+out:
+	json_decref(m);
+	free(path);
+	nf_images_free(&l);
+	return e;
+}
+
+int nf_pxe_image_sha(struct nf_ctx *ctx, const char *images_dir,
+		     const char *role, const char *want, char sha[65])
+{
+	struct nf_pxe_opts o = { .images_dir = images_dir };
+	struct pxe p = { .ctx = ctx, .o = &o, .root = -1 };
+	struct role r = { .name = role };
+	char cur[65] = "";
+	int e;
+
+	if (!hex_prefix(want))
+		return nf_fail(ctx, NF_E_INVALID, "invalid image hash '%s': 12 to "
+			       "64 lower-case hex digits", want);
+	if ((e = nf_pxe_read_current(&p, &r)))
+		return e;
+	if (strncmp(r.rootfs_sha256, want, strlen(want))) {
+		snprintf(cur, sizeof(cur), "%s", r.rootfs_sha256);
+		nf_pxe_role_clear(&r);
+		r = (struct role){ .name = role };
+		e = read_published(&p, &r, want, cur);
+	}
 	if (!e)
 		snprintf(sha, 65, "%s", r.rootfs_sha256);
 	nf_pxe_role_clear(&r);
@@ -103,12 +235,14 @@ int nf_pxe_point_node(struct nf_ctx *ctx, const char *tree,
 	if ((e = nf_pxe_read_current(&p, &r)))
 		goto out;
 	if (sha && strncmp(r.rootfs_sha256, sha, strlen(sha))) {
-		e = nf_fail(ctx, NF_E_NOTFOUND, "image %s@%s is not the current "
-			    "image of role '%s' in '%s' (that is %s@%.12s): the "
-			    "tree serves a role's current image only; build or "
-			    "pick it again", nd->role, sha, nd->role, images_dir,
-			    nd->role, r.rootfs_sha256);
-		goto out;
+		/* an older image, still published: a rollback */
+		char cur[65];
+
+		snprintf(cur, sizeof(cur), "%s", r.rootfs_sha256);
+		nf_pxe_role_clear(&r);
+		r = (struct role){ .name = nd->role, .args = args };
+		if ((e = read_published(&p, &r, sha, cur)))
+			goto out;
 	}
 	if ((e = nf_pxe_place_image(&p, &r, r.kernel)) ||
 	    (e = nf_pxe_place_image(&p, &r, r.initramfs)) ||

@@ -564,13 +564,12 @@ static int new_run(struct run *r, char *const *names, size_t n)
 					       "'%s': SHA must be 12 to 64 "
 					       "lower-case hex digits", img);
 			}
-			if (strncmp(sha, at + 1, k)) {
+			/* the current image or an older one still published
+			 * (a rollback) */
+			if ((e = nf_pxe_image_sha(r->ctx, r->o->images_dir, role,
+						  at + 1, sha))) {
 				json_decref(roles);
-				return nf_fail(r->ctx, NF_E_NOTFOUND, "image '%s' is "
-					       "not the current image of role "
-					       "'%s' in '%s' (that is %s@%.12s)",
-					       img, role, r->o->images_dir, role,
-					       sha);
+				return e;
 			}
 		}
 		json_object_set_new(roles, nd->role, json_string(sha));

@@ -115,13 +115,20 @@ int nf_pxe_render(struct nf_ctx *ctx, const struct nf_pxe_opts *o,
  * IMAGES_DIR/ROLE/ROLE.current (lib/pxe_node.c) */
 int nf_pxe_current_sha(struct nf_ctx *ctx, const char *images_dir,
 		       const char *role, char sha[65]);
+/* The 64 hex digits of the rootfs sha256 of ROLE's image in IMAGES_DIR
+ * whose sha256 begins with WANT (12 to 64 hex digits): the current one,
+ * or an older one still published with its kernel, initramfs, rootfs,
+ * manifest and signature (lib/pxe_node.c); NF_E_NOTFOUND names the
+ * role's images */
+int nf_pxe_image_sha(struct nf_ctx *ctx, const char *images_dir,
+		     const char *role, const char *want, char sha[65]);
 /* Rewrite the one node ND's entries of the rendered tree TREE
- * (ipxe/mac/MAC.ipxe, grub/grub.cfg-01-MAC) for its role's current image
- * in IMAGES_DIR, the image's files placed first, each entry published by
+ * (ipxe/mac/MAC.ipxe, grub/grub.cfg-01-MAC) for an image of its role in
+ * IMAGES_DIR, the image's files placed first, each entry published by
  * rename; the server URL and kernel arguments are those of TREE/nodes.json.
- * SHA (12 to 64 hex digits, or NULL) must begin the image's rootfs
- * sha256, else NF_E_NOTFOUND and nothing is written.  IMAGE gets
- * "ROLE@sha12" */
+ * SHA NULL: the current image; else (12 to 64 hex digits) the image
+ * nf_pxe_image_sha() finds for it, else NF_E_NOTFOUND and nothing is
+ * written.  IMAGE gets "ROLE@sha12" */
 int nf_pxe_point_node(struct nf_ctx *ctx, const char *tree,
 		      const char *images_dir, const struct nf_node *nd,
 		      const char *sha, char image[96]);
