@@ -245,11 +245,14 @@ static int bmc(struct run *r, json_t *nd, enum nf_power_action a, int once,
 	       char *state, size_t ssz)
 {
 	char *names[] = { (char *)name_of(nd) };
-	/* a cycle is done when the node is on again, as for nodeforge power */
+	/* a cycle is done when the node is on again, as for nodeforge power;
+	 * a boot timeout shorter than power's wait bounds it too */
+	long wait = r->o->boot_timeout_ms < NF_POWER_WAIT_MS
+		    ? r->o->boot_timeout_ms : NF_POWER_WAIT_MS;
 	struct nf_power_opts po = { .action = a, .once = once, .fanout = 1,
 				    .timeout_ms = r->o->bmc_timeout_ms,
 				    .wait_ms = a == NF_POWER_CYCLE || a == NF_POWER_ON
-					       ? NF_POWER_WAIT_MS : 0 };
+					       ? wait : 0 };
 	struct nf_power_result *res = NULL;
 	int e = nf_power_run(r->ctx, r->site, r->inv, names, 1, &po, &res);
 

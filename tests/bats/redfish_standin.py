@@ -13,8 +13,9 @@ Usage: redfish_standin.py PORTFILE USER PASSWORD LOG [DELAY [TRANSITION]]
 Listens on 127.0.0.1 on a free port, written to PORTFILE; each answer
 waits DELAY seconds (default 0), one thread per connection.  A reset
 changes PowerState at once, or after TRANSITION seconds of PoweringOn or
-PoweringOff; TRANSITION "stuck": a reset is taken and PowerState never
-changes (a machine whose power supply does not follow its BMC).
+PoweringOff; TRANSITION "stuck", or a file LOG.stuck: a reset is taken
+and PowerState does not change (a machine whose power does not follow
+its BMC).
 """
 import base64
 import json
@@ -101,7 +102,7 @@ class H(BaseHTTPRequestHandler):
             rt = (doc or {}).get("ResetType")
             if rt not in RESETS:
                 return (400, {"error": {"message": "bad ResetType"}})
-            if transition == "stuck":
+            if transition == "stuck" or os.path.exists(log + ".stuck"):
                 return (204,)
             if float(transition) > 0:
                 target = RESETS[rt]

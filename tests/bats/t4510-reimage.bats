@@ -373,6 +373,18 @@ two_images() {
 	jq -e '.nodes[0].step == "pending" and .status == "error"' run2/*.json
 }
 
+@test "a node whose power does not come on after the BMC took the cycle fails within --boot-timeout, still drained" {
+	nf -C "$PROFILES" -s site.yaml power off cpu-01 >/dev/null
+	touch rf1.log.stuck
+	start=$(date +%s)
+	run reimage cpu-01 --image current --boot-timeout 3
+	status_is 1
+	[ $(( $(date +%s) - start )) -lt 30 ]
+	[[ "$output" =~ cpu-01\ +fail\ +BMC\ on:\ not\ on\ after\ 3\ s:\ the\ BMC\ says\ off ]]
+	state_is cpu-01 IDLE+DRAIN
+	scontrol show node -o cpu-01 | grep -q "Reason=nodeforge reimage failed: BMC on: not on after 3 s: the BMC says off"
+}
+
 @test "--max-failed 1: the run stops after the first failure, the next node untouched" {
 	echo '{"result":"fail","root_causes":[{"id":"ib.link","message":"down"}]}' > verdict-cpu-01.json
 	cp verdict-cpu-01.json verdict-cpu-02.json
