@@ -16,7 +16,7 @@ const struct nf_cmd nf_cmd_build = {
 	.name = "build",
 	.summary = "build the golden image of a role",
 	.help = "usage: nodeforge build ROLE [--out DIR] [--cache DIR] [--no-cache]\n"
-		"                       [--mirror URL|DIR] [--artifact-mirror URL|DIR]\n"
+		"                       [--mirror SRC] [--artifact-mirror SRC]\n"
 		"                       [--offline] [--overlays DIR]\n"
 		"                       [--key FILE] [--epoch N] [--inventory FILE]\n"
 		"                       [--self-package DIR|FILE]\n"

@@ -15,7 +15,7 @@ const struct nf_cmd nf_cmd_ci = {
 	.help = "usage: nodeforge ci ROLE [--baseline MANIFEST] [--junit FILE] [--boot]\n"
 		"                    [--boot-timeout SECS] [--accel tcg|kvm]\n"
 		"                    [--vm-memory MB] [--out DIR] [--cache DIR] [--no-cache]\n"
-		"                    [--mirror URL|DIR] [--artifact-mirror URL|DIR]\n"
+		"                    [--mirror SRC] [--artifact-mirror SRC]\n"
 		"                    [--offline] [--overlays DIR] [--key FILE]\n"
 		"                    [--epoch N] [--inventory FILE] [--json]\n"
 		"\n"

@@ -117,7 +117,8 @@ int nf_cmd_inventory_load(struct nf_global *g, const char *cmd,
 #define NF_BMC_HELP_OPTS \
 	"  -i, --inventory FILE  inventory (default: racks.yaml)\n" \
 	"  -f, --fanout N        BMCs asked at once (default: 32)\n" \
-	"  -t, --timeout N       give up on a BMC after N seconds (default:\n" \
+	"  -t, --timeout SECONDS\n" \
+	"                        give up on a BMC after SECONDS (default:\n" \
 	"                        the site's bmc.timeout, else 20)\n" \
 	"\n" \
 	"With --json: {\"nodes\": [{name, protocol, bmc, action, ok, state,\n" \

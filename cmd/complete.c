@@ -297,7 +297,7 @@ static void say_value(const struct cstate *st, const char *opt, const char *meta
 	char m[40];
 
 	snprintf(m, sizeof(m), "%s", meta);
-	m[strcspn(m, "[=")] = '\0';
+	m[strcspn(m, "[+=")] = '\0';
 	if ((opt && !strcmp(opt, "--node")) || !strcmp(m, "NODE") || !strcmp(m, "HOSTLIST"))
 		return say_inventory(st, false);
 	if (!strcmp(m, "RACK"))

@@ -12,7 +12,7 @@ const struct nf_cmd nf_cmd_keys = {
 	.name = "keys",
 	.summary = "generate keys (signing, munge), rotate the munge key",
 	.help = "usage: nodeforge keys KIND -o DIR|FILE [--owner USER]\n"
-		"       nodeforge keys rotate munge [-i racks.yaml] [--state DIR]\n"
+		"       nodeforge keys rotate munge [-i FILE] [--enroll-state DIR]\n"
 		"                 [--stage-timeout SECS] [--group-timeout SECS]\n"
 		"                 [--status | --resume | --abort]\n"
 		"\n"
@@ -33,6 +33,18 @@ const struct nf_cmd nf_cmd_keys = {
 		"\n"
 		"  -o, --out DIR|FILE      where to write the key (also --output)\n"
 		"      --owner USER        owner of the munge key (default: the caller)\n"
+		"\n"
+		"rotate munge:\n"
+		"  -i, --inventory FILE    the enrolled nodes (default: racks.yaml)\n"
+		"      --enroll-state DIR  the running serve's enrollment state\n"
+		"                          (--state DIR is the same)\n"
+		"      --stage-timeout SECS  how long every node has to stage the\n"
+		"                          new key (default 300)\n"
+		"      --group-timeout SECS  how long each group has to switch\n"
+		"                          (default 120)\n"
+		"      --status            show the last rotation\n"
+		"      --resume            continue an interrupted rotation\n"
+		"      --abort             go back to the old key\n"
 		"\n"
 		"Exit status: 0 written (a rotation: every node switched), 1 failure (a rotation:\n"
 		"some nodes did not switch, listed), 2 usage error.\n",

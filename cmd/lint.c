@@ -24,6 +24,7 @@ const struct nf_cmd nf_cmd_lint = {
 		"Prints one line per finding: FILE:LINE:COL: error|warning: MESSAGE\n"
 		"\n"
 		"Options:\n"
+		"  -s, --site FILE        the site file to check (nodeforge -s FILE)\n"
 		"  -i, --inventory FILE   also check an inventory (racks.yaml)\n"
 		"  --json                 findings as JSON\n"
 		"\n"

@@ -14,7 +14,7 @@ static int cmd_reimage(struct nf_global *g, int argc, char **argv);
 const struct nf_cmd nf_cmd_reimage = {
 	.name = "reimage",
 	.summary = "replace the image of Slurm nodes, batch by batch, without killing jobs",
-	.help = "usage: nodeforge reimage HOSTLIST --image ROLE@SHA|ROLE@current|current\n"
+	.help = "usage: nodeforge reimage HOSTLIST --image IMAGE\n"
 		"                         --tree DIR [--images DIR] [--server URL]\n"
 		"                         [--batch N] [--max-down N] [--max-failed N]\n"
 		"                         [--run-dir DIR] [--json]\n"

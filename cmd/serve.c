@@ -14,8 +14,8 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv);
 const struct nf_cmd nf_cmd_serve = {
 	.name = "serve",
 	.summary = "serve a boot tree and collect node verdicts",
-	.help = "usage: nodeforge serve --tree DIR [--listen ADDR:PORT] [--state DIR]\n"
-		"                       [--threads N] [-i racks.yaml [--enroll-state DIR]]\n"
+	.help = "usage: nodeforge serve --tree DIR [--listen ADDR:PORT] [--state-dir DIR]\n"
+		"                       [--threads N] [-i FILE [--enroll-state DIR]]\n"
 		"                       [--trusted-proxy ADDR]... [--head-timeout SECONDS]\n"
 		"                       [--per-address N]\n"
 		"\n"
@@ -34,7 +34,8 @@ const struct nf_cmd nf_cmd_serve = {
 		"enrollment routes are served with --inventory (see 'nodeforge enroll').\n"
 		"\n"
 		"  -t, --tree DIR         the boot tree\n"
-		"  -l, --listen ADDR:PORT address to listen on (default: 0.0.0.0:8080;\n"
+		"  -l, --listen ADDR:PORT\n"
+		"                         address to listen on (default: 0.0.0.0:8080;\n"
 		"                         port 0 picks a free port; IPv6 as\n"
 		"                         [ADDR6]:PORT)\n"
 		"      --state-dir DIR    where node states are kept (default: state;\n"
@@ -42,7 +43,8 @@ const struct nf_cmd nf_cmd_serve = {
 		"      --threads N        worker threads (default: one per CPU)\n"
 		"  -i, --inventory FILE   racks.yaml: serve enrollment for its nodes, with\n"
 		"                         the site's secrets\n"
-		"      --enroll-state DIR enrollment state, mode 0700, outside the tree\n"
+		"      --enroll-state DIR\n"
+		"                         enrollment state, mode 0700, outside the tree\n"
 		"                         (default: the site's server.state_dir, else\n"
 		"                         /var/lib/nodeforge)\n"
 		"      --trusted-proxy ADDR\n"
