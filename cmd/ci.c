@@ -51,7 +51,7 @@ const struct nf_cmd nf_cmd_ci = {
 		"      --accel tcg|kvm      QEMU accelerator (default tcg)\n"
 		"      --vm-memory MB       the VM's memory (default 2048; it holds\n"
 		"                           the whole image)\n"
-		"  -o, --out DIR            build output (default: out)\n"
+		"  -o, --out DIR            build output (default: out; also --output)\n"
 		"      --cache DIR          the build cache\n"
 		"      --no-cache           bootstrap again and rebuild everything\n"
 		"  -m, --mirror SRC         distro mirror, URL or local directory\n"

@@ -122,3 +122,36 @@ commands() {
 	run env MANWIDTH=100 man -l "$MAN/nodeforge-pxe.1"
 	[[ "$output" == *"OPTIONS"*"--kernel-args ROLE+=ARGS"*"EXAMPLES"*"SEE ALSO"*"nodeforge-serve(1)"* ]]
 }
+
+# the long options of a getopt table: { "name", required_argument, ... }
+longopts() {
+	grep -oE '\{ *"[a-z0-9-]+", *(required|no|optional)_argument' "$@" |
+		sed -E 's/^[^"]*"([^"]+)".*/\1/' | grep -vx help | sort -u
+}
+
+@test "every long option a command's getopt table takes is named in its --help (so in its man page)" {
+	local f c o h bad=0
+	for f in "$NF_SRCDIR"/cmd/*.c; do
+		c=$(basename "$f" .c)
+		c=${c%_rotate}
+		case $c in main|complete) continue ;; esac
+		h=$(nf "$c" --help 2>/dev/null) || continue
+		# power.c parses for power and bootdev (bootdev's --once)
+		[ "$c" = power ] && h+=$(nf bootdev --help)
+		for o in $(longopts "$f"); do
+			grep -qE -- "--$o([^-[:alnum:]]|\$)" <<<"$h" || { echo "$c --help does not name --$o"; bad=1; }
+		done
+	done
+	# the tables cmd.h shares: build's options (build, ci), verify's (verify, gate)
+	for c in build ci; do
+		h=$(nf "$c" --help)
+		for o in $(sed -n '/#define NF_BUILD_LONGOPTS/,/^$/p' "$NF_SRCDIR/cmd/cmd.h" | longopts); do
+			grep -qE -- "--$o([^-[:alnum:]]|\$)" <<<"$h" || { echo "$c --help does not name --$o"; bad=1; }
+		done
+	done
+	h=$(nf verify --help)
+	for o in $(sed -n '/#define NF_VERIFY_LONGOPTS/,/^$/p' "$NF_SRCDIR/cmd/cmd.h" | longopts); do
+		grep -qE -- "--$o([^-[:alnum:]]|\$)" <<<"$h" || { echo "verify --help does not name --$o"; bad=1; }
+	done
+	[ $bad -eq 0 ]
+}
