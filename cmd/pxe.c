@@ -16,10 +16,8 @@ const struct nf_cmd nf_cmd_pxe = {
 	.summary = "render the network boot tree from the inventory",
 	.help = "usage: nodeforge pxe --out DIR [--inventory FILE] [--server URL]\n"
 		"                     [--images DIR] [--kickstart DIR] [--network CIDR]\n"
-		"                     [--kernel-args ROLE+=ARGS]... [--api-upstream URL]
-"
-		"                     [--ipxe-dir DIR] [--key FILE] [--strict]
-"
+		"                     [--kernel-args ROLE+=ARGS]... [--api-upstream URL]\n"
+		"                     [--ipxe-dir DIR] [--key FILE] [--strict]\n"
 		"\n"
 		"Render a static, content-addressed boot tree that any HTTP server can\n"
 		"serve: iPXE and GRUB scripts per MAC, a kickstart per role,\n"
