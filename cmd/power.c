@@ -26,7 +26,8 @@ const struct nf_cmd nf_cmd_power = {
 		"once a second, until it is the one asked for (off for off, else\n"
 		"on); a node that is not there in time is named and failed.\n"
 		"\n"
-		"  -w, --wait-timeout N  wait at most N seconds for each node's\n"
+		"  -w, --wait-timeout SECONDS\n"
+		"                        wait at most SECONDS for each node's\n"
 		"                        power state (default: 60)\n"
 		"      --no-wait         done when the BMC took the action\n"
 		NF_BMC_HELP_OPTS
