@@ -198,6 +198,10 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv)
 		r = nf_enroll_from_site(g->ctx, g->site, inv, enroll_state,
 					so.tree, &so.enroll);
 		nf_inventory_free(inv);
+		/* under the unit, the secrets come as credentials */
+		if (!r)
+			r = nf_enroll_credentials(so.enroll,
+					getenv("CREDENTIALS_DIRECTORY"));
 		if (r)
 			return nf_cmd_fail(g, "serve", r);
 	}

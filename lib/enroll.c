@@ -131,6 +131,49 @@ void nf_enroll_free(struct nf_enroll *e)
 	free(e);
 }
 
+/* A credential of DIR that exists replaces a path of the site: the
+ * unit's LoadCredential= hands serve a copy its own user can read while
+ * the file on disk stays root's 0400 */
+static int credential_take(struct nf_enroll *e, const char *dir,
+			   const char *name, char **path)
+{
+	char *p = nf_asprintf("%s/%s", dir, name);
+	struct stat st;
+
+	if (!p)
+		return -ENOMEM;
+	if (lstat(p, &st) < 0) {
+		int r = -errno;
+
+		free(p);
+		return r == -ENOENT ? 0
+			: nf_fail(e->ctx, r, "cannot read credential "
+				  "'%s/%s': %s", dir, name, strerror(-r));
+	}
+	free(*path);
+	*path = p;
+	return 1;
+}
+
+int nf_enroll_credentials(struct nf_enroll *e, const char *dir)
+{
+	int r;
+
+	if (!dir || !*dir)
+		return 0;
+	if ((r = credential_take(e, dir, NF_CREDENTIAL_MUNGE_KEY,
+				 &e->munge_key)) < 0)
+		return r;
+	r = credential_take(e, dir, NF_CREDENTIAL_SLURMDBD_PASSWORD,
+			    &e->pw_path);
+	if (r > 0) {
+		/* the credential is the password: no command runs */
+		free(e->pw_cmd);
+		e->pw_cmd = NULL;
+	}
+	return r < 0 ? r : 0;
+}
+
 int nf_en_mac_norm(const char *s, char out[18])
 {
 	unsigned v[6];

@@ -255,6 +255,14 @@ enum MHD_Result nf_srv_serve_file(struct nf_server *s,
 		return nf_srv_send_error(c, MHD_HTTP_NOT_FOUND, "not found");
 	}
 	fd = open_beneath(s->tree, url);
+	/* a file the serving user may not open (an unprivileged serve) is
+	 * refused like one it could open only by privilege */
+	if (fd < 0 && errno == EACCES) {
+		nf_srv_access_log(s, c, method, url, 403, 0);
+		return nf_srv_send_error(c, MHD_HTTP_FORBIDDEN,
+					 "not served: not readable to the "
+					 "server's user");
+	}
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		if (fd >= 0)
 			close(fd);

@@ -108,6 +108,13 @@ int nf_enroll_from_site(struct nf_ctx *ctx, const struct nf_site *site,
 			const struct nf_inventory *inv, const char *state_dir,
 			const char *served_tree, struct nf_enroll **out);
 const char *nf_enroll_state_dir(const struct nf_enroll *e);
+/* Secrets handed over in a credentials directory (systemd's
+ * $CREDENTIALS_DIRECTORY, from the unit's LoadCredential=): DIR/munge.key
+ * and DIR/slurmdbd.password, where present, replace the site's paths
+ * (the password also its command).  dir NULL or empty: nothing */
+#define NF_CREDENTIAL_MUNGE_KEY "munge.key"
+#define NF_CREDENTIAL_SLURMDBD_PASSWORD "slurmdbd.password"
+int nf_enroll_credentials(struct nf_enroll *e, const char *dir);
 
 /* Enrollment, node side */
 struct nf_enroll_client_opts {

@@ -1,0 +1,95 @@
+#!/usr/bin/env bats
+# serve as its own unprivileged user, the way nodeforge-serve.service runs
+# it: the secrets come as credentials ($CREDENTIALS_DIRECTORY, the unit's
+# LoadCredential=) while the files on disk stay root's 0400, the state is
+# that user's, and only a file that user could read by itself is served.
+load enroll_helper
+
+setup() {
+	nf_setup
+	PIDS=()
+	[ "$(id -u)" = 0 ] || skip "needs root to start serve as another user"
+	command -v setpriv >/dev/null || skip "no setpriv"
+	enroll_fixture db-pass
+	# the serving user: nobody, in its own group only
+	U=nobody
+	G=$(id -gn nobody)
+	chmod 0711 "$SCRATCH"
+	chmod 0644 site.yaml racks.yaml
+	install -d -m 0700 -o "$U" -g "$G" u u/creds
+	install -m 0400 -o "$U" -g "$G" sec/munge.key u/creds/munge.key
+	install -m 0400 -o "$U" -g "$G" sec/db u/creds/slurmdbd.password
+}
+
+teardown() {
+	stop_pids
+	nf_teardown
+}
+
+as_user() {
+	setpriv --reuid="$U" --regid="$G" --clear-groups --inh-caps=-all -- "$@"
+}
+
+# start_serve_as_user: the real serve as $U with enrollment, the
+# credentials in u/creds; URL in $SERVER
+start_serve_as_user() {
+	nf pxe --out boot -i racks.yaml --images "$FIXTURES/boot/out" >/dev/null
+	CREDENTIALS_DIRECTORY=$SCRATCH/u/creds as_user "$NF_BIN" serve \
+		--tree boot --listen 127.0.0.1:0 --state u/nodes \
+		--enroll-state u/enroll -i racks.yaml \
+		>serve.out 2>serve.log 3>&- &
+	PIDS+=($!)
+	for _ in $(seq 50); do grep -q '^listening on' serve.out && break; sleep 0.1; done
+	SERVER=$(sed -n 's/^listening on //p' serve.out)
+	[ -n "$SERVER" ] || { cat serve.log >&2; return 1; }
+}
+
+@test "serve as an unprivileged user: the munge key from CREDENTIALS_DIRECTORY reaches an enrolling node" {
+	# the key on disk is root's 0400 in a root 0700 directory
+	! as_user cat sec/munge.key 2>/dev/null
+	start_serve_as_user
+	as_user "$NF_BIN" enroll open gpu-01 --for 10m -i racks.yaml --state u/enroll >/dev/null
+	node_roots root
+	run nf enroll --server "$SERVER" --node gpu-01 --mac 52:54:00:00:00:02 --root root --bind 127.0.0.2
+	echo "$output"; cat serve.log
+	status_is 0
+	cmp sec/munge.key root/etc/munge/munge.key
+	# the state is the serving user's
+	[ "$(stat -c %U u/enroll/enroll.json)" = "$U" ]
+	[ "$(stat -c %U u/nodes)" = "$U" ]
+}
+
+@test "serve as an unprivileged user: the slurmdbd password from CREDENTIALS_DIRECTORY reaches the controller" {
+	start_serve_as_user
+	as_user "$NF_BIN" enroll open cp-01 --for 10m -i racks.yaml --state u/enroll >/dev/null
+	node_roots root
+	mkdir -p root/etc/slurm
+	printf 'StoragePass=old\n' > root/etc/slurm/slurmdbd.conf
+	run nf enroll --server "$SERVER" --node cp-01 --mac 52:54:00:00:00:01 --root root --bind 127.0.0.1
+	echo "$output"; cat serve.log
+	status_is 0
+	cmp sec/munge.key root/etc/munge/munge.key
+	grep -qx 'StoragePass=db-pass' root/etc/slurm/slurmdbd.conf
+}
+
+@test "serve as an unprivileged user: only a file that user could read by itself, with one link, is served" {
+	start_serve_as_user
+	# its own 0400 file; a group-readable file of its group; a world-readable one
+	install -m 0400 -o "$U" -g "$G" /dev/null boot/own
+	install -m 0640 -o root -g "$G" /dev/null boot/group
+	install -m 0644 /dev/null boot/world
+	# root's 0600 file (readable to root only) and root's 0640 of another group
+	install -m 0600 /dev/null boot/rootonly
+	install -m 0640 -o root -g root /dev/null boot/rootgroup
+	# its own file with a second link elsewhere
+	install -m 0400 -o "$U" -g "$G" /dev/null u/private
+	ln u/private boot/linked
+	for f in own group world; do
+		[ "$(curl -s -o /dev/null -w '%{http_code}' "$SERVER/$f")" = 200 ]
+	done
+	for f in rootonly rootgroup linked; do
+		code=$(curl -s -o /dev/null -w '%{http_code}' "$SERVER/$f")
+		echo "$f: $code"
+		[ "$code" = 403 ]
+	done
+}
