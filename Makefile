@@ -21,6 +21,7 @@ GIT       := $(if $(filter $(CURDIR),$(shell git rev-parse --show-toplevel 2>/de
 COMMIT    := $(or $(shell cat COMMIT 2>/dev/null),$(shell $(GIT) rev-parse --short=12 HEAD 2>/dev/null),unknown)
 PREFIX    ?= /usr/local
 UNITDIR   ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 BUILD     ?= build
 CC        ?= cc
 PKG_CONFIG ?= pkg-config
@@ -226,6 +227,8 @@ install: $(BUILD)/nodeforge man
 	install -d $(DESTDIR)$(UNITDIR)
 	sed 's,@BINDIR@,$(PREFIX)/bin,' dist/nodeforge-serve.service.in \
 		> $(DESTDIR)$(UNITDIR)/nodeforge-serve.service
+	install -D -m 0644 dist/nodeforge.sysusers \
+		$(DESTDIR)$(SYSUSERSDIR)/nodeforge.conf
 	cp -R profiles overlays kickstart $(DESTDIR)$(PREFIX)/share/nodeforge/
 
 # Packages (docs/packages.md), under $(PKG)/.  Both build from one source
