@@ -306,6 +306,61 @@ static void test_enroll_password_command(void **state)
 	}
 }
 
+/* Credentials (the unit's LoadCredential=, $CREDENTIALS_DIRECTORY)
+ * replace the site's secrets where present: the key and the password a
+ * controller gets come from them, and the site's password command never
+ * runs */
+static void test_enroll_credentials(void **state)
+{
+	struct nf_enroll *e;
+	struct nf_enroll_claim c;
+	struct nf_enroll_result res;
+	uint8_t cred_key[1024], got[2048];
+	char *body, *dump, *conf;
+	json_t *resp;
+	int status, fd;
+	ssize_t n;
+	(void)state;
+
+	server_pw_cmd = "echo from-the-site; exit 7";
+	e = server("state-cred");
+	server_pw_cmd = NULL;
+	mkdir(P("creds"), 0700);
+	/* none: nothing changes */
+	assert_int_equal(nf_enroll_credentials(e, NULL), 0);
+	assert_int_equal(nf_enroll_credentials(e, P("creds")), 0);
+	memset(cred_key, 0x5a, sizeof(cred_key));
+	fd = open(P("creds/munge.key"), O_WRONLY | O_CREAT, 0400);
+	assert_int_equal(write(fd, cred_key, sizeof(cred_key)), 1024);
+	close(fd);
+	put("creds/slurmdbd.password", "from-a-credential\n", 0400);
+	assert_int_equal(nf_enroll_credentials(e, P("creds")), 0);
+	mkdir(P("root/etc/slurm"), 0755);
+	put("root/etc/slurm/slurmdbd.conf", "StoragePass=old\n", 0644);
+	open_window(e, "cp-01");
+	assert_int_equal(nf_enroll_claim_make(ctx, &c, "cp-01", NULL, &body),
+			 0);
+	resp = claim(e, "127.0.0.1", body, &status);
+	assert_int_equal(status, 200);
+	dump = json_dumps(resp, 0);
+	assert_int_equal(nf_enroll_claim_accept(ctx, &c, dump, strlen(dump),
+						P("root"), &res), 0);
+	assert_int_equal(res.slurmdbd_password, 1);
+	fd = open(P("root/etc/munge/munge.key"), O_RDONLY);
+	n = read(fd, got, sizeof(got));
+	close(fd);
+	assert_int_equal(n, 1024);
+	assert_memory_equal(got, cred_key, 1024);
+	assert_int_equal(nf_read_file(ctx, P("root/etc/slurm/slurmdbd.conf"),
+				      4096, &conf, NULL), 0);
+	assert_string_equal(conf, "StoragePass=from-a-credential\n");
+	free(conf);
+	free(dump);
+	free(body);
+	json_decref(resp);
+	nf_enroll_free(e);
+}
+
 /* The key goes where the munge facet checks it: a profile that moves
  * munge.key_path and sets its own owner and mode gets the key there, and
  * the facet's checks pass on the enrolled root */
@@ -1028,6 +1083,7 @@ int main(void)
 		cmocka_unit_test(test_enroll_compute),
 		cmocka_unit_test(test_enroll_controller_password),
 		cmocka_unit_test(test_enroll_password_command),
+		cmocka_unit_test(test_enroll_credentials),
 		cmocka_unit_test(test_enroll_profile_key_place),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_refusals_log),
