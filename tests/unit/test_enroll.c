@@ -251,6 +251,35 @@ static void test_enroll_controller_password(void **state)
 
 /* secrets.slurmdbd_password as a command: its first line is the
  * password; a command that fails enrolls nothing */
+/* A claim answered 200 and accepted into root/ */
+static void claim_accept(struct nf_enroll *e, struct nf_enroll_claim *c,
+			 const char *peer, const char *body,
+			 struct nf_enroll_result *res)
+{
+	json_t *resp;
+	char *dump;
+	int status;
+
+	resp = claim(e, peer, body, &status);
+	assert_int_equal(status, 200);
+	dump = json_dumps(resp, 0);
+	assert_int_equal(nf_enroll_claim_accept(ctx, c, dump, strlen(dump),
+						P("root"), res), 0);
+	free(dump);
+	json_decref(resp);
+}
+
+/* root/etc/slurm/slurmdbd.conf is exactly `text` */
+static void conf_is(const char *text)
+{
+	char *conf;
+
+	assert_int_equal(nf_read_file(ctx, P("root/etc/slurm/slurmdbd.conf"),
+				      4096, &conf, NULL), 0);
+	assert_string_equal(conf, text);
+	free(conf);
+}
+
 static void test_enroll_password_command(void **state)
 {
 	static const char *const cmds[] = {
@@ -263,7 +292,7 @@ static void test_enroll_password_command(void **state)
 		struct nf_enroll *e;
 		struct nf_enroll_claim c;
 		struct nf_enroll_result res;
-		char *body, *dump, *conf, dir[32];
+		char *body, dir[32];
 		json_t *resp;
 		int status;
 
@@ -289,19 +318,10 @@ static void test_enroll_password_command(void **state)
 			nf_enroll_free(e);
 			continue;
 		}
-		resp = claim(e, "::ffff:127.0.0.1", body, &status);
-		assert_int_equal(status, 200);
-		dump = json_dumps(resp, 0);
-		assert_int_equal(nf_enroll_claim_accept(ctx, &c, dump, strlen(dump),
-							P("root"), &res), 0);
+		claim_accept(e, &c, "::ffff:127.0.0.1", body, &res);
 		assert_int_equal(res.slurmdbd_password, 1);
-		assert_int_equal(nf_read_file(ctx, P("root/etc/slurm/slurmdbd.conf"),
-					      4096, &conf, NULL), 0);
-		assert_string_equal(conf, "StoragePass=from-a-vault\n");
-		free(conf);
-		free(dump);
+		conf_is("StoragePass=from-a-vault\n");
 		free(body);
-		json_decref(resp);
 		nf_enroll_free(e);
 	}
 }
@@ -316,9 +336,8 @@ static void test_enroll_credentials(void **state)
 	struct nf_enroll_claim c;
 	struct nf_enroll_result res;
 	uint8_t cred_key[1024], got[2048];
-	char *body, *dump, *conf;
-	json_t *resp;
-	int status, fd;
+	char *body;
+	int fd;
 	ssize_t n;
 	(void)state;
 
@@ -340,24 +359,15 @@ static void test_enroll_credentials(void **state)
 	open_window(e, "cp-01");
 	assert_int_equal(nf_enroll_claim_make(ctx, &c, "cp-01", NULL, &body),
 			 0);
-	resp = claim(e, "127.0.0.1", body, &status);
-	assert_int_equal(status, 200);
-	dump = json_dumps(resp, 0);
-	assert_int_equal(nf_enroll_claim_accept(ctx, &c, dump, strlen(dump),
-						P("root"), &res), 0);
+	claim_accept(e, &c, "127.0.0.1", body, &res);
 	assert_int_equal(res.slurmdbd_password, 1);
 	fd = open(P("root/etc/munge/munge.key"), O_RDONLY);
 	n = read(fd, got, sizeof(got));
 	close(fd);
 	assert_int_equal(n, 1024);
 	assert_memory_equal(got, cred_key, 1024);
-	assert_int_equal(nf_read_file(ctx, P("root/etc/slurm/slurmdbd.conf"),
-				      4096, &conf, NULL), 0);
-	assert_string_equal(conf, "StoragePass=from-a-credential\n");
-	free(conf);
-	free(dump);
+	conf_is("StoragePass=from-a-credential\n");
 	free(body);
-	json_decref(resp);
 	nf_enroll_free(e);
 }
 
