@@ -46,7 +46,8 @@ start_serve_as_user() {
 
 @test "serve as an unprivileged user: the munge key from CREDENTIALS_DIRECTORY reaches an enrolling node" {
 	# the key on disk is root's 0400 in a root 0700 directory
-	! as_user cat sec/munge.key 2>/dev/null
+	run as_user cat sec/munge.key
+	[ "$status" -ne 0 ]
 	start_serve_as_user
 	as_user "$NF_BIN" enroll open gpu-01 --for 10m -i racks.yaml --state u/enroll >/dev/null
 	node_roots root
