@@ -94,3 +94,33 @@ start_serve_as_user() {
 		[ "$code" = 403 ]
 	done
 }
+
+@test "the unit's own ExecStart, as an unprivileged user with the credential the unit loads, enrolls a node" {
+	unit=$NF_SRCDIR/dist/nodeforge-serve.service.in
+	# the credential under the name the unit gives it
+	id=$(sed -n 's/^LoadCredential=\([^:]*\):.*/\1/p' "$unit")
+	[ "$id" = munge.key ]
+	install -d -m 0700 -o "$U" -g "$G" u/unitcreds state
+	install -m 0400 -o "$U" -g "$G" sec/munge.key "u/unitcreds/$id"
+	nf pxe --out boot -i racks.yaml --images "$FIXTURES/boot/out" >/dev/null
+	# the unit's command line, its variables set as an EnvironmentFile would
+	export NODEFORGE_TREE=$SCRATCH/boot NODEFORGE_STATE=$SCRATCH/state/nodes
+	export NODEFORGE_LISTEN=127.0.0.1:0 NODEFORGE_INVENTORY=$SCRATCH/racks.yaml
+	cmd=$(sed -n 's/^ExecStart=@BINDIR@\/nodeforge //p' "$unit")
+	[ -n "$cmd" ]
+	eval "set -- $cmd"
+	CREDENTIALS_DIRECTORY=$SCRATCH/u/unitcreds as_user "$NF_BIN" "$@" \
+		>serve.out 2>serve.log 3>&- &
+	PIDS+=($!)
+	for _ in $(seq 50); do grep -q '^listening on' serve.out && break; sleep 0.1; done
+	SERVER=$(sed -n 's/^listening on //p' serve.out)
+	[ -n "$SERVER" ] || { cat serve.log; false; }
+	# the site's state_dir is the enrollment state, as /var/lib/nodeforge is
+	as_user "$NF_BIN" enroll open gpu-01 --for 10m -i racks.yaml >/dev/null
+	node_roots root
+	run nf enroll --server "$SERVER" --node gpu-01 --mac 52:54:00:00:00:02 --root root --bind 127.0.0.2
+	echo "$output"; cat serve.log
+	status_is 0
+	cmp sec/munge.key root/etc/munge/munge.key
+	[ "$(stat -c %U state/nodes)" = "$U" ]
+}
