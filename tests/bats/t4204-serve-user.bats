@@ -39,9 +39,25 @@ start_serve_as_user() {
 		--enroll-state u/enroll -i racks.yaml \
 		>serve.out 2>serve.log 3>&- &
 	PIDS+=($!)
+	wait_listening
+}
+
+# wait_listening: the URL the server started in the background prints,
+# in $SERVER
+wait_listening() {
 	for _ in $(seq 50); do grep -q '^listening on' serve.out && break; sleep 0.1; done
 	SERVER=$(sed -n 's/^listening on //p' serve.out)
 	[ -n "$SERVER" ] || { cat serve.log >&2; return 1; }
+}
+
+# enroll_gpu01: gpu-01 enrolls from its address into root/ and gets the
+# server's key
+enroll_gpu01() {
+	node_roots root
+	run nf enroll --server "$SERVER" --node gpu-01 --mac 52:54:00:00:00:02 --root root --bind 127.0.0.2
+	echo "$output"; cat serve.log
+	status_is 0
+	cmp sec/munge.key root/etc/munge/munge.key
 }
 
 @test "serve as an unprivileged user: the munge key from CREDENTIALS_DIRECTORY reaches an enrolling node" {
@@ -50,11 +66,7 @@ start_serve_as_user() {
 	[ "$status" -ne 0 ]
 	start_serve_as_user
 	as_user "$NF_BIN" enroll open gpu-01 --for 10m -i racks.yaml --state u/enroll >/dev/null
-	node_roots root
-	run nf enroll --server "$SERVER" --node gpu-01 --mac 52:54:00:00:00:02 --root root --bind 127.0.0.2
-	echo "$output"; cat serve.log
-	status_is 0
-	cmp sec/munge.key root/etc/munge/munge.key
+	enroll_gpu01
 	# the state is the serving user's
 	[ "$(stat -c %U u/enroll/enroll.json)" = "$U" ]
 	[ "$(stat -c %U u/nodes)" = "$U" ]
@@ -112,15 +124,9 @@ start_serve_as_user() {
 	CREDENTIALS_DIRECTORY=$SCRATCH/u/unitcreds as_user "$NF_BIN" "$@" \
 		>serve.out 2>serve.log 3>&- &
 	PIDS+=($!)
-	for _ in $(seq 50); do grep -q '^listening on' serve.out && break; sleep 0.1; done
-	SERVER=$(sed -n 's/^listening on //p' serve.out)
-	[ -n "$SERVER" ] || { cat serve.log; false; }
+	wait_listening
 	# the site's state_dir is the enrollment state, as /var/lib/nodeforge is
 	as_user "$NF_BIN" enroll open gpu-01 --for 10m -i racks.yaml >/dev/null
-	node_roots root
-	run nf enroll --server "$SERVER" --node gpu-01 --mac 52:54:00:00:00:02 --root root --bind 127.0.0.2
-	echo "$output"; cat serve.log
-	status_is 0
-	cmp sec/munge.key root/etc/munge/munge.key
+	enroll_gpu01
 	[ "$(stat -c %U state/nodes)" = "$U" ]
 }
