@@ -51,7 +51,7 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
 
-.PHONY: FORCE deb rpm rpm-build pkg-src image-pkgs fuzz-lib test all check check-unit check-bats check-layers check-e2e e2e-prebuild asan fuzz fuzz-run deps install \
+.PHONY: FORCE deb rpm rpm-build pkg-src image-pkgs fuzz-lib test all check check-unit check-bats check-layers check-e2e e2e-prebuild e2e-prepare asan fuzz fuzz-run deps install \
         clean bench ci-image check-cluster man
 all: $(BUILD)/nodeforge man
 
@@ -141,6 +141,12 @@ check-e2e: $(BUILD)/nodeforge $(call PKG_DEPS,rpm)
 # background while the e2e tests that need no image run
 e2e-prebuild: $(BUILD)/nodeforge $(call PKG_DEPS)
 	$(E2E_ENV) tests/e2e/prebuild.sh
+
+# their bootstraps and compiled artifacts only (build --prepare), and the
+# small role's t2900 builds: no package needed, so make test starts it
+# first, beside everything else
+e2e-prepare: $(BUILD)/nodeforge
+	$(E2E_ENV) tests/e2e/prebuild.sh --prepare
 
 # The cluster acceptance test (docs/architecture.md, docs/bring-up-a-rack.md): every
 # role's image, booted together in QEMU VMs inside a network namespace,

@@ -222,7 +222,7 @@ int nf_cmd_build_check(const char *cmd, const char *role,
 	     (r = nf_cmd_path_arg(cmd, "--mirror", bo->mirror, NF_PATH_URL))) ||
 	    (bo->overlays && *bo->overlays &&
 	     (r = nf_cmd_path_arg(cmd, "--overlays", bo->overlays, 0))) ||
-	    (sp_opt && strcmp(bo->self_package, "host") &&
+	    (sp_opt && !bo->prepare && strcmp(bo->self_package, "host") &&
 	     (r = nf_cmd_path_arg(cmd, sp_opt, bo->self_package,
 				  NF_PATH_FILE))))
 		return r;

@@ -6,21 +6,28 @@
 #               library's layering (make check-layers)
 #   asan        the unit and CLI (bats) tests built with ASan/UBSan
 #   fuzz        every libFuzzer target for FUZZ_SECONDS (default 10)
+#   prepare     the images' bootstraps and compiled artifacts (make
+#               e2e-prepare: nodeforge build --prepare, which needs no
+#               package), started in the background right after the
+#               build, the GPU role's driver compile first: the longest
+#               chain of the run
 #   packages    the nodeforge packages the images install (make
 #               image-pkgs rpm): started in the background, niced, before
 #               asan, since most of it is downloading and unpacking a
 #               build root while the tests above keep the CPUs busy
 #   images      then, in the same background job, the six images the
-#               e2e and cluster tests share (make e2e-prebuild): they
-#               build while asan, fuzz and the e2e files that need no
-#               image run (tests/bats-files.sh runs those first; the
-#               first file that needs the images waits for them)
+#               e2e and cluster tests share (make e2e-prebuild), each
+#               from its prepared root: they build while asan, fuzz and
+#               the e2e files that need no image run (tests/bats-files.sh
+#               runs those first; the first file that needs the images
+#               waits for them)
 #   e2e         the real-component tests (make check-e2e)
 #   cluster     the cluster the images form (make check-cluster)
 #
 # A stage that fails stops the run (after the table).  The packages'
 # output is in build/pkgs.log, shown when they failed; the images' in
-# build/prebuild.log (a failed image build fails again in its test).
+# build/prepare.log and build/prebuild.log (a failed image build fails
+# again in its test).
 set -uo pipefail
 # background jobs in their own process group, to stop the whole job
 set -m
@@ -66,6 +73,36 @@ stage() {
 bg_pid=
 bg_t0=
 pkgs_done=
+prep_pid=
+prep_t0=
+
+# the images' bootstraps and compiled artifacts, in the background (its
+# own process group): "STATUS SECONDS-SINCE-EPOCH" in prepare.done
+start_prepare() {
+	mkdir -p "$BUILD"
+	rm -f "$BUILD/prepare.done"
+	echo "== $(date -u +%T) prepare (in the background: $BUILD/prepare.log)"
+	prep_t0=$(date +%s)
+	(
+		rc=0
+		$MAKE e2e-prepare >"$BUILD/prepare.log" 2>&1 || rc=$?
+		echo "$rc $(date +%s)" >"$BUILD/prepare.done"
+	) &
+	prep_pid=$!
+}
+
+# its time, once it ended (the builds that needed its roots waited for
+# them); a failed prepare fails nothing itself: the build that needs the
+# root does the work again and fails with its words
+finish_prepare() {
+	[ -n "$prep_pid" ] || return 0
+	wait "$prep_pid" 2>/dev/null || true
+	prep_pid=
+	local rc=1 t
+	read -r rc t <"$BUILD/prepare.done" 2>/dev/null || return 0
+	record "prepare (background)" $((t - prep_t0)) "$rc"
+	[ "$rc" = 0 ] || echo "== the prepare failed (exit $rc): $BUILD/prepare.log"
+}
 
 # the background job: the packages, then the shared images.  Each writes
 # "STATUS SECONDS-SINCE-EPOCH" to its done file when it ends.
@@ -109,6 +146,11 @@ finish_packages() {
 # a failed stage ends the run: the background job (its own process
 # group, set -m) is stopped, not waited for
 stop_background() {
+	if [ -n "$prep_pid" ]; then
+		kill -- -"$prep_pid" 2>/dev/null || true
+		wait "$prep_pid" 2>/dev/null || true
+		prep_pid=
+	fi
 	[ -n "$bg_pid" ] || return 0
 	[ -n "$pkgs_done" ] || [ ! -e "$BUILD/pkgs.done" ] || finish_packages || true
 	kill -- -"$bg_pid" 2>/dev/null || true
@@ -130,6 +172,7 @@ finish_images() {
 }
 
 stage build $MAKE -j"$JOBS" all
+start_prepare
 stage unit $MAKE -j"$JOBS" check-unit check-layers
 start_packages
 stage asan $MAKE -j"$JOBS" asan
@@ -142,5 +185,6 @@ if ! finish_packages; then
 fi
 stage e2e $MAKE -j"$JOBS" check-e2e PKGS_READY=1
 finish_images
+finish_prepare
 stage cluster $MAKE -j"$JOBS" check-cluster PKGS_READY=1
 table
