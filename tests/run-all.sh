@@ -122,7 +122,7 @@ start_packages() {
 	echo "== $(date -u +%T) packages, then images (in the background: $BUILD/pkgs.log, $BUILD/prebuild.log)"
 	bg_t0=$(date +%s)
 	(
-		renice -n 10 "$BASHPID" >/dev/null
+		renice -n 5 "$BASHPID" >/dev/null
 		background
 	) &
 	bg_pid=$!

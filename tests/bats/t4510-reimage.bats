@@ -66,11 +66,30 @@ setup() {
 }
 
 teardown() {
+	local f p pids=() i
+	# the jobs first: a job step whose slurmctld is gone keeps retrying
+	# its last message, and its slurmd does not end on SIGTERM meanwhile
+	if [ -n "${SLURM_CONF:-}" ]; then timeout 5 scancel --full -p p 2>/dev/null || true; fi
 	for f in slurmd-cpu-01.pid slurmd-cpu-02.pid sim-cpu-01.pid sim-cpu-02.pid ctld.pid; do
-		[ -s "${SCRATCH:-/nonexistent}/$f" ] && kill "$(cat "$SCRATCH/$f")" 2>/dev/null
+		[ -s "${SCRATCH:-/nonexistent}/$f" ] && pids+=("$(cat "$SCRATCH/$f")")
 	done
-	for p in ${PIDS:-}; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	for p in ${PIDS:-}; do pids+=("$p"); done
+	# this test's slurmstepds (slurmd's double-forked children), by the
+	# SLURM_CONF they inherited
+	for p in $(pgrep -x slurmstepd 2>/dev/null || true); do
+		if [ -n "${SLURM_CONF:-}" ] &&
+			tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$SLURM_CONF"; then
+			pids+=("$p")
+		fi
+	done
+	[ ${#pids[@]} = 0 ] || kill "${pids[@]}" 2>/dev/null || true
+	# what has not ended after 5 s is killed
+	for i in $(seq 50); do
+		kill -0 "${pids[@]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ ${#pids[@]} = 0 ] || kill -KILL "${pids[@]}" 2>/dev/null || true
+	wait 2>/dev/null || true
 	nf_teardown
 }
 

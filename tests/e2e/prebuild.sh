@@ -16,10 +16,12 @@
 # image's bootstrap, then its root after the compiled artifacts), which
 # needs no nodeforge package, so `make test` starts it at once, before
 # the packages are built; also the small role t2900 builds
-# (tests/fixtures/profiles/e2e).  The GPU role, whose driver compile is
-# the longest build, gets the CPU first (NF_PREPARE_NICE, default 5; the
-# others 10).  A later build of the same inputs starts from the prepared
-# root, or waits for a prepare still running (the cache's own locks).
+# (tests/fixtures/profiles/e2e).  Niceness by when the tests need them:
+# the GPU role, whose driver compile is the longest build, 5 (as make
+# test's packages); the cpu role (t0900's build) and the small role
+# (t2900) 10; the rest, needed last (t2950 and the cluster), 15.  A later
+# build of the same inputs starts from the prepared root, or waits for a
+# prepare still running (the cache's own locks).
 #
 # Needs NF_BIN, NF_SRCDIR, NF_E2E_CACHE, NODEFORGE_SELF_PACKAGE and
 # NODEFORGE_ARTIFACT_MIRROR (make e2e-prebuild sets them).  Prints one
@@ -48,7 +50,11 @@ d12=$NF_SRCDIR/examples/site-debian12.yaml
 # first when preparing
 nice_of() {
 	[ -n "$prepare" ] || { echo 0; return; }
-	[ "$1" = compute ] && echo "${NF_PREPARE_NICE:-5}" || echo 10
+	case $1 in
+	compute) echo 5 ;;
+	cpu | mini) echo 10 ;;
+	*) echo 15 ;;
+	esac
 }
 pids=()
 for role in controller compute login cpu; do
@@ -59,14 +65,14 @@ for role in controller compute login cpu; do
 	pids+=($!)
 done
 for role in controller cpu; do
-	nice -n "$(nice_of "$role")" "$NF_BIN" -C "$NF_SRCDIR/profiles" -s "$d12" build "$role" \
+	nice -n "$(nice_of "d12-$role")" "$NF_BIN" -C "$NF_SRCDIR/profiles" -s "$d12" build "$role" \
 		--cache "$E2E" $prepare --out "$E2E/d12/out" --inventory "$NF_SRCDIR/examples/racks.yaml" \
 		>"$E2E/prebuild/${mode}d12-$role.log" 2>&1 9>&- &
 	pids+=($!)
 done
 n=6
 if [ -n "$prepare" ]; then
-	nice -n 10 "$NF_BIN" -C "$NF_SRCDIR/tests/fixtures/profiles/e2e" build mini --cache "$E2E" \
+	nice -n "$(nice_of mini)" "$NF_BIN" -C "$NF_SRCDIR/tests/fixtures/profiles/e2e" build mini --cache "$E2E" \
 		--prepare >"$E2E/prebuild/prepare-mini.log" 2>&1 9>&- &
 	pids+=($!)
 	n=7
