@@ -54,8 +54,8 @@ setup_file() {
 }
 
 # same_source A B: two source tarballs hold the same files, byte for
-# byte (a symbolic link as a link), but COMMIT (what a checkout's HEAD or a tarball without .git
-# says it is built from)
+# byte (a symbolic link as a link), but COMMIT (what a checkout's HEAD
+# or a tarball without .git says it is built from)
 same_source() {
 	local d=$BATS_TEST_TMPDIR/same
 	rm -rf "$d" && mkdir -p "$d/a" "$d/b"
