@@ -76,7 +76,9 @@ int nf_enroll_new(struct nf_ctx *ctx, const struct nf_enroll_opts *o,
 			       "state directory '%s' has mode %04o: it holds "
 			       "secrets, chmod 0700 it", o->state_dir,
 			       (unsigned)(st.st_mode & 07777));
-	if (st.st_uid != geteuid())
+	/* another user's directory is refused, but for root: the operator
+	 * rotating keys or opening windows for the serve user's state */
+	if (st.st_uid != geteuid() && geteuid() != 0)
 		return nf_fail(ctx, NF_E_UNSAFE,
 			       "state directory '%s' belongs to uid %u, not to "
 			       "this user", o->state_dir, (unsigned)st.st_uid);
@@ -101,6 +103,9 @@ int nf_enroll_new(struct nf_ctx *ctx, const struct nf_enroll_opts *o,
 	if (!(e = calloc(1, sizeof(*e))))
 		return -ENOMEM;
 	e->ctx = ctx;
+	e->own = st.st_uid != geteuid();
+	e->uid = st.st_uid;
+	e->gid = st.st_gid;
 	e->dir = nf_strdup(o->state_dir);
 	e->munge_key = nf_strdup(o->munge_key);
 	e->pw_path = nf_strdup(o->slurmdbd_password);

@@ -35,6 +35,11 @@ struct nf_enroll {
 	struct enode *nodes;
 	size_t n, cap;
 	long long now;
+	/* root acting on the state directory of the user serve runs as
+	 * (nodeforge-serve.service's): what it writes there is that user's */
+	int own;
+	uid_t uid;
+	gid_t gid;
 };
 
 static inline long long now_of(const struct nf_enroll *e)
@@ -58,6 +63,10 @@ int nf_en_state_load(struct nf_enroll *e, json_t **out);
 int nf_en_state_save(struct nf_enroll *e, json_t *j);
 /* A JSON document of the state directory, written atomically, 0600 */
 int nf_en_json_save(struct nf_enroll *e, const char *name, json_t *j);
+/* A file just written in the state directory (by path, not followed, or
+ * by fd when fd >= 0) given to the directory's owner when root writes
+ * for it; 0 otherwise, and for a path outside the directory */
+int nf_en_own(struct nf_enroll *e, const char *path, int fd);
 /* The rotation plan, or *out NULL when there is none (lib/enroll_rotate.c) */
 int nf_en_rot_load(struct nf_enroll *e, json_t **out);
 

@@ -161,10 +161,31 @@ static int key_copy(struct nf_enroll *e, const char *from, const char *fp,
 		r = nf_fail(e->ctx, NF_E_CHECKSUM,
 			    "'%s' holds key %s, not %s: not copied to '%s'",
 			    from, got, fp, to);
-	else
-		r = nf_secret_replace(e->ctx, to, k, kl, 0400);
+	else if (!(r = nf_secret_replace(e->ctx, to, k, kl, 0400)))
+		r = nf_en_own(e, to, -1);
 	nf_wipe_free(k, kl + 1);
 	return r;
+}
+
+/* The old key, for a node's proof: this server's own key when it is
+ * the old one (under nodeforge-serve.service, the credential systemd
+ * copied at start: the file on disk, the plan's old_path, is root's),
+ * else the plan's old_path */
+static int old_key_read(struct nf_enroll *e, const json_t *rot,
+			const char *oldfp, uint8_t **key, size_t *klen)
+{
+	char got[NF_FINGERPRINT_LEN];
+
+	if (e->munge_key &&
+	    !nf_secret_read(e->ctx, e->munge_key, NF_MUNGE_KEY_MAX, key, klen)) {
+		nf_fingerprint(*key, *klen, got);
+		if (!strcmp(got, oldfp))
+			return 0;
+		nf_wipe_free(*key, *klen + 1);
+		*key = NULL;
+	}
+	return nf_secret_read(e->ctx, json_string_value(json_object_get(
+			      rot, "old_path")), NF_MUNGE_KEY_MAX, key, klen);
 }
 
 static char *state_path(struct nf_enroll *e, const char *leaf)
@@ -186,7 +207,8 @@ static int begin_key(struct nf_enroll *e, json_t *rot,
 	if (unlink(next) < 0 && errno != ENOENT)
 		return nf_fail(e->ctx, -errno, "cannot remove '%s': %s", next,
 			       strerror(errno));
-	if ((r = nf_munge_key_new(e->ctx, next, NULL, fp)))
+	if ((r = nf_munge_key_new(e->ctx, next, NULL, fp)) ||
+	    (r = nf_en_own(e, next, -1)))
 		return r;
 	crash_point("begin-key");
 	json_object_set_new(rot, "new_fp", json_string(fp));
@@ -679,9 +701,10 @@ int nf_rotate_poll(struct nf_enroll *e, const char *peer_addr,
 		       "%s -> %s; re-enroll it", name, have, oldfp, newfp);
 		goto out;
 	}
-	r = nf_secret_read(e->ctx, json_string_value(json_object_get(
-			   rot, holds_new ? "new_path" : "old_path")),
-			   NF_MUNGE_KEY_MAX, &key, &klen);
+	r = holds_new ? nf_secret_read(e->ctx, json_string_value(
+				json_object_get(rot, "new_path")),
+				NF_MUNGE_KEY_MAX, &key, &klen)
+		      : old_key_read(e, rot, oldfp, &key, &klen);
 	if (r || rotate_proof(key, klen, name, nonce, pub, want) ||
 	    !nf_memeq_ct(want, proof, 32)) {
 		if (r) {

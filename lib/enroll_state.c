@@ -25,6 +25,27 @@
 
 /* ------------------------------------------------------------- state */
 
+int nf_en_own(struct nf_enroll *e, const char *path, int fd)
+{
+	size_t n = strlen(e->dir);
+	int r;
+
+	if (!e->own)
+		return 0;
+	if (fd >= 0)
+		r = fchown(fd, e->uid, e->gid);
+	else if (strncmp(path, e->dir, n) || path[n] != '/' ||
+		 strchr(path + n + 1, '/'))
+		return 0;
+	else
+		r = lchown(path, e->uid, e->gid);
+	if (r < 0)
+		return nf_fail(e->ctx, -errno, "cannot give '%s' to uid %u, the "
+			       "owner of '%s': %s", path ? path : e->dir,
+			       (unsigned)e->uid, e->dir, strerror(errno));
+	return 0;
+}
+
 int nf_en_lock(struct nf_enroll *e)
 {
 	char *p = nf_asprintf("%s/%s", e->dir, LOCK_FILE);
@@ -37,6 +58,10 @@ int nf_en_lock(struct nf_enroll *e)
 	if (fd < 0)
 		return nf_fail(e->ctx, -errno, "cannot lock '%s': %s", e->dir,
 			       strerror(errno));
+	if (nf_en_own(e, NULL, fd) < 0) {
+		close(fd);
+		return -EPERM;
+	}
 	while (flock(fd, LOCK_EX) < 0) {
 		if (errno != EINTR) {
 			int r = -errno;
@@ -112,6 +137,8 @@ int nf_en_json_save(struct nf_enroll *e, const char *name, json_t *j)
 		return -ENOMEM;
 	}
 	r = nf_write_atomic(e->ctx, p, s, strlen(s), 0600);
+	if (!r)
+		r = nf_en_own(e, p, -1);
 	free(p);
 	free(s);
 	return r;
@@ -174,6 +201,8 @@ int nf_en_refusal_append(struct nf_enroll *e, json_t *rec)
 			    strerror(errno));
 		goto out;
 	}
+	if ((r = nf_en_own(e, NULL, fd)))
+		goto out;
 	while (off < len) {
 		ssize_t w = write(fd, line + off, len - off);
 

@@ -8,6 +8,7 @@ load enroll_helper
 setup() {
 	nf_setup
 	PIDS=()
+	AGENTS=()
 	[ "$(id -u)" = 0 ] || skip "needs root to start serve as another user"
 	command -v setpriv >/dev/null || skip "no setpriv"
 	enroll_fixture db-pass
@@ -22,6 +23,8 @@ setup() {
 }
 
 teardown() {
+	touch stop-agents
+	PIDS+=("${AGENTS[@]}")
 	stop_pids
 	nf_teardown
 }
@@ -129,4 +132,31 @@ enroll_gpu01() {
 	as_user "$NF_BIN" enroll open gpu-01 --for 10m -i racks.yaml >/dev/null
 	enroll_gpu01
 	[ "$(stat -c %U state/nodes)" = "$U" ]
+}
+
+@test "root's enroll open and keys rotate munge work in the serve user's state directory: what they write stays that user's, and the nodes end on the new key" {
+	start_serve_as_user
+	# root opens the window in the directory the serving user owns
+	run nf enroll open cp-01,gpu-01 --for 10m -i racks.yaml --state u/enroll
+	echo "$output"
+	status_is 0
+	node_roots cp gpu
+	nf enroll --server "$SERVER" --node cp-01 --mac 52:54:00:00:00:01 --root cp --bind 127.0.0.1 >/dev/null
+	nf enroll --server "$SERVER" --node gpu-01 --mac 52:54:00:00:00:02 --root gpu --bind 127.0.0.2 >/dev/null
+	old=$(sha256sum < sec/munge.key)
+	agents
+	run "$NF_BIN" keys rotate munge -i racks.yaml --enroll-state u/enroll \
+		--stage-timeout 20 --group-timeout 20
+	touch stop-agents
+	echo "$output"; cat serve.log
+	status_is 0
+	new=$(sha256sum < sec/munge.key)
+	[ "$new" != "$old" ]
+	[ "$(sha256sum < cp/etc/munge/munge.key)" = "$new" ]
+	[ "$(sha256sum < gpu/etc/munge/munge.key)" = "$new" ]
+	# nothing root wrote there is root's
+	find u/enroll ! -user "$U"
+	[ -z "$(find u/enroll ! -user "$U")" ]
+	# the site's key on disk stays root's 0400
+	[ "$(stat -c '%U %a' sec/munge.key)" = "root 400" ]
 }

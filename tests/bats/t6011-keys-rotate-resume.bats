@@ -32,26 +32,6 @@ enrolled() {
 	OLD=$(sha256sum < sec/munge.key)
 }
 
-# The nodes' rotation agents, polling until ./stop-agents exists (an agent
-# ends when there is no rotation or it is done, as the node's timer would
-# start it again)
-agents() {
-	local spec
-	for spec in "cp-01 127.0.0.1 cp" "gpu-01 127.0.0.2 gpu"; do
-		# shellcheck disable=SC2086
-		set -- $spec
-		(
-			while [ ! -e stop-agents ]; do
-				"$NF_BIN" enroll rotate --server "$SERVER" --node "$1" \
-					--root "$3" --bind "$2" --poll 0.1 --wait 30 \
-					>>"agent-$1.log" 2>&1 || true
-				sleep 0.2
-			done
-		) 3>&- &
-		AGENTS+=($!)
-	done
-}
-
 # let the agents' current poll end, then stop them (serve keeps running)
 stop_agents() {
 	touch stop-agents
