@@ -426,6 +426,27 @@ static int store(struct build *b, int r, const char *tmp, const char *path)
 	return r;
 }
 
+/* Take `lock` for making the cache entry `path`; held by another build
+ * of the same entry: say `note`, wait for it, and when it left `path`
+ * behind, *have = 1 and the lock is let go.  *fd holds the lock
+ * otherwise */
+static int lock_or_wait(struct build *b, const char *lock, const char *note,
+			const char *path, int *have, int *fd)
+{
+	int r;
+
+	if ((r = nf_lock_path(b->ctx, lock, 0, fd)) <= 0)
+		return r;
+	nf_bld_note(b, note);
+	if ((r = nf_lock_path(b->ctx, lock, 1, fd)))
+		return r;
+	if ((*have = !b->o->no_cache && nf_bld_file_exists(path))) {
+		close(*fd);
+		*fd = -1;
+	}
+	return 0;
+}
+
 int nf_bld_stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
 			   const char *bkey, char *tarpath, size_t tarsz,
 			   int *cached)
@@ -451,19 +472,10 @@ int nf_bld_stage_bootstrap(struct build *b, char **pkgs, size_t npkgs,
 	/* builds sharing the cache that need this package set at once: one
 	 * bootstraps it, the others wait for it and take it from the cache */
 	snprintf(lock, sizeof(lock), "%s/%s.lock", dir, bkey);
-	if ((r = nf_lock_path(b->ctx, lock, 0, &fd)) < 0)
+	if ((r = lock_or_wait(b, lock, "waiting for another build's bootstrap "
+			      "of this package set", tarpath, cached, &fd)) ||
+	    *cached)
 		return r;
-	if (r) {
-		nf_bld_note(b, "waiting for another build's bootstrap of this "
-			    "package set");
-		if ((r = nf_lock_path(b->ctx, lock, 1, &fd)))
-			return r;
-		if (!b->o->no_cache && nf_bld_file_exists(tarpath)) {
-			close(fd);
-			*cached = 1;
-			return 0;
-		}
-	}
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-%s-%d.tar", dir, bkey, (int)getpid());
 	snprintf(log, sizeof(log), "%s/%s.log", dir, bkey);
 	r = backend(b)->run(b, pkgs, npkgs, tmp, log);
@@ -542,17 +554,8 @@ int nf_bld_built_lock(struct build *b, const char *path, int *have, int *fd)
 		return r;
 	/* KEY.tar -> KEY.lock */
 	snprintf(lock, sizeof(lock), "%.*s.lock", (int)(n > 4 ? n - 4 : n), path);
-	if ((r = nf_lock_path(b->ctx, lock, 0, fd)) <= 0)
-		return r;
-	nf_bld_note(b, "waiting for another build's artifacts stage on this "
-		    "bootstrap");
-	if ((r = nf_lock_path(b->ctx, lock, 1, fd)))
-		return r;
-	if ((*have = nf_bld_file_exists(path))) {
-		close(*fd);
-		*fd = -1;
-	}
-	return 0;
+	return lock_or_wait(b, lock, "waiting for another build's artifacts "
+			    "stage on this bootstrap", path, have, fd);
 }
 
 /* Store the work root as `path` */
