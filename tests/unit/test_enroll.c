@@ -155,6 +155,20 @@ static char *open_window(struct nf_enroll *e, const char *name)
 	return NULL;
 }
 
+/* root/etc/munge/munge.key is the 1024 bytes of `key` */
+static void node_key_is(const uint8_t *key)
+{
+	uint8_t got[2048];
+	ssize_t n;
+	int fd = open(P("root/etc/munge/munge.key"), O_RDONLY);
+
+	assert_true(fd >= 0);
+	n = read(fd, got, sizeof(got));
+	close(fd);
+	assert_int_equal(n, 1024);
+	assert_memory_equal(got, key, 1024);
+}
+
 static void test_enroll_compute(void **state)
 {
 	struct nf_enroll *e = server("state1");
@@ -164,9 +178,6 @@ static void test_enroll_compute(void **state)
 	char *body, *dump, *b64;
 	json_t *resp;
 	int status;
-	uint8_t got[2048];
-	int fd;
-	ssize_t n;
 	(void)state;
 
 	open_window(e, "gpu-01");
@@ -190,11 +201,7 @@ static void test_enroll_compute(void **state)
 	assert_int_equal(st.st_mode & 07777, 0400);
 	assert_int_equal(st.st_uid, 4242);
 	assert_int_equal(st.st_gid, 4343);
-	fd = open(P("root/etc/munge/munge.key"), O_RDONLY);
-	n = read(fd, got, sizeof(got));
-	close(fd);
-	assert_int_equal(n, 1024);
-	assert_memory_equal(got, munge_key, 1024);
+	node_key_is(munge_key);
 	assert_int_equal(access(P("root/etc/slurm/slurmdbd.conf"), F_OK), -1);
 	free(b64);
 	free(dump);
@@ -335,10 +342,9 @@ static void test_enroll_credentials(void **state)
 	struct nf_enroll *e;
 	struct nf_enroll_claim c;
 	struct nf_enroll_result res;
-	uint8_t cred_key[1024], got[2048];
+	uint8_t cred_key[1024];
 	char *body;
 	int fd;
-	ssize_t n;
 	(void)state;
 
 	server_pw_cmd = "echo from-the-site; exit 7";
@@ -361,11 +367,7 @@ static void test_enroll_credentials(void **state)
 			 0);
 	claim_accept(e, &c, "127.0.0.1", body, &res);
 	assert_int_equal(res.slurmdbd_password, 1);
-	fd = open(P("root/etc/munge/munge.key"), O_RDONLY);
-	n = read(fd, got, sizeof(got));
-	close(fd);
-	assert_int_equal(n, 1024);
-	assert_memory_equal(got, cred_key, 1024);
+	node_key_is(cred_key);
 	conf_is("StoragePass=from-a-credential\n");
 	free(body);
 	nf_enroll_free(e);
