@@ -38,23 +38,20 @@ static void fetch_opts(struct build *b, struct nf_fetch_opts *fo)
 	};
 }
 
-/* A patch's file: a url with a scheme or an absolute path is fetched as
- * an artifact is (the artifact mirror first); a relative one is a file
- * beside the profiles (profiles/patches/NAME.patch, shipped with them).
- * Either way the sha256 pins its bytes. */
-static int fetch_patch(struct build *b, const char *art, const json_t *p,
-		       char **file)
+/* A pinned file (an artifact, or a patch to one): a url with a scheme or
+ * an absolute path is fetched through the artifact mirror and the cache;
+ * a relative one is a file beside the profiles, shipped with them
+ * (profiles/patches/NAME.patch, profiles/sources/NAME.tar.gz).  Either
+ * way the sha256 pins its bytes.  `what` names it in messages. */
+static int fetch_pinned(struct build *b, const char *id, const char *what,
+			const char *url, const char *sha, char **file)
 {
-	const char *pname = json_string_value(json_object_get(p, "name"));
-	const char *url = json_string_value(json_object_get(p, "url"));
-	const char *sha = json_string_value(json_object_get(p, "sha256"));
 	struct nf_fetch_opts fo;
-	char id[256], dir[PATH_MAX], path[PATH_MAX + 256];
+	char dir[PATH_MAX], path[PATH_MAX + 256];
 	const char *slash;
 	struct stat st;
 
 	fetch_opts(b, &fo);
-	snprintf(id, sizeof(id), "%s: patch %s", art, pname ? pname : "?");
 	if (url && !strstr(url, "://") && url[0] != '/') {
 		const char *pd = nf_ctx_profiles_dir(b->ctx);
 		char abs[PATH_MAX];
@@ -65,20 +62,31 @@ static int fetch_patch(struct build *b, const char *art, const json_t *p,
 				       strerror(errno));
 		pd = abs;
 		if (strstr(url, ".."))
-			return nf_fail(b->ctx, NF_E_INVALID, "artifact '%s': patch "
-				       "url '%s' leaves the profiles directory",
-				       art, url);
+			return nf_fail(b->ctx, NF_E_INVALID, "%s: url '%s' leaves "
+				       "the profiles directory", what, url);
 		slash = strrchr(url, '/');
 		snprintf(dir, sizeof(dir), "%s%s%.*s", pd, slash ? "/" : "",
 			 slash ? (int)(slash - url) : 0, url);
 		snprintf(path, sizeof(path), "%s/%s", dir, slash ? slash + 1 : url);
 		if (stat(path, &st) < 0)
-			return nf_fail(b->ctx, NF_E_NOTFOUND, "artifact '%s': "
-				       "patch '%s' not found: no file '%s'",
-				       art, pname, path);
+			return nf_fail(b->ctx, NF_E_NOTFOUND, "%s not found: no "
+				       "file '%s'", what, path);
 		fo.mirror = dir;
 	}
 	return nf_fetch(b->ctx, id, url, sha, &fo, file);
+}
+
+static int fetch_patch(struct build *b, const char *art, const json_t *p,
+		       char **file)
+{
+	const char *pname = json_string_value(json_object_get(p, "name"));
+	char id[256], what[300];
+
+	snprintf(id, sizeof(id), "%s: patch %s", art, pname ? pname : "?");
+	snprintf(what, sizeof(what), "artifact '%s': patch '%s'", art,
+		 pname ? pname : "?");
+	return fetch_pinned(b, id, what, json_string_value(json_object_get(p, "url")),
+			    json_string_value(json_object_get(p, "sha256")), file);
 }
 
 /* Each of a source artifact's patches, in order, with the host's patch(1)
@@ -241,17 +249,14 @@ int nf_bld_stage_artifacts(struct build *b, int rootfd)
 					     "artifacts");
 	const char *distro = json_string_value(json_object_get(
 		json_object_get(b->prof, "site"), "distro"));
-	struct nf_fetch_opts fo;
 	size_t i;
 	json_t *a;
 	int r;
 
-	fetch_opts(b, &fo);
-
 	json_array_foreach(arts, i, a) {
 		const char *name = json_string_value(json_object_get(a, "name"));
 		const char *only = json_string_value(json_object_get(a, "distro"));
-		char *file = NULL, msg[1200];
+		char *file = NULL, msg[1200], what[300];
 
 		if (only && distro && strncmp(distro, only, strlen(only)))
 			continue;
@@ -265,10 +270,11 @@ int nf_bld_stage_artifacts(struct build *b, int rootfd)
 				return r;
 			continue;
 		}
-		r = nf_fetch(b->ctx, name,
-			     json_string_value(json_object_get(a, "url")),
-			     json_string_value(json_object_get(a, "sha256")),
-			     &fo, &file);
+		snprintf(what, sizeof(what), "artifact '%s'", name);
+		r = fetch_pinned(b, name, what,
+				 json_string_value(json_object_get(a, "url")),
+				 json_string_value(json_object_get(a, "sha256")),
+				 &file);
 		if (r && json_is_true(json_object_get(a, "optional"))) {
 			snprintf(msg, sizeof(msg), "optional artifact skipped: %s",
 				 nf_errmsg(b->ctx));

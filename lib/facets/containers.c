@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* containers: enroot (runtime, cache layout) and the pyxis SPANK plugin. */
-#include "internal.h"
+#include "containers_int.h"
 
 #include <unistd.h>
 
@@ -541,7 +541,7 @@ static int check_helpers(struct nf_vcheck *c, const json_t *sec)
 	static const char *const dirs[] = { "/usr/bin", "/usr/local/bin" };
 	const char *dir = NULL;
 	struct nf_buf bad = { 0 };
-	char path[128], interp[256], loader[256] = "";
+	char path[128], why[512], loader[256] = "";
 	struct stat st;
 	int v;
 
@@ -561,26 +561,11 @@ static int check_helpers(struct nf_vcheck *c, const json_t *sec)
 		return NF_V_FAIL;
 	}
 	for (size_t i = 0; i < NF_ARRAY_SIZE(helpers); i++) {
-		char *buf = NULL;
-		size_t len = 0;
-		int r;
-
 		snprintf(path, sizeof(path), "%s/enroot-%s", dir, helpers[i]);
-		r = nf_v_read(c, NF_VROOT, path, 64u << 20, &buf, &len);
-		if (!r)
-			r = nf_elf_interp(buf, len, interp, sizeof(interp));
-		free(buf);
-		if (r == 1 && nf_v_stat(c, NF_VROOT, interp, &st))
-			nf_buf_printf(&bad, "%s%s needs %s, which the image lacks",
-				      bad.len ? "; " : "", path, interp);
-		else if (r == 1)
-			snprintf(loader, sizeof(loader), "%s", interp);
-		else if (r)  /* 0: static; NF_E_LIMIT: over 64 MiB */
-			nf_buf_printf(&bad, "%s%s: %s", bad.len ? "; " : "", path,
-				      r == -ENOEXEC ? "not an ELF executable"
-				      : r == -EINVAL ? "a malformed ELF file"
-				      : r == -ENOENT ? "missing"
-				      : r > 0 ? nf_strerror(r) : strerror(-r));
+		if (nf_containers_elf_runs(c, path, why, sizeof(why)))
+			nf_buf_printf(&bad, "%s%s", bad.len ? "; " : "", why);
+		else if (*why)
+			snprintf(loader, sizeof(loader), "%s", why);
 	}
 	if (bad.err) {
 		nf_buf_free(&bad);
@@ -889,6 +874,9 @@ static const struct nf_check_def defs[] = {
 	{ "containers.pyxis.args", "pyxis's plugstack.conf line has the profile's arguments",
 	  "containers.pyxis.plugstack", NF_CHECK_STATIC, 0, check_pyxis_args },
 	{ "containers.userns", "user namespaces are enabled", NULL, 0, 0, check_userns },
+	{ "containers.nvidia", "enroot's NVIDIA hook can run: nvidia-container-cli "
+	  "and libcuda.so.1 are in the image", NULL, NF_CHECK_STATIC, 0,
+	  nf_containers_check_nvidia },
 	/* where the cache lives (mount, file system, disk): the storage
 	 * facet's storage.enroot_cache.* checks */
 };

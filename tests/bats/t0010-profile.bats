@@ -21,7 +21,7 @@ a=d["boot_args"]
 for want in ["cgroup_memory=1","systemd.unified_cgroup_hierarchy=1","transparent_hugepage=never",
              "hugepagesz=1G","hugepages=160","numa_balancing=disable","iommu=pt"]:
     assert want in a, (want, a)
-assert d["role"]=="compute" and d["inherits"]==["base","gpu","nvidia","enroot","pyxis","compute"], d["inherits"]
+assert d["role"]=="compute" and d["inherits"]==["base","gpu","nvidia","enroot","pyxis","nvidia-container","compute"], d["inherits"]
 assert d["limits"]["memlock"]=="unlimited"
 assert d["pam"]["slurm_adopt"] is True
 assert d["slurm"]["conf"]["SelectType"]=="select/cons_tres"

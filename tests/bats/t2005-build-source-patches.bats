@@ -99,6 +99,42 @@ $BUILD_LINE"
 	[[ "$output" == *"artifact 'hello': patch 'greeting' not found: no file '$SCRATCH/prof/patches/nosuch.patch'"* ]]
 }
 
+@test "build: a source artifact with a relative url is the file beside the profiles (profiles/sources/), pinned; a missing one or one outside them is named" {
+	mkdir -p prof/sources
+	mv mirror/hello-1.0.tar.gz prof/sources/
+	role "    - name: hello
+      kind: source
+      url: sources/hello-1.0.tar.gz
+      sha256: $SHA
+$BUILD_LINE"
+	run b
+	echo "$output"
+	status_is 0
+	[ "$(built | head -n 1)" = "greeting = hello" ]
+	# the pin holds for a file beside the profiles as for a download
+	printf 'x' >> prof/sources/hello-1.0.tar.gz
+	rm -rf cache/artifacts
+	run b --no-cache
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"$SHA"* ]]
+	role "    - name: hello
+      kind: source
+      url: sources/nosuch-1.0.tar.gz
+      sha256: $SHA
+$BUILD_LINE"
+	run b
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"artifact 'hello' not found: no file '$SCRATCH/prof/sources/nosuch-1.0.tar.gz'"* ]]
+	role "    - name: hello
+      kind: source
+      url: ../mirror/hello-1.0.tar.gz
+      sha256: $SHA
+$BUILD_LINE"
+	run b
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"artifact 'hello': url '../mirror/hello-1.0.tar.gz' leaves the profiles directory"* ]]
+}
+
 @test "build: from: a source tarball the image's packages bring is checked against its pin, patched and built" {
 	mkdir -p extra/usr/src
 	cp mirror/hello-1.0.tar.gz extra/usr/src/hello.tar.gz

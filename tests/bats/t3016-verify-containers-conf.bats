@@ -85,3 +85,39 @@ PYXIS=etc/slurm/plugstack.conf.d/pyxis.conf
 	vrun --json
 	[ "$(verdict_of containers.pyxis.args)" = "fail 'container_scope=job', without sbatch_support=1" ]
 }
+
+# containers.nvidia: on a GPU node, enroot's NVIDIA hook can run what it
+# runs for every container that sets NVIDIA_VISIBLE_DEVICES (the
+# fixture's stand-ins: the hook, nvidia-container-cli as a glibc-linked
+# ELF header, its library and libcuda as links to versioned files)
+@test "containers.nvidia: the hook, nvidia-container-cli, its library and libcuda.so.1 pass" {
+	vfx pass
+	vrun --json
+	[ "$(verdict_of containers.nvidia)" = "pass the hook, /usr/bin/nvidia-container-cli, libnvidia-container.so.1 in /usr/lib/x86_64-linux-gnu, libcuda.so.1 in /usr/lib/x86_64-linux-gnu" ]
+}
+
+@test "containers.nvidia: a GPU node without nvidia-container-cli or libcuda.so.1 fails, naming each; the remedy rebuilds" {
+	vfx pass
+	rm "$SYS/usr/bin/nvidia-container-cli" "$SYS/usr/lib/x86_64-linux-gnu/libcuda.so.550.163.01"
+	vrun --json
+	status_is 3
+	[ "$(verdict_of containers.nvidia)" = "fail no nvidia-container-cli in /usr/bin or /usr/local/bin; no libcuda.so.1" ]
+	echo "$output" | jq -e '.checks[] | select(.id == "containers.nvidia") | .remedy | test("nodeforge build compute .*nvidia-container.yaml")'
+}
+
+@test "containers.nvidia: a hook that cannot be executed, or a CLI whose loader the image lacks, fails" {
+	vfx pass
+	chmod 0644 "$SYS/etc/enroot/hooks.d/98-nvidia.sh"
+	rm "$SYS/lib64/ld-linux-x86-64.so.2"
+	vrun --json
+	[ "$(verdict_of containers.nvidia)" = "fail /etc/enroot/hooks.d/98-nvidia.sh is not executable; /usr/bin/nvidia-container-cli needs /lib64/ld-linux-x86-64.so.2, which the image lacks" ]
+}
+
+@test "containers.nvidia: a node whose profile has no GPUs skips it" {
+	vfx pass
+	rm "$SYS/usr/bin/nvidia-container-cli"
+	jq 'del(.gpu)' "$SYS/etc/nodeforge/profile.json" > "$SYS/p.json"
+	mv "$SYS/p.json" "$SYS/etc/nodeforge/profile.json"
+	vrun --json
+	[ "$(verdict_of containers.nvidia)" = "skip the profile has no GPUs" ]
+}

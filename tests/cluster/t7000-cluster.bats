@@ -423,6 +423,40 @@ assert (n.get("root_cause") or "").startswith(first + ":"), \
 	PY
 }
 
+# GPU containers in a VM without a GPU: an unprivileged user's container
+# that asks for GPUs (NVIDIA_VISIBLE_DEVICES, as every NGC image sets)
+# runs enroot's NVIDIA hook, which reaches nvidia-container-cli (compiled
+# in the image, profiles/nvidia-container.yaml) and stops only where NVML
+# finds no loaded driver: not "Command not found", not a missing library
+@test "the GPU node's enroot NVIDIA hook reaches nvidia-container-cli, which stops only at the missing GPU driver" {
+	needs ssh
+	local gpu
+	gpu=$(cl_node_of compute)
+	if [ ! -s c.sqsh ]; then
+		mkdir -p c/bin c/etc
+		cp /bin/busybox c/bin/busybox
+		for t in sh cat; do ln -sf busybox "c/bin/$t"; done
+		printf 'ID=nodeforge-test\n' > c/etc/os-release
+		mksquashfs c c.sqsh -noappend -quiet -all-root >/dev/null
+	fi
+	cl_ssh "$gpu" 'id nfuser >/dev/null 2>&1 || useradd -u 5000 -m -s /bin/sh nfuser'
+	cl_ssh "$gpu" 'cat > /var/tmp/nf-container.sqsh && chmod 0644 /var/tmp/nf-container.sqsh' < c.sqsh
+	run cl_ssh "$gpu" 'cd /tmp && timeout 240 runuser -u nfuser -- sh -c "
+		enroot create -n nvtest /var/tmp/nf-container.sqsh >/dev/null &&
+		enroot start -e NVIDIA_VISIBLE_DEVICES=all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility \
+			nvtest cat /etc/os-release" 2>&1; echo "exit $?"'
+	echo "$output" | cl_show
+	[[ "$output" == *"nvidia-container-cli: initialization error: nvml error: driver not loaded"* ]]
+	[[ "$output" != *"Command not found"* ]]
+	[[ "$output" != *"error while loading shared libraries"* ]]
+	[[ "$output" != *"exit 0"* ]]
+	# the same container without GPUs starts: only the GPU part stops it
+	run cl_ssh "$gpu" 'cd /tmp && timeout 120 runuser -u nfuser -- enroot start nvtest cat /etc/os-release 2>&1'
+	echo "$output" | cl_show
+	status_is 0
+	[[ "$output" == *"ID=nodeforge-test"* ]]
+}
+
 @test "the GPU node never becomes idle in Slurm" {
 	needs idle
 	local gpu

@@ -243,6 +243,38 @@ enroot_runs() {
 	[ -z "$(find "$root" -xdev \( -name 'mok.key' -o -name 'signing_key.pem' \) -print -quit)" ]
 }
 
+# GPU containers (profiles/nvidia-container.yaml): enroot's NVIDIA hook
+# runs nvidia-container-cli for every container that sets
+# NVIDIA_VISIBLE_DEVICES.  In the image the CLI (compiled there) and its
+# library run, libcuda is the driver's version, and the CLI, run as the
+# hook runs it, gets as far as NVML: without a GPU the driver is not
+# loaded, and that is the only thing it says
+@test "the Debian 13 compute image's enroot NVIDIA hook reaches nvidia-container-cli: it runs, libcuda.so.1 is the driver's, and it stops only at the missing driver" {
+	local root=$BATS_TEST_TMPDIR/root rootfs drv
+	rootfs=$(jq -r .rootfs "$IMG_OUT/compute/compute.current")
+	mkdir -p "$root"
+	zstd -dc "$IMG_OUT/compute/$rootfs" | tar -x -C "$root" --numeric-owner
+	[ -x "$root/etc/enroot/hooks.d/98-nvidia.sh" ]
+	run chroot "$root" nvidia-container-cli --version
+	echo "$output"
+	status_is 0
+	[ "${lines[0]}" = "cli-version: 1.12.1" ]
+	chroot "$root" ldconfig -p | grep -q 'libnvidia-container.so.1 '
+	chroot "$root" ldconfig -p | grep -q 'libcuda.so.1 '
+	drv=$(chroot "$root" dpkg-query -W -f '${Version}' libnvidia-ml1)
+	[ "$(chroot "$root" dpkg-query -W -f '${Version}' libcuda1)" = "$drv" ]
+	# the compilers and -dev packages went; what the library links stayed
+	! chroot "$root" dpkg-query -W -f '${Status}' libtirpc-dev libelf-dev rpcsvc-proto 2>/dev/null | grep -q 'install ok installed'
+	# the hook's own command line (98-nvidia.sh), in the image's root with
+	# its own /proc
+	run unshare -m sh -c 'mount -t proc proc "$1/proc" && exec chroot "$1" \
+		nvidia-container-cli --user configure --no-cgroups --ldconfig=@/sbin/ldconfig \
+		--device=all --compute --utility /tmp' sh "$root"
+	echo "nvidia-container-cli: exit $status: $output" >&3
+	[ "$status" = 1 ]
+	[ "$output" = "nvidia-container-cli: initialization error: nvml error: driver not loaded" ]
+}
+
 @test "ci daemons, Debian 13: the login image's scontrol accepts its files; its srun lists --container-image" {
 	got=$(daemons login -C "$NF_SRCDIR/profiles" -s "$NF_TEST_SITE")
 	all_pass "$got" slurm.conf plugstack.conf chrony.conf
