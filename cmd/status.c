@@ -76,59 +76,10 @@ static const char *show(struct shown *sh, const char *s)
 	return sh->v[sh->n++] = e;
 }
 
-/* A command to paste (a remedy): control bytes escaped as show() does,
- * a backslash kept as it is, so that the shell reads what the verifier
- * wrote (printf '...\n...') */
-static const char *show_cmd(struct shown *sh, const char *s)
-{
-	size_t sz;
-	char *e;
-
-	if (sh->json || !s)
-		return s;
-	sz = 4 * strlen(s) + 1;
-	if (sh->n == sizeof(sh->v) / sizeof(*sh->v) || !(e = malloc(sz)))
-		return "?";
-	memcpy(e, s, strlen(s) + 1);
-	nf_text_defang(e, sz);
-	return sh->v[sh->n++] = e;
-}
-
 static void shown_free(struct shown *sh)
 {
 	while (sh->n)
 		free(sh->v[--sh->n]);
-}
-
-/* Text S from column COL on, wrapped at spaces to WIDTH columns, the
- * continuation lines indented by IND; a word longer than a line stays
- * whole (never broken inside) */
-static void emit_wrapped(struct nf_emit *e, const char *s, int col, int ind,
-			 int width)
-{
-	while (s && *s) {
-		int room = width - col, brk = -1, n;
-
-		if ((int)strlen(s) <= room) {
-			nf_emit_text(e, "%s", s);
-			break;
-		}
-		for (n = 0; s[n] && (n <= room || brk < 0); n++)
-			if (s[n] == ' ' && n > 0)
-				brk = n;
-			else if (n > room && brk >= 0)
-				break;
-		if (brk < 0) {
-			nf_emit_text(e, "%s", s);
-			break;
-		}
-		nf_emit_text(e, "%.*s\n%*s", brk, s, ind, "");
-		s += brk;
-		while (*s == ' ')
-			s++;
-		col = ind;
-	}
-	nf_emit_text(e, "\n");
 }
 
 /* The server's answer to GET PATH below SERVER, as JSON; 0, or an error
@@ -180,16 +131,35 @@ static int status_error(struct nf_global *g, const char *server, const char *msg
 	return NF_EXIT_FAILURE;
 }
 
-/* status NODE: the node's last verdict, root causes first, as text */
+/* status NODE, its header: name, state, role, rack, addresses, times */
+static void node_header(struct nf_global *g, struct nf_emit *e,
+			const char *server, json_t *n, const char *st)
+{
+	struct shown sh = { .json = g->json };
+
+	nf_emit_str(e, "server", NULL, server);
+	nf_emit_str(e, "name", "%s: ", show(&sh, str(n, "name")));
+	nf_emit_str(e, "state", "%s", show(&sh, st));
+	nf_emit_str(e, "role", " (role %s", show(&sh, str(n, "role")));
+	nf_emit_str(e, "rack", ", rack %s)\n", show(&sh, str(n, "rack")));
+	nf_emit_str(e, "mac", "  mac      %s\n", show(&sh, str(n, "mac")));
+	nf_emit_str(e, "ip", "  address  %s\n", show(&sh, str(n, "ip")));
+	shown_free(&sh);
+	nf_emit_str(e, "image", "  image    %s\n", show(&sh, str(n, "image")));
+	nf_emit_str(e, "booted_at", "  booted   %s\n", show(&sh, str(n, "booted_at")));
+	nf_emit_str(e, "verdict_at", "  verdict  %s\n", show(&sh, str(n, "verdict_at")));
+	shown_free(&sh);
+}
+
+/* status NODE: the node's header, then its last verdict as 'nodeforge
+ * verify' shows it on the node (one renderer for both) */
 static int show_node(struct nf_global *g, const char *server, const char *name,
 		     long timeout)
 {
 	char *path = NULL, err[1024];
-	json_t *n = NULL, *v, *c;
+	json_t *n = NULL, *v;
 	const char *st;
-	int width = nf_cmd_term_width();
 	struct nf_emit *e;
-	size_t i;
 	int r;
 
 	if (asprintf(&path, "/api/v1/nodes/%s", name) < 0)
@@ -204,79 +174,20 @@ static int show_node(struct nf_global *g, const char *server, const char *name,
 		json_decref(n);
 		return NF_EXIT_FAILURE;
 	}
-	{
-		struct shown sh = { .json = g->json };
+	node_header(g, e, server, n, st);
+	if (json_is_object(v)) {
+		struct nf_verdict_view vw = {
+			.width = nf_cmd_term_width(), .colour = nf_cmd_colour(),
+			.verbose = g->verbose, .role = str(n, "role"),
+		};
 
-		nf_emit_str(e, "server", NULL, server);
-		nf_emit_str(e, "name", "%s: ", show(&sh, str(n, "name")));
-		nf_emit_str(e, "state", "%s", show(&sh, st));
-		nf_emit_str(e, "role", " (role %s", show(&sh, str(n, "role")));
-		nf_emit_str(e, "rack", ", rack %s)\n", show(&sh, str(n, "rack")));
-		nf_emit_str(e, "mac", "  mac      %s\n", show(&sh, str(n, "mac")));
-		nf_emit_str(e, "ip", "  address  %s\n", show(&sh, str(n, "ip")));
-		shown_free(&sh);
-		nf_emit_str(e, "image", "  image    %s\n", show(&sh, str(n, "image")));
-		nf_emit_str(e, "booted_at", "  booted   %s\n", show(&sh, str(n, "booted_at")));
-		nf_emit_str(e, "verdict_at", "  verdict  %s\n", show(&sh, str(n, "verdict_at")));
-		shown_free(&sh);
-	}
-	if (v) {
-		json_t *cnt = json_object_get(v, "counts");
-
-		nf_emit_obj_open(e, "counts");
-		nf_emit_int(e, "pass", "  checks   %lld passed, ",
-			    (long long)json_integer_value(json_object_get(cnt, "pass")));
-		nf_emit_int(e, "fail", "%lld failed, ",
-			    (long long)json_integer_value(json_object_get(cnt, "fail")));
-		nf_emit_int(e, "hung", "%lld hung, ",
-			    (long long)json_integer_value(json_object_get(cnt, "hung")));
-		nf_emit_int(e, "skip", "%lld skipped\n",
-			    (long long)json_integer_value(json_object_get(cnt, "skip")));
-		nf_emit_obj_close(e);
-	}
-	/* root causes, each with what was expected, seen and the remedy */
-	nf_emit_arr_open(e, "root_causes");
-	if (json_array_size(json_object_get(v, "root_causes")))
-		nf_emit_text(e, "root causes:\n");
-	json_array_foreach(json_object_get(v, "root_causes"), i, c) {
-		const char *id = json_is_string(c) ? json_string_value(c) : str(c, "id");
-		json_t *chk = NULL, *x;
-		size_t k;
-		struct shown sh = { .json = g->json };
-
-		json_array_foreach(json_object_get(v, "checks"), k, x)
-			if (id && str(x, "id") && !strcmp(str(x, "id"), id)) {
-				chk = x;
-				break;
-			}
-		nf_emit_obj_open(e, NULL);
-		nf_emit_str(e, "id", "  %s", show(&sh, id));
-		nf_emit_str(e, "verdict", " (%s)\n", show(&sh, chk ? str(chk, "verdict") : "fail"));
-		{
-			const char *ex = show(&sh, chk ? str(chk, "expected") : NULL);
-			const char *se = show(&sh, chk ? str(chk, "seen") ?: str(chk, "reason")
-					      : json_is_object(c) ? str(c, "message") : NULL);
-
-			/* prose wraps at words; the remedy, a command, never */
-			nf_emit_str(e, "expected", NULL, ex);
-			if (ex) {
-				nf_emit_text(e, "      expected: ");
-				emit_wrapped(e, ex, 16, 16, width);
-			}
-			nf_emit_str(e, "seen", NULL, se);
-			if (se) {
-				nf_emit_text(e, "      seen:     ");
-				emit_wrapped(e, se, 16, 16, width);
-			}
-		}
-		nf_emit_str(e, "remedy", "      remedy:   %s\n",
-			    show_cmd(&sh, chk ? str(chk, "remedy") : NULL));
-		nf_emit_obj_close(e);
-		shown_free(&sh);
-	}
-	nf_emit_arr_close(e);
-	if (!v)
+		nf_emit_text(e, "\n");
+		nf_verdict_render(e, v, &vw);
+	} else {
+		nf_emit_arr_open(e, "root_causes");
+		nf_emit_arr_close(e);
 		nf_emit_text(e, "  no verdict yet\n");
+	}
 	r = nf_emit_end(e) ? NF_EXIT_FAILURE : strcmp(st, "verified") ? NF_EXIT_FINDINGS : 0;
 	nf_emit_free(e);
 	json_decref(n);
@@ -527,12 +438,12 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 				     vat ? vat : "?", cause ? ": " : "",
 				     cause ? show(&sh, cause) : "") >= 0) {
 				nf_emit_text(e, "    ");
-				emit_wrapped(e, lv, 4, 6, width);
+				nf_emit_wrap(e, lv, 4, 6, width, 0, 0);
 				free(lv);
 			}
 		} else if (cause) {
 			nf_emit_text(e, "    root cause: ");
-			emit_wrapped(e, show(&sh, cause), 16, 6, width);
+			nf_emit_wrap(e, show(&sh, cause), 16, 6, width, 0, 0);
 		}
 		nf_emit_str(e, "root_cause", NULL, show(&sh, cause));
 		nf_emit_obj_close(e);
@@ -564,7 +475,7 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 					 "boot at %s, last at %s", mac ? mac : "-",
 					 from ? from : "-", first ? first : "-",
 					 last ? last : "-") >= 0) {
-			emit_wrapped(e, line, 0, 4, width);
+			nf_emit_wrap(e, line, 0, 4, width, 0, 0);
 			free(line);
 		}
 		nf_emit_obj_close(e);

@@ -161,6 +161,68 @@ void nf_emit_text(struct nf_emit *e, const char *fmt, ...)
 }
 #pragma GCC diagnostic pop
 
+/* One word-wrapper for every report: s from column col on, wrapped at
+ * spaces to width, continuation lines indented by ind, at most max lines
+ * (0: all; a cut ends with " ...").  A word longer than a line stays whole.
+ * A shell command (shell) breaks only outside quotes, each broken line
+ * ending in " \" so that it still works as pasted; inside its trailing
+ * comment a continuation line starts with "# " instead.  Text only. */
+void nf_emit_wrap(struct nf_emit *e, const char *s, int col, int ind,
+		  int width, int max, int shell)
+{
+	int lines = 1, comment = 0;
+
+	if (e->json)
+		return;
+	while (s && *s) {
+		/* the last line allowed keeps room for " ..." */
+		int room = width - col - (max && lines == max ? 4 : 0);
+		int brk = -1, n = 0, brk_comment = comment;
+		int in_comment = comment;
+		char q = 0;
+
+		if ((int)strlen(s) <= width - col) {
+			fputs(s, e->fp);
+			break;
+		}
+		for (; s[n]; n++) {
+			/* a quote opens at the start of a word (an apostrophe
+			 * inside one is prose) and closes at its match */
+			if (shell && !in_comment && (s[n] == '\'' || s[n] == '"') &&
+			    (q ? q == s[n] : n == 0 || strchr(" =(", s[n - 1])))
+				q = q ? 0 : s[n];
+			if (shell && !q && s[n] == '#' && (n == 0 || s[n - 1] == ' '))
+				in_comment = 1;
+			/* a break leaves room for " \" (command) or nothing */
+			if (s[n] == ' ' && !q && n > 0 &&
+			    n + (shell && !in_comment ? 2 : 0) <= room) {
+				brk = n;
+				brk_comment = in_comment;
+			}
+			if (n >= room && brk >= 0)
+				break;
+		}
+		if (brk < 0) {  /* one word longer than the line */
+			fputs(s, e->fp);
+			break;
+		}
+		if (max && lines == max) {
+			fprintf(e->fp, "%.*s ...", brk, s);
+			break;
+		}
+		comment = brk_comment;
+		fprintf(e->fp, "%.*s%s\n%*s%s", brk, s,
+			shell && !comment ? " \\" : "", ind, "",
+			shell && comment ? "# " : "");
+		s += brk + 1;
+		while (*s == ' ')
+			s++;
+		col = ind + (shell && comment ? 2 : 0);
+		lines++;
+	}
+	fputc('\n', e->fp);
+}
+
 void nf_emit_json(struct nf_emit *e, const char *key, json_t *val)
 {
 	if (e->json) {

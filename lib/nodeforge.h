@@ -181,6 +181,12 @@ void nf_emit_json(struct nf_emit *e, const char *key, json_t *val);
 /* Text-only output (ignored in JSON mode) */
 void nf_emit_text(struct nf_emit *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Text-only: s from column col on, wrapped at words to width, continuation
+ * lines indented by ind, at most max lines (0: all; a cut ends " ...").
+ * shell: s is a command, broken only outside quotes with " \" line ends
+ * (or "# " inside its comment), so that it works as pasted */
+void nf_emit_wrap(struct nf_emit *e, const char *s, int col, int ind,
+		  int width, int max, int shell);
 /* Writes the JSON document (JSON mode); returns 0 or -errno */
 int nf_emit_end(struct nf_emit *e);
 
@@ -358,6 +364,7 @@ int nf_unpack_mem(struct nf_ctx *ctx, const void *buf, size_t len, int dirfd,
 #include "nodeforge/boot.h"
 #include "nodeforge/disk.h"
 #include "nodeforge/verify.h"
+#include "nodeforge/verdict.h"
 #include "nodeforge/build.h"
 #include "nodeforge/secrets.h"
 #include "nodeforge/power.h"

@@ -56,6 +56,17 @@ nf_serve_bg() {
 	PORT=${U##*:}
 }
 
+# The status tests' boot server: the example racks' PXE tree served by a
+# real 'nodeforge serve' (nf_serve_bg) with its state in ./state
+nf_status_serve() {
+	cp "$NF_SRCDIR/examples/racks.yaml" .
+	nf -C "$FIXTURES/boot/profiles" pxe -i racks.yaml -o tree -u http://10.0.0.1:8080 \
+		--images "$FIXTURES/boot/out" --network 10.0.0.0/16 \
+		--kernel-args compute=quiet --kernel-args controller=quiet \
+		--kernel-args login=quiet >/dev/null
+	nf_serve_bg --tree tree --state state -q
+}
+
 # stub_profiles DIR: the shipped profiles for the stand-in bootstrap,
 # whose tiny roots cannot compile: without the pinned sources built in the
 # image (enroot, pyxis: system.artifacts) and their build packages.  The

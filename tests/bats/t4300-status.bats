@@ -4,20 +4,7 @@ load helper
 
 setup() {
 	nf_setup
-	cp "$NF_SRCDIR/examples/racks.yaml" .
-	nf -C "$FIXTURES/boot/profiles" pxe -i racks.yaml -o tree -u http://10.0.0.1:8080 \
-		--images "$FIXTURES/boot/out" --network 10.0.0.0/16 \
-		--kernel-args compute=quiet --kernel-args controller=quiet \
-		--kernel-args login=quiet >/dev/null
-	: > serve.log
-	"$NF_BIN" serve --tree tree --listen 127.0.0.1:0 --state state -q > serve.log 2>&1 3>&- &
-	SERVE_PID=$!
-	for _ in $(seq 50); do
-		U=$(sed -n 's/^listening on //p' serve.log)
-		[ -n "$U" ] && break
-		sleep 0.05
-	done
-	[ -n "$U" ]
+	nf_status_serve
 }
 
 teardown() {
@@ -112,11 +99,12 @@ post_verdicts() {
 	run nf status gpu-02 --server "$U"
 	status_is 3
 	[[ "${lines[0]}" == "gpu-02: failed (role compute, rack r01)" ]]
-	[[ "$output" == *"checks   30 passed, 1 failed, 0 hung, 2 skipped"* ]]
-	[[ "$output" == *"root causes:"*"  gpu.count (fail)"*"expected: 8 NVIDIA GPUs"*"seen:     0"*"remedy:   nvidia-smi -L; check the PCIe slots"* ]]
+	# the verdict as verify shows it on the node
+	[[ "$output" == *$'\n'"FAIL gpu.count: 0 (expected 8 NVIDIA GPUs)"$'\n'"     -> nvidia-smi -L; check the PCIe slots"$'\n'* ]]
+	[[ "$output" == *$'\n'"1 root cause (-v shows every check)"$'\n'"compute: FAIL: 30 passed, 1 failed, 0 hung, 2 skipped"* ]]
 	run nf status gpu-01 --server "$U"
 	status_is 0
-	[[ "$output" != *"root causes"* ]]
+	[[ "$output" != *"root cause"* && "$output" != *FAIL* ]]
 	run nf status gpu-02 --server "$U" --json
 	status_is 3
 	echo "$output" | jq -e '.state == "failed" and .root_causes[0].id == "gpu.count" and .root_causes[0].remedy != null' >/dev/null
@@ -189,7 +177,7 @@ post_verdicts() {
 		| curl -sf -X POST --data-binary @- "$U/api/v1/nodes/gpu-02/verdict" >/dev/null
 	run nf status gpu-02 --server "$U"
 	status_is 3
-	pasted=$(sed -n 's/^      remedy:   //p' <<<"$output")
+	pasted=$(sed -n 's/^     -> //p' <<<"$output")
 	[ "$pasted" = "$remedy" ]
 	bash -c "$pasted"
 	printf '[Service]\nLimitNOFILE=1048576\n' > want
@@ -218,7 +206,7 @@ post_verdicts() {
 	! grep -q $'\033' tty2.out
 }
 
-@test "status NODE wraps expected and seen at words, never the remedy" {
+@test "status NODE wraps seen at words, and the remedy as a command that works as pasted, within 80 columns" {
 	seen="the node has 0 of the 8 NVIDIA GPUs its profile names: nvidia-smi lists none and the PCIe bus shows no device of vendor 10de at all"
 	remedy="nvidia-smi -L; lspci -d 10de: -nn; journalctl -k -b | grep -i -e nvrm -e xid; check the PCIe slots and the risers of this node"
 	jq -n --arg s "$seen" --arg r "$remedy" '{result: "fail", root_causes: [{id: "gpu.count"}],
@@ -226,11 +214,13 @@ post_verdicts() {
 		| curl -sf -X POST --data-binary @- "$U/api/v1/nodes/gpu-02/verdict" >/dev/null
 	COLUMNS=80 run nf status gpu-02 --server "$U"
 	status_is 3
-	# seen: wrapped within 80 columns, every word whole
-	block=$(echo "$output" | awk '/^      seen: / { on = 1 } /^      remedy:/ { on = 0 } on')
+	echo "$output" | awk 'length($0) > 80 { print "too wide: " $0; bad = 1 } END { exit bad }'
+	# seen (expected): wrapped, every word whole
+	block=$(echo "$output" | awk '/^FAIL gpu.count: / { on = 1 } /^     -> / { on = 0 } on')
 	[ "$(echo "$block" | wc -l)" -ge 2 ]
-	echo "$block" | awk 'length($0) > 80 { bad = 1 } END { exit bad }'
-	[ "$(echo "$block" | sed 's/^      seen: *//; s/^ *//' | paste -sd' ')" = "$seen" ]
-	# the remedy on one line, as it is pasted
-	[ "$(sed -n 's/^      remedy:   //p' <<<"$output")" = "$remedy" ]
+	[ "$(echo "$block" | sed 's/^FAIL gpu.count: //; s/^ *//' | paste -sd' ')" = "$seen (expected 8 NVIDIA GPUs)" ]
+	# the remedy: its broken lines end in " \", the shell reads one command
+	cmd=$(echo "$output" | awk '/^     -> / { on = 1 } on && !/^     ( |->)/ { on = 0 } on' | sed 's/^     -> //; s/^ *//')
+	[ "$(echo "$cmd" | wc -l)" -ge 2 ]
+	[ "$(printf '%s\n' "$cmd" | sed -z 's/ \\\n/ /g; s/\n$//')" = "$remedy" ]
 }

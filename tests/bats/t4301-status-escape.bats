@@ -7,12 +7,7 @@ load helper
 
 setup() {
 	nf_setup
-	cp "$NF_SRCDIR/examples/racks.yaml" .
-	nf -C "$FIXTURES/boot/profiles" pxe -i racks.yaml -o tree -u http://10.0.0.1:8080 \
-		--images "$FIXTURES/boot/out" --network 10.0.0.0/16 \
-		--kernel-args compute=quiet --kernel-args controller=quiet \
-		--kernel-args login=quiet >/dev/null
-	nf_serve_bg --tree tree --state state -q
+	nf_status_serve
 }
 
 teardown() {
