@@ -247,7 +247,21 @@ static void free_names(char **names, size_t n)
 	free(names);
 }
 
-static int cmd_status(struct nf_global *g, int argc, char **argv)
+static const char *const states[] = { "not seen", "booting", "verified",
+				      "failed" };
+
+/* What was asked: the server, the nodes and the filters */
+struct status_args {
+	const char *server, *state, *rack, *role, *which;
+	long timeout;
+	int only_unknown;
+	char **names;
+	size_t nnames;
+};
+
+/* Parse: the options and the node names; -1 to go on, else the exit */
+static int parse_args(struct nf_global *g, int argc, char **argv,
+		      struct status_args *a)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
@@ -259,21 +273,10 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		{ "role", required_argument, NULL, 'R' },
 		{ 0 }
 	};
-	static const char *const states[] = { "not seen", "booting", "verified",
-					      "failed" };
-	int only_unknown = 0;
-	const char *server = NULL, *state = NULL, *rack = NULL, *role = NULL,
-		   *which = NULL;
-	struct nf_args args = { &which, 1, 0, " (name several nodes as one "
-				 "hostlist: gpu-[01-04],cpu-01)" };
-	long timeout = 10;
-	char **names = NULL, err[1024];
-	size_t nnames = 0, i, listed_n = 0;
-	json_t *doc = NULL, *nodes, *n, *unk;
-	struct nf_emit *e;
-	size_t counts[4] = { 0 };
-	int w[4] = { 4, 5, 4, 5 }, width = nf_cmd_term_width(), colour = nf_cmd_colour();
-	char fmt[4][16];
+	struct nf_args args = { &a->which, 1, 0, " (name several nodes as one "
+				"hostlist: gpu-[01-04],cpu-01)" };
+	char *end;
+	size_t i;
 	int o, r;
 
 	while ((o = nf_getopt_args(&nf_cmd_status, argc, argv, "S:", opts,
@@ -281,106 +284,164 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		switch (o) {
 		case -2: return 0;
 		case -3: return NF_EXIT_USAGE;
-		case 'S': server = optarg; break;
-		case 'U': only_unknown = 1; break;
-		case 'r': rack = optarg; break;
-		case 'R': role = optarg; break;
+		case 'S': a->server = optarg; break;
+		case 'U': a->only_unknown = 1; break;
+		case 'r': a->rack = optarg; break;
+		case 'R': a->role = optarg; break;
 		case 's':
-			state = NULL;
+			a->state = NULL;
 			for (i = 0; i < sizeof(states) / sizeof(*states); i++)
 				if (!strcmp(optarg, states[i]) ||
 				    (!strcmp(optarg, "not-seen") && i == 0))
-					state = states[i];
-			if (!state)
+					a->state = states[i];
+			if (!a->state)
 				return nf_usage_error("status", "invalid --state '%s' "
 						      "(not-seen, booting, verified "
 						      "or failed)", optarg);
 			break;
-		case 'T': {
-			char *end;
-
-			timeout = strtol(optarg, &end, 10);
-			if (*end || timeout <= 0 || timeout > 3600)
+		case 'T':
+			a->timeout = strtol(optarg, &end, 10);
+			if (*end || a->timeout <= 0 || a->timeout > 3600)
 				return nf_usage_error("status", "invalid --timeout "
 						      "'%s'", optarg);
 			break;
 		}
-		}
 	}
-	if (which && only_unknown)
+	if (a->which && a->only_unknown)
 		return nf_usage_error("status", "--unknown lists machines not in "
 				      "the inventory: it takes no node names");
-	if (which && nf_hostlist_expand(which, &names, &nnames, 100000))
+	if (a->which && nf_hostlist_expand(a->which, &a->names, &a->nnames, 100000))
 		return nf_usage_error("status", "'%s' is not a node name or a "
-				      "hostlist", which);
-	if (!server) {
-		if ((r = nf_cmd_site_optional(g, "status"))) {
-			free_names(names, nnames);
-			return r;
-		}
-		if (g->site)
-			server = json_string_value(json_object_get(
-				json_object_get(nf_site_json(g->site), "server"),
-				"url"));
-		if (server) {
-			char what[512];
+				      "hostlist", a->which);
+	if (a->server)
+		return -1;
+	if ((r = nf_cmd_site_optional(g, "status")))
+		return r;
+	if (g->site)
+		a->server = json_string_value(json_object_get(
+			json_object_get(nf_site_json(g->site), "server"), "url"));
+	if (a->server) {
+		char what[512];
 
-			snprintf(what, sizeof(what), "the server asked (%s)", server);
-			nf_cmd_site_note(g, "status", what);
-		}
-		if (!server)
-			server = "http://127.0.0.1:8080";
+		snprintf(what, sizeof(what), "the server asked (%s)", a->server);
+		nf_cmd_site_note(g, "status", what);
 	}
-	/* one plain name, no filter: that node's verdict in full */
-	if (nnames == 1 && !strpbrk(which, "[,") && !state && !rack && !role) {
-		r = show_node(g, server, names[0], timeout);
-		free_names(names, nnames);
+	if (!a->server)
+		a->server = "http://127.0.0.1:8080";
+	return -1;
+}
+
+/* Select: the server's node list, every filter and name asked known to
+ * it; 0, or the exit status */
+static int select_nodes(struct nf_global *g, const struct status_args *a,
+			json_t **doc)
+{
+	char err[1024];
+	json_t *nodes, *n;
+	size_t i, k;
+	int r;
+
+	if ((r = fetch(g, a->server, "/api/v1/nodes", a->timeout, doc, err,
+		       sizeof(err))))
+		return status_error(g, a->server, err);
+	nodes = json_object_get(*doc, "nodes");
+	if (!json_is_array(nodes))
+		return status_error(g, a->server, "the answer has no node list");
+	if ((r = known_value(nodes, "rack", a->rack)) ||
+	    (r = known_value(nodes, "role", a->role)))
 		return r;
-	}
-	if ((r = fetch(g, server, "/api/v1/nodes", timeout, &doc, err, sizeof(err)))) {
-		free_names(names, nnames);
-		return status_error(g, server, err);
-	}
-	nodes = json_object_get(doc, "nodes");
-	if (!json_is_array(nodes)) {
-		free_names(names, nnames);
-		json_decref(doc);
-		return status_error(g, server, "the answer has no node list");
-	}
-	if ((r = known_value(nodes, "rack", rack)) ||
-	    (r = known_value(nodes, "role", role))) {
-		free_names(names, nnames);
-		json_decref(doc);
-		return r;
-	}
-	/* every name asked for is a node the server knows */
-	for (i = 0; i < nnames; i++) {
-		size_t k;
+	for (i = 0; i < a->nnames; i++) {
 		int found = 0;
 
 		json_array_foreach(nodes, k, n)
-			found |= str(n, "name") && !strcmp(str(n, "name"), names[i]);
+			found |= str(n, "name") && !strcmp(str(n, "name"), a->names[i]);
 		if (!found) {
 			snprintf(err, sizeof(err), "no node '%s' in the server's "
-				 "inventory", names[i]);
-			free_names(names, nnames);
-			json_decref(doc);
-			return status_error(g, server, err);
+				 "inventory", a->names[i]);
+			return status_error(g, a->server, err);
 		}
 	}
-	if (nf_emit_new(&e, stdout, g->json)) {
-		free_names(names, nnames);
-		json_decref(doc);
-		return NF_EXIT_FAILURE;
+	return 0;
+}
+
+static int is_listed(const struct status_args *a, json_t *n)
+{
+	return !a->only_unknown &&
+	       listed(n, a->names, a->nnames, a->state, a->rack, a->role);
+}
+
+/* One node's row, and its root cause (or last verdict) under it */
+static void print_row(struct nf_global *g, struct nf_emit *e, json_t *n,
+		      char fmt[4][16], int width, int colour)
+{
+	const char *st = str(n, "state") ?: "not seen";
+	int booting = !strcmp(st, "booting");
+	const char *when = booting ? str(n, "booted_at")
+			   : str(n, "verdict_at") ?: str(n, "booted_at");
+	const char *paint = !colour ? NULL : !strcmp(st, "failed") ? "\033[1;31m"
+			    : !strcmp(st, "verified") ? "\033[32m" : NULL;
+	struct shown sh = { .json = g->json };
+	/* a node booting again still shows its last verdict */
+	const char *res = show(&sh, str(n, "result"));
+	const char *vat = show(&sh, str(n, "verdict_at"));
+	const char *cause = !strcmp(st, "failed") ||
+		(booting && res && !strcmp(str(n, "result"), "fail"))
+		? str(n, "root_cause") : NULL;
+
+	nf_emit_obj_open(e, NULL);
+	nf_emit_str(e, "name", fmt[0], show(&sh, str(n, "name")));
+	/* failed in red, verified in green, on a terminal only */
+	if (paint)
+		nf_emit_text(e, "%s", paint);
+	nf_emit_str(e, "state", fmt[1], show(&sh, st));
+	if (paint)
+		nf_emit_text(e, "\033[0m");
+	nf_emit_str(e, "rack", fmt[2], show(&sh, str(n, "rack")));
+	nf_emit_str(e, "image", fmt[3], show(&sh, str(n, "image")));
+	nf_emit_str(e, "time", "%s", show(&sh, when));
+	nf_emit_text(e, "\n");
+	nf_emit_str(e, "role", NULL, show(&sh, str(n, "role")));
+	nf_emit_str(e, "result", NULL, res);
+	nf_emit_str(e, "verdict_at", NULL, vat);
+	if (booting && res) {
+		char *lv = NULL;
+
+		if (asprintf(&lv, "last verdict: %s at %s%s%s", res,
+			     vat ? vat : "?", cause ? ": " : "",
+			     cause ? show(&sh, cause) : "") >= 0) {
+			nf_emit_text(e, "    ");
+			nf_emit_wrap(e, lv, 4, 6, width, 0, 0);
+			free(lv);
+		}
+	} else if (cause) {
+		nf_emit_text(e, "    root cause: ");
+		nf_emit_wrap(e, show(&sh, cause), 16, 6, width, 0, 0);
 	}
-	nf_emit_str(e, "server", NULL, server);
-	/* each column as wide as its widest value (the list fits 80 columns
-	 * where the values do); the root cause on its own line below */
+	nf_emit_str(e, "root_cause", NULL, show(&sh, cause));
+	nf_emit_obj_close(e);
+	shown_free(&sh);
+}
+
+/* Print the list: the nodes listed, each column as wide as its widest
+ * value (the list fits 80 columns where the values do), the root cause on
+ * its own line below; counts[] by state; returns how many */
+static size_t print_list(struct nf_global *g, struct nf_emit *e,
+			 const struct status_args *a, json_t *nodes,
+			 size_t counts[4])
+{
+	int w[4] = { 4, 5, 4, 5 }, width = nf_cmd_term_width();
+	int colour = nf_cmd_colour();
+	char fmt[4][16];
+	size_t i, listed_n = 0;
+	json_t *n;
+
+	if (a->only_unknown)
+		return 0;
 	json_array_foreach(nodes, i, n) {
 		const char *f[4] = { str(n, "name"), str(n, "state") ?: "not seen",
 				     str(n, "rack"), str(n, "image") };
 
-		if (only_unknown || !listed(n, names, nnames, state, rack, role))
+		if (!is_listed(a, n))
 			continue;
 		for (size_t k = 0; k < 4; k++)
 			if (f[k] && (int)strlen(f[k]) > w[k])
@@ -390,76 +451,37 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 	snprintf(fmt[1], sizeof(fmt[1]), "%%-%ds", w[1]);
 	snprintf(fmt[2], sizeof(fmt[2]), " %%-%ds ", w[2]);
 	snprintf(fmt[3], sizeof(fmt[3]), "%%-%ds ", w[3]);
-	if (!only_unknown)
-		nf_emit_text(e, "%-*s %-*s %-*s %-*s %s\n", w[0], "NODE", w[1], "STATE",
-			     w[2], "RACK", w[3], "IMAGE", "TIME");
-	if (!only_unknown)
-		nf_emit_arr_open(e, "nodes");
+	nf_emit_text(e, "%-*s %-*s %-*s %-*s %s\n", w[0], "NODE", w[1], "STATE",
+		     w[2], "RACK", w[3], "IMAGE", "TIME");
+	nf_emit_arr_open(e, "nodes");
 	json_array_foreach(nodes, i, n) {
-		if (only_unknown)
-			break;
-		if (!listed(n, names, nnames, state, rack, role))
-			continue;
 		const char *st = str(n, "state") ?: "not seen";
-		int booting = !strcmp(st, "booting");
-		const char *when = booting ? str(n, "booted_at")
-				   : str(n, "verdict_at") ?: str(n, "booted_at");
-		struct shown sh = { .json = g->json };
-		/* a node booting again still shows its last verdict */
-		const char *res = show(&sh, str(n, "result"));
-		const char *vat = show(&sh, str(n, "verdict_at"));
-		const char *cause = !strcmp(st, "failed") ||
-			(booting && res && !strcmp(str(n, "result"), "fail"))
-			? str(n, "root_cause") : NULL;
 
+		if (!is_listed(a, n))
+			continue;
 		listed_n++;
 		for (size_t k = 0; k < sizeof(states) / sizeof(*states); k++)
 			counts[k] += !strcmp(st, states[k]);
-		nf_emit_obj_open(e, NULL);
-		nf_emit_str(e, "name", fmt[0], show(&sh, str(n, "name")));
-		/* failed in red, verified in green, on a terminal only */
-		if (colour && (!strcmp(st, "failed") || !strcmp(st, "verified")))
-			nf_emit_text(e, "%s", !strcmp(st, "failed") ? "\033[1;31m"
-								  : "\033[32m");
-		nf_emit_str(e, "state", fmt[1], show(&sh, st));
-		if (colour && (!strcmp(st, "failed") || !strcmp(st, "verified")))
-			nf_emit_text(e, "\033[0m");
-		nf_emit_str(e, "rack", fmt[2], show(&sh, str(n, "rack")));
-		nf_emit_str(e, "image", fmt[3], show(&sh, str(n, "image")));
-		nf_emit_str(e, "time", "%s", show(&sh, when));
-		nf_emit_text(e, "\n");
-		nf_emit_str(e, "role", NULL, show(&sh, str(n, "role")));
-		nf_emit_str(e, "result", NULL, res);
-		nf_emit_str(e, "verdict_at", NULL, vat);
-		if (booting && res) {
-			char *lv = NULL;
-
-			if (asprintf(&lv, "last verdict: %s at %s%s%s", res,
-				     vat ? vat : "?", cause ? ": " : "",
-				     cause ? show(&sh, cause) : "") >= 0) {
-				nf_emit_text(e, "    ");
-				nf_emit_wrap(e, lv, 4, 6, width, 0, 0);
-				free(lv);
-			}
-		} else if (cause) {
-			nf_emit_text(e, "    root cause: ");
-			nf_emit_wrap(e, show(&sh, cause), 16, 6, width, 0, 0);
-		}
-		nf_emit_str(e, "root_cause", NULL, show(&sh, cause));
-		nf_emit_obj_close(e);
-		shown_free(&sh);
+		print_row(g, e, n, fmt, width, colour);
 	}
-	free_names(names, nnames);
-	if (!only_unknown)
-		nf_emit_arr_close(e);
-	/* the machines not in the inventory belong to no rack, role, state
-	 * or hostlist: only the plain list and --unknown show them */
-	unk = only_unknown || (!nnames && !state && !rack && !role)
-		? json_object_get(doc, "unknown") : NULL;
+	nf_emit_arr_close(e);
+	return listed_n;
+}
+
+/* Print the machines not in the inventory: they belong to no rack, role,
+ * state or hostlist, so only the plain list and --unknown show them */
+static json_t *print_unknown(struct nf_global *g, struct nf_emit *e,
+			     const struct status_args *a, json_t *doc)
+{
+	json_t *unk = a->only_unknown || (!a->nnames && !a->state && !a->rack &&
+					  !a->role)
+		? json_object_get(doc, "unknown") : NULL, *n;
+	int width = nf_cmd_term_width();
+	size_t i;
+
 	nf_emit_arr_open(e, "unknown");
 	json_array_foreach(unk, i, n) {
 		struct shown sh = { .json = g->json };
-
 		const char *mac = show(&sh, str(n, "mac")),
 			   *from = show(&sh, str(n, "from") ?: "?"),
 			   *first = show(&sh, str(n, "first_seen") ?: str(n, "seen_at")),
@@ -482,21 +504,27 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 		shown_free(&sh);
 	}
 	nf_emit_arr_close(e);
-	if (only_unknown) {
-		json_t *full = json_object_get(doc, "unknown_full");
+	return unk;
+}
 
-		nf_emit_int(e, "unknown_count", "%lld unknown machine(s)\n",
-			    (long long)json_array_size(unk));
-		nf_emit_bool(e, "unknown_full", NULL, json_is_true(full));
-		if (json_is_true(full))
-			nf_emit_text(e, "the server's table of unknown machines "
-				     "is full (%lld): a new one replaces the one "
-				     "seen longest ago\n",
-				     json_integer_value(json_object_get(
-					     doc, "unknown_max")));
-		r = nf_emit_end(e) ? NF_EXIT_FAILURE : 0;
-		goto end;
-	}
+/* --unknown's tail: how many, and whether the server's table is full */
+static void print_unknown_count(struct nf_emit *e, json_t *doc, json_t *unk)
+{
+	json_t *full = json_object_get(doc, "unknown_full");
+
+	nf_emit_int(e, "unknown_count", "%lld unknown machine(s)\n",
+		    (long long)json_array_size(unk));
+	nf_emit_bool(e, "unknown_full", NULL, json_is_true(full));
+	if (json_is_true(full))
+		nf_emit_text(e, "the server's table of unknown machines "
+			     "is full (%lld): a new one replaces the one "
+			     "seen longest ago\n",
+			     json_integer_value(json_object_get(doc, "unknown_max")));
+}
+
+static void print_summary(struct nf_emit *e, size_t listed_n,
+			  const size_t counts[4])
+{
 	nf_emit_obj_open(e, "summary");
 	nf_emit_int(e, "nodes", "%lld nodes: ", (long long)listed_n);
 	nf_emit_int(e, "verified", "%lld verified, ", (long long)counts[2]);
@@ -504,10 +532,49 @@ static int cmd_status(struct nf_global *g, int argc, char **argv)
 	nf_emit_int(e, "booting", "%lld booting, ", (long long)counts[1]);
 	nf_emit_int(e, "not_seen", "%lld not seen\n", (long long)counts[0]);
 	nf_emit_obj_close(e);
-	/* 0 only when every node listed is verified */
-	r = nf_emit_end(e) ? NF_EXIT_FAILURE : counts[2] == listed_n ? 0 : NF_EXIT_FINDINGS;
-end:
+}
+
+/* The list (or --unknown) of the nodes selected */
+static int print_nodes(struct nf_global *g, const struct status_args *a,
+		       json_t *doc)
+{
+	size_t counts[4] = { 0 }, listed_n;
+	struct nf_emit *e;
+	json_t *unk;
+	int r;
+
+	if (nf_emit_new(&e, stdout, g->json))
+		return NF_EXIT_FAILURE;
+	nf_emit_str(e, "server", NULL, a->server);
+	listed_n = print_list(g, e, a, json_object_get(doc, "nodes"), counts);
+	unk = print_unknown(g, e, a, doc);
+	if (a->only_unknown)
+		print_unknown_count(e, doc, unk);
+	else
+		print_summary(e, listed_n, counts);
+	/* 0 only when every node listed is verified (always, --unknown) */
+	r = nf_emit_end(e) ? NF_EXIT_FAILURE
+	    : a->only_unknown || counts[2] == listed_n ? 0 : NF_EXIT_FINDINGS;
 	nf_emit_free(e);
+	return r;
+}
+
+static int cmd_status(struct nf_global *g, int argc, char **argv)
+{
+	struct status_args a = { .timeout = 10 };
+	json_t *doc = NULL;
+	int r;
+
+	if ((r = parse_args(g, argc, argv, &a)) >= 0)
+		goto end;
+	/* one plain name, no filter: that node's verdict in full */
+	if (a.nnames == 1 && !strpbrk(a.which, "[,") && !a.state && !a.rack &&
+	    !a.role)
+		r = show_node(g, a.server, a.names[0], a.timeout);
+	else if (!(r = select_nodes(g, &a, &doc)))
+		r = print_nodes(g, &a, doc);
+end:
+	free_names(a.names, a.nnames);
 	json_decref(doc);
 	return r;
 }
