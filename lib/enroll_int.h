@@ -3,8 +3,9 @@
  * Enrollment's private parts, shared by its files: lib/enroll.c (the
  * server: nodes, claims, verdict proofs), lib/enroll_state.c (the state
  * directory and its windows), lib/enroll_client.c (the node's claim and
- * the secrets it writes) and lib/enroll_rotate.c (munge key rotation,
- * both sides).
+ * the secrets it writes) and munge key rotation: lib/enroll_rotate.c (the
+ * plan), lib/enroll_rotate_serve.c (the server's answers) and
+ * lib/enroll_rotate_node.c (the node's poll).
  */
 #ifndef NF_ENROLL_INT_H
 #define NF_ENROLL_INT_H
@@ -69,6 +70,24 @@ int nf_en_json_save(struct nf_enroll *e, const char *name, json_t *j);
 int nf_en_own(struct nf_enroll *e, const char *path, int fd);
 /* The rotation plan, or *out NULL when there is none (lib/enroll_rotate.c) */
 int nf_en_rot_load(struct nf_enroll *e, json_t **out);
+int nf_en_rot_save(struct nf_enroll *e, json_t *j);
+/* The index of the group the plan puts node `name` in; -1 when none */
+int nf_en_rot_group(const json_t *rot, const char *name);
+/* The old key of plan rot (fingerprint oldfp), for a node's proof */
+int nf_en_rot_old_key(struct nf_enroll *e, const json_t *rot,
+		      const char *oldfp, uint8_t **key, size_t *klen);
+
+/* Rotation's proofs (lib/enroll_rotate_serve.c): the node's, an HMAC with
+ * the key it holds over ROTATE_AAD NUL name NUL nonce pubkey, and the
+ * server's over its answer's action and sealed key */
+#define ROTATE_AAD "nodeforge-rotate-v1"
+int nf_en_rot_proof(const uint8_t *key, size_t klen, const char *name,
+		    const uint8_t nonce[16], const uint8_t pub[32],
+		    uint8_t out[32]);
+int nf_en_rot_answer_proof(const uint8_t *key, size_t klen,
+			   const char *name, const uint8_t nonce[16],
+			   const char *action, const char *sealed,
+			   uint8_t out[32]);
 
 /* Requests and answers (lib/enroll.c) */
 int nf_en_peer_ipv4(const char *s, uint32_t *ip);
