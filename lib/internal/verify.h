@@ -159,11 +159,15 @@ int nf_diskrule_hardware_only(struct nf_diskrule *r, char *dropped,
 			      size_t sz);
 /* ---- end of storage checks ---- */
 
-/* ---- gres render (lib/gres.c) ---- */
+/* ---- gres render (lib/gres.c; its texts: lib/gres_conf.c) ---- */
 #define NF_PCI_ADDR_LEN 24     /* "0000:18:00.0" (VMD: 5-digit domain) */
 #define NF_GRES_MAX_GPUS 64
 #define NF_GRES_MAX_CPUS 8192
 #define NF_GRES_CPULIST_MAX 4096
+#define NF_GRES_MINOR_MAX 255
+#define NF_GRES_AUTO_JSON "/etc/nodeforge/gres.auto.json"
+#define NF_GRES_AUTO_MAX (64u * 1024)
+#define NF_GRES_CONF "/etc/slurm/gres.conf"
 
 /* A PCI address in the kernel's form (domain:bus:dev.fn, lower-case hex,
  * 4-digit domain) from NVML's "00000000:18:00.0" or the kernel's own */
@@ -207,6 +211,12 @@ int nf_gres_topo_links(struct nf_ctx *ctx, struct nf_gres_topo *t,
 int nf_gres_entry_lines(struct nf_ctx *ctx, const json_t *entry,
 			const struct nf_gres_topo *t, unsigned ncores,
 			int nvlink_required, struct nf_buf *out);
+/* Whether any two of the topology's GPUs have an NVLink */
+int nf_gres_any_link(const struct nf_gres_topo *t);
+/* The topology indexes (*n of them into idx, NF_GRES_MAX_GPUS long)
+ * that gres.auto.json entry `entry` covers: its File= list, else all */
+int nf_gres_entry_gpus(struct nf_ctx *ctx, const json_t *entry,
+		       const struct nf_gres_topo *t, size_t *idx, size_t *n);
 /* Replace the rendered block of gres.conf text `old` with `lines`;
  * the result in *out (caller frees) */
 int nf_gres_merge(struct nf_ctx *ctx, const char *old, const char *lines,
