@@ -214,6 +214,9 @@ int nf_cmd_build_check(const char *cmd, const char *role,
 	if (bo->offline && bo->no_cache)
 		return nf_usage_error(cmd, "--offline needs the cache: it "
 				      "cannot be combined with --no-cache");
+	if (bo->prepare && bo->no_cache)
+		return nf_usage_error(cmd, "--prepare fills the cache: it "
+				      "cannot be combined with --no-cache");
 	/* every source named, before anything is fetched or bootstrapped */
 	if ((bo->artifact_mirror &&
 	     (r = nf_cmd_path_arg(cmd, am_opt, bo->artifact_mirror,

@@ -35,6 +35,13 @@ rootfs_file() {
 	status_is 2
 }
 
+@test "build: --prepare with --no-cache is a usage error that names both" {
+	run nf build controller --prepare --no-cache
+	status_is 2
+	[[ "$output" == *"--prepare fills the cache: it cannot be combined with --no-cache"* ]]
+	[ ! -e "$SCRATCH/cache" ]
+}
+
 @test "build: a SOURCE_DATE_EPOCH that is no number is refused before anything is written" {
 	SOURCE_DATE_EPOCH=soon run b
 	status_is 1
