@@ -4,7 +4,7 @@
  * (checked, signed by enrolled nodes, stored durably), unknown MACs (rate
  * limited per address), and the enrollment and rotation endpoints.
  */
-#include "adapters/http_int.h"
+#include "serve_int.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -167,7 +167,7 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 	else if (!strcmp(res, "fail"))
 		snprintf(cause, sizeof(cause), "failed (no root cause given)");
 	nf_srv_iso_now(when);
-	nf_srv_request_peer(s, c, peer, sizeof(peer), &local);
+	nf_srv_request_peer(s->http, c, peer, sizeof(peer), &local);
 	pthread_mutex_lock(&s->lock);
 	nf_srv_index_refresh(s);
 	if (!(node = nf_srv_index_node(s, name))) {
@@ -302,7 +302,7 @@ static enum MHD_Result api_unknown(struct nf_server *s,
 	if (nf_mac_parse(mac, m))
 		return nf_srv_send_error(c, MHD_HTTP_BAD_REQUEST, "malformed MAC");
 	nf_srv_iso_now(when);
-	nf_srv_request_peer(s, c, peer, sizeof(peer), &local);
+	nf_srv_request_peer(s->http, c, peer, sizeof(peer), &local);
 	nf_mac_format(m, '-', file);
 	pthread_mutex_lock(&s->lock);
 	nf_srv_index_refresh(s);
@@ -358,7 +358,7 @@ static enum MHD_Result api_enroll(struct nf_server *s,
 	if (!strcmp(method, "GET") && !rotate) {
 		/* which nodes may claim now is for the operator on the
 		 * boot server, not for the network */
-		nf_srv_request_peer(s, c, peer, sizeof(peer), &local);
+		nf_srv_request_peer(s->http, c, peer, sizeof(peer), &local);
 		if (!local)
 			return nf_srv_send_error(c, MHD_HTTP_FORBIDDEN,
 					  "the enrollment state is served to "
@@ -376,7 +376,7 @@ static enum MHD_Result api_enroll(struct nf_server *s,
 	if (rq->too_large)
 		return nf_srv_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
 				  "claim too large");
-	nf_srv_request_peer(s, c, peer, sizeof(peer), &local);
+	nf_srv_request_peer(s->http, c, peer, sizeof(peer), &local);
 	pthread_mutex_lock(&s->enroll_lock);
 	r = (rotate ? nf_rotate_poll : nf_enroll_claim)(
 		s->enroll, peer, rq->body ? rq->body : "", rq->len, &resp,
@@ -388,10 +388,11 @@ static enum MHD_Result api_enroll(struct nf_server *s,
 	return nf_srv_send_json(c, (unsigned)status, resp);
 }
 
-enum MHD_Result nf_srv_api(struct nf_server *s, struct MHD_Connection *c,
+enum MHD_Result nf_srv_api(void *data, struct MHD_Connection *c,
 			   const char *method, const char *url,
 			   struct req *rq)
 {
+	struct nf_server *s = data;
 	const char *p = url + strlen("/api/v1/");
 	char name[80];
 	enum MHD_Result ret = MHD_NO;
@@ -435,7 +436,7 @@ enum MHD_Result nf_srv_api(struct nf_server *s, struct MHD_Connection *c,
 				 "method not allowed");
 	else if (status == 404)
 		ret = nf_srv_send_error(c, MHD_HTTP_NOT_FOUND, "not found");
-	nf_srv_access_log(s, c, method, url, nf_srv_last_status ? nf_srv_last_status : status, 0);
+	nf_srv_access_log(s->http, c, method, url, nf_srv_last_status ? nf_srv_last_status : status, 0);
 	return ret;
 }
 

@@ -1,20 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libmicrohttpd adapter: the embedded boot server (`nodeforge serve`).
+ * libmicrohttpd adapter: the transport of the boot server (`nodeforge
+ * serve`).
  *
- * Static files of a boot tree (sendfile, HEAD, single Range, ETag) and a
- * small API where nodes report verdicts.  Node state lives in memory and
- * is written to the state directory: verdicts synchronously (the verifier
- * learns they are durable), boot events by a writer thread so that a boot
- * storm never waits on the disk.  MHD's types stay in the server's files
- * (this one, http_files.c, http_api.c: http_int.h).
+ * Listening, the request head's deadline, request bodies, responses, the
+ * access log, the client's address behind a trusted proxy; static files
+ * of a boot tree are http_files.c.  What the server says is not here: the
+ * caller (lib/serve.c) hands over a table of callbacks, struct
+ * nf_httpd_ops, that gets the API's requests and hears of each file sent.
+ * MHD's types stay in the server's files (this one, http_files.c,
+ * lib/serve.c, lib/http_api.c: http_int.h).
  */
 #include "http_int.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <ctype.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -41,60 +42,7 @@ void nf_srv_iso_now(char out[32])
 	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* Reload nodes.json when it changed (caller holds the lock) */
-void nf_srv_index_refresh(struct nf_server *s)
-{
-	struct stat st;
-	json_t *j, *nodes, *n;
-	size_t i;
-	int fd;
-
-	if (fstatat(s->tree, "nodes.json", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    !S_ISREG(st.st_mode) || st.st_size > NF_HTTP_INDEX_MAX)
-		return;
-	if (s->index && st.st_mtim.tv_sec == s->index_mtime.tv_sec &&
-	    st.st_mtim.tv_nsec == s->index_mtime.tv_nsec)
-		return;
-	fd = openat(s->tree, "nodes.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	j = json_loadfd(fd, 0, NULL);
-	close(fd);
-	if (!json_is_object(j)) {
-		json_decref(j);
-		return;
-	}
-	json_decref(s->index);
-	json_object_clear(s->by_mac);
-	s->index = j;
-	s->index_mtime = st.st_mtim;
-	nodes = json_object_get(j, "nodes");
-	json_array_foreach(nodes, i, n) {
-		char key[18];
-		const char *mac = json_string_value(json_object_get(n, "mac"));
-
-		if (!mac || strlen(mac) != 17)
-			continue;
-		for (int k = 0; k < 17; k++)
-			key[k] = mac[k] == ':' ? '-' : (char)tolower(mac[k]);
-		key[17] = '\0';
-		json_object_set(s->by_mac, key, n);
-	}
-}
-
-json_t *nf_srv_index_node(struct nf_server *s, const char *name)
-{
-	size_t i;
-	json_t *n;
-
-	json_array_foreach(json_object_get(s->index, "nodes"), i, n)
-		if (!strcmp(json_string_value(json_object_get(n, "name")) ?: "",
-			    name))
-			return n;
-	return NULL;
-}
-
-static int is_trusted(const struct nf_server *s, int family,
+static int is_trusted(const struct nf_httpd *s, int family,
 		      const void *addr)
 {
 	size_t n = family == AF_INET ? sizeof(struct in_addr)
@@ -115,7 +63,7 @@ static int is_trusted(const struct nf_server *s, int family,
  * operator on the boot server, or a VM behind QEMU's user network.  A
  * request with an X-Real-IP address from a peer not listed is not local:
  * it is forwarded by an unlisted proxy, or forged. */
-void nf_srv_request_peer(const struct nf_server *s, struct MHD_Connection *c,
+void nf_srv_request_peer(const struct nf_httpd *s, struct MHD_Connection *c,
 			 char *out, size_t sz, int *local)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -148,249 +96,7 @@ void nf_srv_request_peer(const struct nf_server *s, struct MHD_Connection *c,
 	*local = loop && !named;
 }
 
-int nf_srv_valid_name(const char *s)
-{
-	size_t n = strlen(s);
 
-	if (!n || n > 63)
-		return 0;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && *s != '-')
-			return 0;
-	return 1;
-}
-
-/* ------------------------------------------------------------- state */
-
-int nf_srv_state_write(struct nf_server *s, const char *name, json_t *st)
-{
-	char *path, *txt;
-	int r;
-
-	path = nf_asprintf("%s/nodes/%s.json", s->state_dir, name);
-	txt = json_dumps(st, JSON_INDENT(1) | JSON_SORT_KEYS);
-	if (!path || !txt) {
-		free(path);
-		free(txt);
-		return -ENOMEM;
-	}
-	r = nf_write_atomic(NULL, path, txt, strlen(txt), 0644);
-	free(path);
-	free(txt);
-	return r;
-}
-
-/* Write a batch of states: every temporary first, one syncfs() for all,
- * then the renames; a reader sees the old or the new file, never half */
-static void state_write_batch(struct nf_server *s, json_t *batch)
-{
-	char *dir = nf_asprintf("%s/nodes", s->state_dir);
-	const char *name;
-	json_t *v, *done = json_object();
-	int dfd;
-
-	if (!dir || !done) {
-		free(dir);
-		json_decref(done);
-		return;
-	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
-	if (dfd < 0) {
-		json_decref(done);
-		return;
-	}
-	json_object_foreach(batch, name, v) {
-		char tmp[96], *txt;
-		size_t len, off = 0;
-		int fd;
-
-		if (!v || !(txt = json_dumps(v, JSON_INDENT(1) | JSON_SORT_KEYS)))
-			continue;
-		snprintf(tmp, sizeof(tmp), ".%s.json.tmp", name);
-		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
-				      O_CLOEXEC, 0644);
-		len = strlen(txt);
-		while (fd >= 0 && off < len) {
-			ssize_t w = write(fd, txt + off, len - off);
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				break;
-			off += (size_t)w;
-		}
-		free(txt);
-		if (fd < 0)
-			continue;
-		close(fd);
-		if (off == len)
-			json_object_set_new(done, name, json_true());
-		else
-			unlinkat(dfd, tmp, 0);
-	}
-	syncfs(dfd);
-	json_object_foreach(done, name, v) {
-		char tmp[96], fin[96];
-
-		snprintf(tmp, sizeof(tmp), ".%s.json.tmp", name);
-		snprintf(fin, sizeof(fin), "%s.json", name);
-		renameat(dfd, tmp, dfd, fin);
-	}
-	fsync(dfd);
-	close(dfd);
-	json_decref(done);
-}
-
-static void *writer_main(void *arg)
-{
-	struct nf_server *s = arg;
-	const struct timespec gather = { 0, 50 * 1000 * 1000 };
-
-	/* boot events may wait; requests may not */
-	setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
-	pthread_mutex_lock(&s->lock);
-	for (;;) {
-		const char *name;
-		json_t *v, *batch;
-
-		while (!json_object_size(s->dirty) && !s->stopping)
-			pthread_cond_wait(&s->wake, &s->lock);
-		if (!json_object_size(s->dirty) && s->stopping)
-			break;
-		if (!s->stopping) {
-			/* let a storm's events gather into one batch */
-			pthread_mutex_unlock(&s->lock);
-			nanosleep(&gather, NULL);
-			pthread_mutex_lock(&s->lock);
-		}
-		batch = json_object();
-		json_object_foreach(s->dirty, name, v)
-			json_object_set_new(batch, name,
-					    json_deep_copy(json_object_get(
-						    s->state, name)));
-		json_object_clear(s->dirty);
-		pthread_mutex_lock(&s->write_lock);
-		pthread_mutex_unlock(&s->lock);
-		state_write_batch(s, batch);
-		pthread_mutex_unlock(&s->write_lock);
-		json_decref(batch);
-		pthread_mutex_lock(&s->lock);
-	}
-	pthread_mutex_unlock(&s->lock);
-	return NULL;
-}
-
-static int mac_key(const char *k)
-{
-	uint8_t m[6];
-
-	return strlen(k) == 17 && !nf_mac_parse(k, m);
-}
-
-/* STATE/SUB/KEY.json into `into` (KEY as `key_ok` accepts it), at most
- * `max` entries */
-static void load_dir(struct nf_server *s, const char *sub,
-		     int (*key_ok)(const char *), json_t *into, size_t max)
-{
-	char *dir = nf_asprintf("%s/%s", s->state_dir, sub);
-	struct dirent *de;
-	DIR *d;
-
-	if (!dir)
-		return;
-	if ((d = opendir(dir))) {
-		while ((de = readdir(d)) && json_object_size(into) < max) {
-			size_t n = strlen(de->d_name);
-			char key[64], *buf, *p;
-			json_t *j;
-
-			if (n < 6 || n - 5 >= sizeof(key) ||
-			    strcmp(de->d_name + n - 5, ".json"))
-				continue;
-			memcpy(key, de->d_name, n - 5);
-			key[n - 5] = '\0';
-			if (!key_ok(key))
-				continue;
-			if (!(p = nf_asprintf("%s/%s", dir, de->d_name)))
-				break;
-			if (nf_read_file(NULL, p, NF_HTTP_STATE_MAX, &buf, NULL) == 0) {
-				j = json_loads(buf, 0, NULL);
-				if (json_is_object(j))
-					json_object_set_new(into, key, j);
-				else
-					json_decref(j);
-				free(buf);
-			}
-			free(p);
-		}
-		closedir(d);
-	}
-	free(dir);
-}
-
-/* An entry's last sighting, in seconds since the epoch; 0 unreadable */
-time_t nf_srv_unknown_seen(json_t *rec)
-{
-	const char *t = json_string_value(json_object_get(rec, "seen_at"));
-	struct tm tm = { 0 };
-	const char *end;
-
-	if (!t || !(end = strptime(t, "%Y-%m-%dT%H:%M:%SZ", &tm)) || *end)
-		return 0;
-	return timegm(&tm);
-}
-
-static void unknown_drop(struct nf_server *s, const char *file)
-{
-	char *p = nf_asprintf("%s/unknown/%s.json", s->state_dir, file);
-
-	if (p)
-		unlink(p);
-	free(p);
-	json_object_del(s->unknown, file);
-}
-
-void nf_srv_unknown_expire(struct nf_server *s, time_t now)
-{
-	const char *k;
-	json_t *v;
-	void *tmp;
-
-	json_object_foreach_safe(s->unknown, tmp, k, v)
-		if (nf_srv_unknown_seen(v) + NF_HTTP_UNKNOWN_TTL <= now)
-			unknown_drop(s, k);
-}
-
-/* Room for one more unknown MAC: the expired go, then, while the table
- * is full, the one seen longest ago (under s->lock) */
-void nf_srv_unknown_make_room(struct nf_server *s)
-{
-	nf_srv_unknown_expire(s, time(NULL));
-	while (json_object_size(s->unknown) >= NF_HTTP_UNKNOWN_MAX) {
-		const char *k, *oldest = NULL;
-		time_t at = 0;
-		json_t *v;
-
-		json_object_foreach(s->unknown, k, v) {
-			time_t t = nf_srv_unknown_seen(v);
-
-			if (!oldest || t < at) {
-				oldest = k;
-				at = t;
-			}
-		}
-		unknown_drop(s, oldest);
-	}
-}
-
-/* The nodes' states, and the unknown MACs seen before a restart */
-static void state_load(struct nf_server *s)
-{
-	load_dir(s, "nodes", nf_srv_valid_name, s->state, SIZE_MAX);
-	load_dir(s, "unknown", mac_key, s->unknown, NF_HTTP_UNKNOWN_MAX);
-	nf_srv_unknown_expire(s, time(NULL));
-}
 
 /* ---------------------------------------------------------- responses */
 
@@ -432,7 +138,7 @@ enum MHD_Result nf_srv_send_error(struct MHD_Connection *c, unsigned status,
 	return nf_srv_send_json(c, status, json_pack("{s:s}", "error", msg));
 }
 
-void nf_srv_access_log(struct nf_server *s, struct MHD_Connection *c,
+void nf_srv_access_log(struct nf_httpd *s, struct MHD_Connection *c,
 		       const char *method, const char *url, unsigned status,
 		       unsigned long long bytes)
 {
@@ -477,7 +183,7 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void conn_deadline(struct nf_server *s, struct MHD_Connection *c,
+static void conn_deadline(struct nf_httpd *s, struct MHD_Connection *c,
 			  int64_t deadline)
 {
 	const union MHD_ConnectionInfo *ci =
@@ -491,7 +197,7 @@ static void conn_deadline(struct nf_server *s, struct MHD_Connection *c,
 	pthread_mutex_unlock(&s->conns_lock);
 }
 
-static void request_whole(struct nf_server *s, struct MHD_Connection *c)
+static void request_whole(struct nf_httpd *s, struct MHD_Connection *c)
 {
 	conn_deadline(s, c, 0);
 }
@@ -500,7 +206,7 @@ static void conn_notify(void *cls, struct MHD_Connection *c,
 			void **socket_context,
 			enum MHD_ConnectionNotificationCode code)
 {
-	struct nf_server *s = cls;
+	struct nf_httpd *s = cls;
 	struct nf_conn *k = *socket_context;
 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
@@ -542,7 +248,7 @@ static void conn_notify(void *cls, struct MHD_Connection *c,
 
 /* One access line per connection closed (after the list's lock: a slow
  * log must not hold up new connections) */
-static void log_closed(struct nf_server *s, const char (*addrs)[INET6_ADDRSTRLEN],
+static void log_closed(struct nf_httpd *s, const char (*addrs)[INET6_ADDRSTRLEN],
 		       size_t n)
 {
 	char when[32], line[160];
@@ -557,7 +263,7 @@ static void log_closed(struct nf_server *s, const char (*addrs)[INET6_ADDRSTRLEN
 
 static void *sweeper_main(void *arg)
 {
-	struct nf_server *s = arg;
+	struct nf_httpd *s = arg;
 	char (*addrs)[INET6_ADDRSTRLEN] = NULL;
 	size_t cap = 0;
 
@@ -611,7 +317,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 			       const char *version, const char *upload,
 			       size_t *upload_size, void **con_cls)
 {
-	struct nf_server *s = cls;
+	struct nf_httpd *s = cls;
 	struct req *rq = *con_cls;
 	int post = !strcmp(method, "POST");
 
@@ -668,7 +374,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 		return nf_srv_send_error(c, MHD_HTTP_BAD_REQUEST, "unexpected body");
 	}
 	if (!strncmp(url, "/api/v1/", 8))
-		return nf_srv_api(s, c, method, url, rq);
+		return s->ops->api(s->ops_data, c, method, url, rq);
 	if (post) {
 		nf_srv_access_log(s, c, method, url, 405, 0);
 		return nf_srv_send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -704,7 +410,7 @@ static void *request_begin(void *cls, const char *uri, struct MHD_Connection *c)
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
-	struct nf_server *s = cls;
+	struct nf_httpd *s = cls;
 	struct req *rq = *con_cls;
 
 	(void)toe;
@@ -826,43 +532,30 @@ bad:
 		       "expected ADDR:PORT, HOST:PORT or [ADDR6]:PORT", spec);
 }
 
-int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
-		    struct nf_server **out)
+int nf_httpd_new(struct nf_ctx *ctx, const struct nf_serve_opts *o,
+		 const struct nf_httpd_ops *ops, void *data,
+		 struct nf_httpd **out)
 {
-	struct nf_server *s = calloc(1, sizeof(*s));
-	char *nodes_dir = NULL;
-	unsigned threads = o->threads, per_address, conn_limit = 8192;
-	struct rlimit rl;
-	int lfd = -1, r;
+	struct nf_httpd *s = calloc(1, sizeof(*s));
 
+	*out = s;
 	if (!s)
 		return -ENOMEM;
 	s->tree = -1;
-	pthread_mutex_init(&s->lock, NULL);
-	pthread_mutex_init(&s->write_lock, NULL);
-	pthread_mutex_init(&s->enroll_lock, NULL);
+	s->ops = ops;
+	s->ops_data = data;
 	pthread_mutex_init(&s->conns_lock, NULL);
 	pthread_cond_init(&s->sweep_wake, NULL);
 	s->conns.next = s->conns.prev = &s->conns;
 	s->head_timeout = o->head_timeout ? o->head_timeout
 					  : NF_SERVE_HEAD_TIMEOUT;
-	per_address = o->per_address ? o->per_address : NF_SERVE_PER_ADDRESS;
-	s->enroll = o->enroll;
-	pthread_cond_init(&s->wake, NULL);
-	s->by_mac = json_object();
-	s->state = json_object();
-	s->unknown = json_object();
-	s->unknown_peers = json_object();
-	s->dirty = json_object();
-	s->tree_path = nf_strdup(o->tree);
-	s->state_dir = nf_strdup(o->state_dir);
+	s->per_address = o->per_address ? o->per_address
+					: NF_SERVE_PER_ADDRESS;
 	s->log_fn = o->access_log;
 	s->log_data = o->log_data;
-	if (o->ntrusted_proxies > NF_SERVE_TRUSTED_MAX) {
-		r = nf_fail(ctx, NF_E_LIMIT, "more than %d trusted proxies",
-			    NF_SERVE_TRUSTED_MAX);
-		goto fail;
-	}
+	if (o->ntrusted_proxies > NF_SERVE_TRUSTED_MAX)
+		return nf_fail(ctx, NF_E_LIMIT, "more than %d trusted proxies",
+			       NF_SERVE_TRUSTED_MAX);
 	for (size_t i = 0; i < o->ntrusted_proxies; i++) {
 		struct trusted *t = &s->trusted[s->ntrusted++];
 		const char *a = o->trusted_proxies[i];
@@ -870,66 +563,33 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 		t->family = inet_pton(AF_INET, a, t->addr) == 1    ? AF_INET
 			    : inet_pton(AF_INET6, a, t->addr) == 1 ? AF_INET6
 								    : 0;
-		if (!t->family) {
-			r = nf_fail(ctx, NF_E_INVALID, "invalid trusted proxy "
-				    "'%s': expected an IPv4 or IPv6 address",
-				    a);
-			goto fail;
-		}
+		if (!t->family)
+			return nf_fail(ctx, NF_E_INVALID, "invalid trusted "
+				       "proxy '%s': expected an IPv4 or IPv6 "
+				       "address", a);
 	}
-	if (!s->by_mac || !s->state || !s->unknown || !s->unknown_peers ||
-	    !s->dirty ||
-	    !s->tree_path || !s->state_dir) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	s->tree = open(o->tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (s->tree < 0) {
-		r = nf_fail(ctx, -errno, "cannot open tree '%s': %s", o->tree,
-			    strerror(errno));
-		goto fail;
-	}
-	nodes_dir = nf_asprintf("%s/nodes", o->state_dir);
-	if (!nodes_dir) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	if ((mkdir(o->state_dir, 0755) < 0 && errno != EEXIST) ||
-	    (mkdir(nodes_dir, 0755) < 0 && errno != EEXIST)) {
-		r = nf_fail(ctx, -errno, "cannot create '%s': %s", nodes_dir,
-			    strerror(errno));
-		goto fail;
-	}
-	free(nodes_dir);
-	nodes_dir = nf_asprintf("%s/unknown", o->state_dir);
-	if (!nodes_dir) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	if (mkdir(nodes_dir, 0755) < 0 && errno != EEXIST) {
-		r = nf_fail(ctx, -errno, "cannot create '%s': %s", nodes_dir,
-			    strerror(errno));
-		goto fail;
-	}
-	free(nodes_dir);
-	nodes_dir = NULL;
-	nf_srv_index_refresh(s);
-	state_load(s);
-	if ((r = listen_socket(ctx, o->listen, &lfd, s->url)))
-		goto fail;
+	return 0;
+}
+
+int nf_httpd_start(struct nf_ctx *ctx, struct nf_httpd *s, int tree,
+		   const char *listen, unsigned threads)
+{
+	unsigned conn_limit = 8192;
+	struct rlimit rl;
+	int lfd = -1, r;
+
+	s->tree = tree;
+	if ((r = listen_socket(ctx, listen, &lfd, s->url)))
+		return r;
 	if (!threads) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 		threads = n > 0 ? (unsigned)n : 2;
 	}
-	if (pthread_create(&s->writer, NULL, writer_main, s)) {
-		r = nf_fail(ctx, -EAGAIN, "cannot start the state writer");
-		goto fail;
-	}
-	s->writer_started = 1;
 	if (pthread_create(&s->sweeper, NULL, sweeper_main, s)) {
-		r = nf_fail(ctx, -EAGAIN, "cannot start the head deadline thread");
-		goto fail;
+		close(lfd);
+		return nf_fail(ctx, -EAGAIN, "cannot start the head deadline "
+			       "thread");
 	}
 	s->sweeper_started = 1;
 	/* leave descriptors for the files being served: a server whose
@@ -945,33 +605,26 @@ int nf_server_start(struct nf_ctx *ctx, const struct nf_serve_opts *o,
 		MHD_OPTION_THREAD_POOL_SIZE, threads,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32u << 10),
 		MHD_OPTION_CONNECTION_LIMIT, conn_limit,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->per_address,
 		MHD_OPTION_CONNECTION_TIMEOUT, 30u,
 		MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s,
 		MHD_OPTION_URI_LOG_CALLBACK, request_begin, s,
 		MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 		MHD_OPTION_END);
 	if (!s->mhd) {
-		r = nf_fail(ctx, NF_E_EXTERNAL, "cannot start the HTTP server "
-			    "on '%s'", o->listen);
-		goto fail;
-	}
-	*out = s;
-	return 0;
-fail:
-	if (lfd >= 0)
 		close(lfd);
-	free(nodes_dir);
-	nf_server_stop(s);
-	return r;
+		return nf_fail(ctx, NF_E_EXTERNAL, "cannot start the HTTP "
+			       "server on '%s'", listen);
+	}
+	return 0;
 }
 
-const char *nf_server_url(const struct nf_server *s)
+const char *nf_httpd_url(const struct nf_httpd *s)
 {
 	return s->url;
 }
 
-void nf_server_stop(struct nf_server *s)
+void nf_httpd_free(struct nf_httpd *s)
 {
 	if (!s)
 		return;
@@ -984,29 +637,7 @@ void nf_server_stop(struct nf_server *s)
 	}
 	if (s->mhd)
 		MHD_stop_daemon(s->mhd); /* closes the listening socket */
-	if (s->writer_started) {
-		pthread_mutex_lock(&s->lock);
-		s->stopping = 1;
-		pthread_cond_signal(&s->wake);
-		pthread_mutex_unlock(&s->lock);
-		pthread_join(s->writer, NULL);
-	}
-	if (s->tree >= 0)
-		close(s->tree);
-	json_decref(s->index);
-	json_decref(s->by_mac);
-	json_decref(s->state);
-	json_decref(s->unknown);
-	json_decref(s->unknown_peers);
-	json_decref(s->dirty);
-	pthread_mutex_destroy(&s->lock);
-	pthread_mutex_destroy(&s->write_lock);
-	pthread_mutex_destroy(&s->enroll_lock);
 	pthread_mutex_destroy(&s->conns_lock);
-	pthread_cond_destroy(&s->wake);
 	pthread_cond_destroy(&s->sweep_wake);
-	free(s->tree_path);
-	free(s->state_dir);
 	free(s);
 }
-

@@ -181,62 +181,7 @@ int nf_http_parse_range(const char *h, uint64_t size, uint64_t *off,
 	return 0;
 }
 
-/* A node fetching its own boot script is booting.  Only the node itself
- * says so (its inventory address; a loopback request is the operator's,
- * as for verdicts): anyone may read the script, but a fetch from another
- * address changes nothing.  The last verdict, with its time and root
- * cause, stays in the state until the next verdict replaces it. */
-static void mark_booting(struct nf_server *s, struct MHD_Connection *c,
-			 const char *url)
-{
-	const char *base = strrchr(url, '/') + 1;
-	char mac[18], when[32], peer[INET6_ADDRSTRLEN];
-	json_t *n, *role, *st, *old;
-	const char *name, *rname, *ip;
-	int local;
-
-	if (strlen(base) != 22 || strcmp(base + 17, ".ipxe"))
-		return;
-	memcpy(mac, base, 17);
-	mac[17] = '\0';
-	nf_srv_iso_now(when);
-	nf_srv_request_peer(s, c, peer, sizeof(peer), &local);
-	pthread_mutex_lock(&s->lock);
-	nf_srv_index_refresh(s);
-	n = json_object_get(s->by_mac, mac);
-	name = json_string_value(json_object_get(n, "name"));
-	ip = json_string_value(json_object_get(n, "ip"));
-	if (name && nf_srv_valid_name(name) &&
-	    (local || (ip && *ip && !strcmp(ip, peer)))) {
-		rname = json_string_value(json_object_get(n, "role"));
-		role = json_object_get(json_object_get(s->index, "roles"),
-				       rname ? rname : "");
-		old = json_object_get(s->state, name);
-		st = json_is_object(old) ? json_deep_copy(old) : json_object();
-		if (st) {
-			int bad = json_object_set_new(st, "name", json_string(name));
-
-			bad |= json_object_set_new(st, "state", json_string("booting"));
-			bad |= json_object_set_new(st, "booted_at", json_string(when));
-			bad |= json_object_set_new(st, "mac", json_string(mac));
-			if (json_object_get(role, "kernel"))
-				bad |= json_object_set(st, "image",
-						       json_object_get(role, "kernel"));
-			if (bad) {
-				json_decref(st);
-				st = NULL;
-			}
-		}
-		if (st) {
-			json_object_set_new(s->state, name, st);
-			json_object_set_new(s->dirty, name, json_true());
-			pthread_cond_signal(&s->wake);
-		}
-	}
-	pthread_mutex_unlock(&s->lock);
-}
-
-enum MHD_Result nf_srv_serve_file(struct nf_server *s,
+enum MHD_Result nf_srv_serve_file(struct nf_httpd *s,
 				  struct MHD_Connection *c, const char *method,
 				  const char *url)
 {
@@ -397,8 +342,8 @@ enum MHD_Result nf_srv_serve_file(struct nf_server *s,
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	if (status == MHD_HTTP_OK && !strcmp(method, "GET") &&
-	    !strncmp(url, "/ipxe/mac/", 10))
-		mark_booting(s, c, url);
+	    s->ops->file_sent)
+		s->ops->file_sent(s->ops_data, c, url);
 	return ret;
 }
 
