@@ -133,7 +133,7 @@ int nf_pxe_point_node(struct nf_ctx *ctx, const char *tree,
 		      const char *images_dir, const struct nf_node *nd,
 		      const char *sha, char image[96]);
 
-/* The embedded boot server (lib/adapters/http.c) */
+/* The embedded boot server (lib/serve.c; transport lib/adapters/http.c) */
 typedef void (*nf_access_log_fn)(void *userdata, const char *line);
 
 struct nf_serve_opts {
