@@ -36,6 +36,8 @@ static const struct {
 	{ "ib", "no InfiniBand adapter in the CI VM" },
 	{ "hugepage-memory", "the CI VM's memory cannot hold the profile's "
 			     "hugepage pool" },
+	{ "cpus", "the CI VM has one CPU, not the node's CPUs that "
+		  "kernel.isolate_cpus names" },
 	{ "nvme", "no local NVMe in the CI VM" },
 	{ "disk", "the CI VM boots diskless" },
 	{ "ntp", "the site's time servers are not reachable from the CI VM "

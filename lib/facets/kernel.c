@@ -355,6 +355,155 @@ static int check_pending(struct nf_vcheck *c, const json_t *sec)
 	return NF_V_FAIL;
 }
 
+/* A CPU list of /sys/devices/system/cpu (isolated, possible, ...) as a
+ * set; empty is the empty set, as isolated reads when nothing is */
+static int sys_cpus(struct nf_vcheck *c, const char *name, uint8_t *set)
+{
+	char path[64], *buf = NULL, *s;
+	int r;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/%s", name);
+	if ((r = nf_v_read(c, NF_VSYS, path, 64 * 1024, &buf, NULL)))
+		return r;
+	s = buf + strspn(buf, " \t\n");
+	if (*s)
+		r = nf_cpulist_parse(s, set, NF_GRES_MAX_CPUS, NULL);
+	else
+		memset(set, 0, NF_GRES_MAX_CPUS / 8);
+	free(buf);
+	return r;
+}
+
+static int cpus_unread(struct nf_vcheck *c, const char *what, int r)
+{
+	if (r == NF_E_PARSE || r == NF_E_LIMIT)
+		nf_v_seen(c, "%s is not a list of CPU ids below %d", what, NF_GRES_MAX_CPUS);
+	else
+		nf_v_seen(c, "cannot read %s: %s", what, nf_strerror(r));
+	return NF_V_FAIL;
+}
+
+/* out = a without b; whether any CPU is left */
+static bool cpus_andnot(uint8_t *out, const uint8_t *a, const uint8_t *b)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < NF_GRES_MAX_CPUS / 8; i++)
+		any |= (out[i] = a[i] & (uint8_t)~b[i]) != 0;
+	return any;
+}
+
+static bool cpus_any(const uint8_t *set)
+{
+	for (size_t i = 0; i < NF_GRES_MAX_CPUS / 8; i++)
+		if (set[i])
+			return true;
+	return false;
+}
+
+/* The canonical list of a set, "none" for the empty one; caller frees */
+static char *cpus_str(const uint8_t *set)
+{
+	char *s = nf_cpulist_format(set, NF_GRES_MAX_CPUS);
+
+	if (s && !*s) {
+		free(s);
+		s = nf_strdup("none");
+	}
+	return s;
+}
+
+/* The kernel drops from isolcpus= the CPUs a node does not have, and keeps
+ * its boot CPU when the list would take every one, both without failing
+ * the boot: what it isolated is in /sys/devices/system/cpu/isolated */
+static int check_isolcpus(struct nf_vcheck *c, const json_t *sec)
+{
+	static const char *const have_from[] = { "possible", "present", "online" };
+	const char *mask = json_string_value(json_object_get(sec, "isolate_cpus"));
+	uint8_t want[NF_GRES_MAX_CPUS / 8], have[NF_GRES_MAX_CPUS / 8],
+		online[NF_GRES_MAX_CPUS / 8], iso[NF_GRES_MAX_CPUS / 8],
+		diff[NF_GRES_MAX_CPUS / 8];
+	char *iso_s = NULL, *have_s = NULL, *diff_s = NULL;
+	const char *from = NULL;
+	int r = -ENOENT, v = NF_V_FAIL;
+
+	if (!mask || !*mask)
+		return nf_v_skip(c, "the profile sets no kernel.isolate_cpus");
+	nf_v_expect(c, "isolated CPUs equal to kernel.isolate_cpus %s, with an "
+		    "online CPU left for the OS", mask);
+	if (nf_cpulist_parse(mask, want, NF_GRES_MAX_CPUS, NULL)) {
+		nf_v_seen(c, "kernel.isolate_cpus '%s' is not a CPU list", mask);
+		nf_v_remedy(c, "nodeforge lint %s   # on the build host: fix "
+			    "kernel.isolate_cpus, nodeforge build %s, then boot this "
+			    "node from the new image", nf_v_role(c), nf_v_role(c));
+		return NF_V_FAIL;
+	}
+	for (size_t i = 0; i < NF_ARRAY_SIZE(have_from) && r; i++)
+		if (!(r = sys_cpus(c, have_from[i], have)))
+			from = have_from[i];
+	if (r)
+		return cpus_unread(c, "/sys/devices/system/cpu/possible, present or "
+				   "online", r);
+	if (sys_cpus(c, "online", online) || !cpus_any(online))
+		memcpy(online, have, sizeof(online));
+	if ((r = sys_cpus(c, "isolated", iso)))
+		return cpus_unread(c, "/sys/devices/system/cpu/isolated", r);
+	iso_s = cpus_str(iso);
+	have_s = cpus_str(have);
+	if (!iso_s || !have_s) {
+		nf_v_seen(c, "%s", nf_strerror(-ENOMEM));
+		goto out;
+	}
+	if (cpus_andnot(diff, want, have)) {
+		if (!(diff_s = cpus_str(diff))) {
+			nf_v_seen(c, "%s", nf_strerror(-ENOMEM));
+			goto out;
+		}
+		nf_v_seen(c, "isolated %s but kernel.isolate_cpus is %s: this node has "
+			  "no CPU %s (%s %s)", iso_s, mask, diff_s, from, have_s);
+		nf_v_remedy(c, "on the build host: give kernel.isolate_cpus of role %s "
+			    "only CPUs of %s (this node's %s CPUs), nodeforge build %s, "
+			    "then boot this node from the new image", nf_v_role(c),
+			    have_s, from, nf_v_role(c));
+	} else if (!cpus_andnot(diff, online, want)) {
+		if (!(diff_s = cpus_str(online))) {
+			nf_v_seen(c, "%s", nf_strerror(-ENOMEM));
+			goto out;
+		}
+		nf_v_seen(c, "kernel.isolate_cpus %s isolates every online CPU (%s): none "
+			  "is left for the OS and slurmd (isolated %s)", mask, diff_s, iso_s);
+		nf_v_remedy(c, "on the build host: take at least one CPU of %s (this "
+			    "node's online CPUs) out of kernel.isolate_cpus of role %s, "
+			    "nodeforge build %s, then boot this node from the new image",
+			    diff_s, nf_v_role(c), nf_v_role(c));
+	} else if (memcmp(iso, want, sizeof(iso))) {
+		struct nf_cmdline *run = NULL;
+		char *arg = nf_asprintf("isolcpus=nohz,domain,%s", mask);
+		int booted = arg && !running_cmdline(c, &run) && nf_cmdline_has(run, arg);
+
+		nf_cmdline_free(run);
+		free(arg);
+		nf_v_seen(c, "isolated %s but kernel.isolate_cpus is %s, %s", iso_s, mask,
+			  booted ? "which /proc/cmdline's isolcpus= names"
+				 : "and /proc/cmdline lacks its isolcpus=");
+		if (booted)
+			nf_v_remedy(c, "journalctl -k -g 'isolcpus|housekeeping'   # the "
+				    "kernel's reason for isolating other CPUs than its "
+				    "isolcpus= names");
+		else
+			nf_v_remedy(c, "systemctl reboot   # once the boot loader has the "
+				    "profile's isolcpus= (kernel.cmdline.config)");
+	} else {
+		nf_v_seen(c, "isolated %s of %s %s", iso_s, from, have_s);
+		v = NF_V_PASS;
+	}
+out:
+	free(iso_s);
+	free(have_s);
+	free(diff_s);
+	return v;
+}
+
 static const struct nf_check_def defs[] = {
 	{ "kernel.cmdline.config", "the boot loader carries the profile's kernel arguments",
 	  NULL, NF_CHECK_STATIC, 0, check_next },
@@ -362,6 +511,10 @@ static const struct nf_check_def defs[] = {
 	  NULL, 0, 0, check_running },
 	{ "kernel.cmdline.pending", "no boot loader change waits for a reboot",
 	  NULL, 0, 0, check_pending },
+	/* booted without the arguments, a node isolates nothing */
+	{ "kernel.isolcpus", "the kernel isolated exactly the profile's CPUs, and "
+	  "left the OS some", NULL, 0, 0, check_isolcpus, "kernel.cmdline.running",
+	  .needs = "cpus" },
 };
 
 static const struct nf_checkset checks = NF_CHECKSET(defs);

@@ -42,7 +42,8 @@ struct nf_check_def {
 	const char *explained_by;
 	/* what the check needs that not every machine has: "gpu",
 	 * "nvswitch", "ib", "nvme", "disk" (an installed system disk),
-	 * "hugepage-memory", "ntp" (the site's time servers), "cluster-key"
+	 * "hugepage-memory", "cpus" (the node's CPUs, those the kernel
+	 * isolates), "ntp" (the site's time servers), "cluster-key"
 	 * (the cluster's munge key), "controller" (a cluster around it);
 	 * NULL: nothing.  'nodeforge ci --boot' skips by environment what its
 	 * VM lacks. */

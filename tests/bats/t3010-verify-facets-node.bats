@@ -29,6 +29,84 @@ load verify_helper
 	[ "$(echo "$output" | jq -r .host)" = "rack 4" ]
 }
 
+# the compute profile's mask, as the pass tree's kernel isolated it
+MASK=1-63,65-127,129-191,193-255
+
+# isolcpus_is STATUS VERDICT [REMEDY]: kernel.isolcpus run alone exits
+# STATUS, its verdict and seen text VERDICT, its remedy REMEDY
+isolcpus_is() {
+	vrun --json --only kernel.isolcpus
+	status_is "$1"
+	local got remedy
+	got=$(verdict_of kernel.isolcpus)
+	remedy=$(echo "$output" | jq -r '.checks[] | select(.id == "kernel.isolcpus") | .remedy // ""')
+	[ "$got" = "$2" ] || { echo "verdict: $got"; false; }
+	[ -z "${3:-}" ] || [ "$remedy" = "$3" ] || { echo "remedy: $remedy"; false; }
+}
+
+# the node's profile.json through a jq filter
+profile_jq() {
+	jq "$1" "$SYS/etc/nodeforge/profile.json" > "$SCRATCH/p.json" &&
+		mv "$SCRATCH/p.json" "$SYS/etc/nodeforge/profile.json"
+}
+
+@test "kernel: kernel.isolcpus compares /sys/devices/system/cpu/isolated with the mask as CPU sets" {
+	vfx pass
+	isolcpus_is 0 "pass isolated $MASK of possible 0-255"
+	# the same CPUs in another spelling
+	echo 1-31,32-63,65-127,129,130-191,193-255 > "$SYS/sys/devices/system/cpu/isolated"
+	isolcpus_is 0 "pass isolated $MASK of possible 0-255"
+	# without possible, present names the CPUs the node has
+	mv "$SYS/sys/devices/system/cpu/possible" "$SYS/sys/devices/system/cpu/present"
+	isolcpus_is 0 "pass isolated $MASK of present 0-255"
+}
+
+@test "kernel: kernel.isolcpus fails a mask naming CPUs the node lacks, with both lists and the node's" {
+	vfx pass
+	# a node of 128 CPUs: the kernel dropped the CPUs it does not have
+	echo 0-127 > "$SYS/sys/devices/system/cpu/possible"
+	echo 0-127 > "$SYS/sys/devices/system/cpu/online"
+	echo 1-63,65-127 > "$SYS/sys/devices/system/cpu/isolated"
+	isolcpus_is 3 "fail isolated 1-63,65-127 but kernel.isolate_cpus is $MASK: this node has no CPU 129-191,193-255 (possible 0-127)" \
+		"on the build host: give kernel.isolate_cpus of role compute only CPUs of 0-127 (this node's possible CPUs), nodeforge build compute, then boot this node from the new image"
+}
+
+@test "kernel: kernel.isolcpus fails when the node isolated another set than the mask" {
+	vfx pass
+	echo 1-63,65-127 > "$SYS/sys/devices/system/cpu/isolated"
+	isolcpus_is 3 "fail isolated 1-63,65-127 but kernel.isolate_cpus is $MASK, which /proc/cmdline's isolcpus= names" \
+		"journalctl -k -g 'isolcpus|housekeeping'   # the kernel's reason for isolating other CPUs than its isolcpus= names"
+	# nothing isolated at all
+	: > "$SYS/sys/devices/system/cpu/isolated"
+	isolcpus_is 3 "fail isolated none but kernel.isolate_cpus is $MASK, which /proc/cmdline's isolcpus= names"
+	# what is no CPU list, or names a CPU past the bound, is refused
+	for bad in '(null)' 1-3x 8192 1-63,; do
+		echo "$bad" > "$SYS/sys/devices/system/cpu/isolated"
+		isolcpus_is 3 "fail /sys/devices/system/cpu/isolated is not a list of CPU ids below 8192"
+	done
+}
+
+@test "kernel: kernel.isolcpus fails a mask that leaves the OS no online CPU" {
+	vfx pass
+	profile_jq '.kernel.isolate_cpus = "0-255"'
+	# the kernel keeps its boot CPU when isolcpus= would take them all
+	echo 1-255 > "$SYS/sys/devices/system/cpu/isolated"
+	isolcpus_is 3 "fail kernel.isolate_cpus 0-255 isolates every online CPU (0-255): none is left for the OS and slurmd (isolated 1-255)" \
+		"on the build host: take at least one CPU of 0-255 (this node's online CPUs) out of kernel.isolate_cpus of role compute, nodeforge build compute, then boot this node from the new image"
+}
+
+@test "kernel: kernel.isolcpus skips a profile without isolate_cpus, and follows from kernel.cmdline.running" {
+	vfx pass
+	profile_jq 'del(.kernel.isolate_cpus)'
+	isolcpus_is 0 "skip the profile sets no kernel.isolate_cpus"
+	# booted without the arguments: the kernel isolated nothing, which
+	# follows from the command line and is no root cause of its own
+	expect_root fail-kernel kernel.cmdline.running "reboot needed"
+	[ "$(verdict_of kernel.isolcpus)" = "fail isolated none but kernel.isolate_cpus is $MASK, and /proc/cmdline lacks its isolcpus=" ]
+	[ "$(echo "$output" | jq -r '.checks[] | select(.id == "kernel.isolcpus") | .cause')" = kernel.cmdline.running ]
+	[ -z "$(echo "$output" | jq -r '.root_causes[] | select(.id == "kernel.isolcpus") | .id')" ]
+}
+
 @test "memory: THP not never" {
 	expect_root fail-memory memory.thp "always"
 }

@@ -142,8 +142,8 @@ static void test_bad_fixture(void **state)
 static void test_check_needs(void **state)
 {
 	static const char *const known[] = { "gpu", "nvswitch", "ib", "nvme", "disk",
-					     "hugepage-memory", "ntp", "cluster-key",
-					     "controller" };
+					     "hugepage-memory", "cpus", "ntp",
+					     "cluster-key", "controller" };
 	extern const struct nf_facet *const nf_facets[];
 	extern const size_t nf_nfacets;
 	size_t checks = 0;
@@ -168,6 +168,9 @@ static void test_check_needs(void **state)
 	assert_true(checks >= 50);
 	assert_string_equal(nf_check_find("gpu.count")->needs, "gpu");
 	assert_string_equal(nf_check_find("time.sync")->needs, "ntp");
+	/* a CI VM's one CPU cannot hold a GPU node's isolation mask */
+	assert_non_null(nf_check_find("kernel.isolcpus"));
+	assert_string_equal(nf_check_find("kernel.isolcpus")->needs, "cpus");
 	assert_null(nf_check_find("munge.key.mode")->needs);
 	assert_null(nf_check_find("no.such.check"));
 }
