@@ -4,7 +4,7 @@
  * rest of the input becomes (gres.conf, slurm.conf, /proc/PID/limits,
  * /proc/mounts, /proc/cmdline, pam.d/sshd, sshd_config, chrony.conf,
  * a GPU's local_cpulist, a slurmd drop-in, an IB port state, meminfo,
- * enroot.conf, plugstack.conf),
+ * enroot.conf, plugstack.conf, the kernel's isolated and possible CPUs),
  * then the whole check set runs against a small sysroot.
  */
 #include <fcntl.h>
@@ -30,6 +30,7 @@ static const char *const files[] = {
 	"/etc/systemd/system/slurmd.service.d/50-x.conf",
 	"/sys/class/infiniband/mlx5_0/ports/1/state", "/proc/meminfo",
 	"/etc/enroot/enroot.conf", "/etc/slurm/plugstack.conf",
+	"/sys/devices/system/cpu/isolated", "/sys/devices/system/cpu/possible",
 };
 
 static void put(const char *path, const void *buf, size_t len)
@@ -53,7 +54,7 @@ static void put(const char *path, const void *buf, size_t len)
 
 static const char profile[] =
 	"{\"role\":\"compute\",\"boot_args\":[\"hugepages=4\",\"iommu=pt\"],"
-	"\"kernel\":{},\"memory\":{\"hugepages\":{\"size\":\"1G\",\"count\":4},\"thp\":\"never\"},"
+	"\"kernel\":{\"isolate_cpus\":\"1-3,5\"},\"memory\":{\"hugepages\":{\"size\":\"1G\",\"count\":4},\"thp\":\"never\"},"
 	"\"cgroup\":{\"controllers\":[\"cpu\",\"memory\"],\"conf\":{\"ConstrainCores\":true}},"
 	"\"limits\":{\"nofile\":1048576,\"memlock\":\"unlimited\"},"
 	"\"time\":{\"servers\":[\"10.0.0.1\"],\"max_offset_ms\":100},"
@@ -90,6 +91,7 @@ static void init(void)
 	put("/sys/bus/pci/devices/0000:18:00.0/class", "0x030200\n", 9);
 	put("/proc/4242/comm", "slurmd\n", 7);
 	put("/sys/class/infiniband/mlx5_0/ports/1/rate", "400 Gb/sec\n", 11);
+	put("/sys/devices/system/cpu/possible", "0-7\n", 4);
 	if (nf_ctx_new(&ctx))
 		abort();
 	snprintf(p, sizeof(p), "%s/profile.json", root);
