@@ -58,9 +58,8 @@ cl_build() {
 }
 
 # The boot tree, from the server's site (cl_secrets: two controllers need
-# its shared StateSaveLocation); each role's kernel arguments plus a
-# serial console (the test reads the consoles; a site with serial-over-LAN
-# does the same).
+# its shared StateSaveLocation); each role's kernel arguments plus a serial console (the
+# test reads the consoles; a site with serial-over-LAN does the same).
 # The cluster files are signed with the key the images were built with
 # (img_build's cache): each image trusts its public half, and its
 # nodeforge-cluster.service refuses files it did not sign
