@@ -57,8 +57,7 @@ cl_build() {
 	[ $rc -eq 0 ] || { tail -n 30 "$W/log/build-$role.log" >&2; return 1; }
 }
 
-# The boot tree, from the server's site (cl_secrets: two controllers need
-# its shared StateSaveLocation); each role's kernel arguments plus a serial console (the
+# The boot tree; each role's kernel arguments plus a serial console (the
 # test reads the consoles; a site with serial-over-LAN does the same).
 # The cluster files are signed with the key the images were built with
 # (img_build's cache): each image trusts its public half, and its
@@ -68,7 +67,7 @@ cl_render() {
 	for role in $(cl_roles); do
 		args+=(--kernel-args "$role=$(nf -C "$PROFS" profile show "$role" --args) console=ttyS0,115200")
 	done
-	nf -C "$PROFS" -s "$W/site.yaml" pxe --inventory "$INV" --out "$TREE" --images "$IMG_OUT" \
+	nf -C "$PROFS" pxe --inventory "$INV" --out "$TREE" --images "$IMG_OUT" \
 		--key "$E2E/keys/signing.key" \
 		-u "$SRV" "${args[@]}" >"$W/log/pxe.log" 2>&1 ||
 		{ cat "$W/log/pxe.log" >&2; return 1; }

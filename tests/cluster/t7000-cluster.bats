@@ -67,8 +67,8 @@ setup_file() {
 	local pids=() p
 	for t in $(cl_roles); do cl_build "$t" & pids+=($!); done
 	for p in "${pids[@]}"; do wait "$p" || return 1; done
-	cl_secrets
 	cl_render
+	cl_secrets
 
 	cl_guard
 	cl_net
