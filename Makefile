@@ -205,6 +205,8 @@ DEPS_TEST += dnf rpm createrepo-c
 DEPS_TEST += xfsprogs mtools grub-efi-amd64-bin ovmf
 # the cluster test: ssh to the VMs, the inventory read in Python, netns
 DEPS_TEST += openssh-client python3-yaml iproute2 zstd
+# the cluster test's NFS export for the two controllers' StateSaveLocation
+DEPS_TEST += nfs-ganesha nfs-ganesha-vfs
 # ../shared/tools/ksvalidator (pykickstart) imports requests
 DEPS_TEST += python3-requests
 # the manual pages rendered in the tests (man -l)

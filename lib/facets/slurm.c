@@ -607,8 +607,14 @@ static int write_state_mount(struct nf_apply *a, const json_t *sec)
 	snprintf(path, sizeof(path), "/etc/systemd/system/%s.mount", unit);
 	if ((r = nf_apply_write_buf(a, path, &b, 0644, 0, 0)))
 		return r;
+	/* the export's root is the directory slurmctld writes: tmpfiles
+	 * gives it to SlurmUser once it is mounted (where the server squashes
+	 * root, that fails harmlessly and the site owns the export as
+	 * SlurmUser's uid) */
 	nf_apply_header(&b, "#", "slurm");
-	nf_buf_printf(&b, "[Unit]\nRequiresMountsFor=%s\n", dir);
+	nf_buf_printf(&b, "[Unit]\nRequiresMountsFor=%s\n[Service]\n"
+		      "ExecStartPre=-+/usr/bin/systemd-tmpfiles --create "
+		      "/etc/tmpfiles.d/nodeforge-slurm.conf\n", dir);
 	return nf_apply_write_buf(a, "/etc/systemd/system/slurmctld.service.d/"
 				  "50-nodeforge-state.conf", &b, 0644, 0, 0);
 }

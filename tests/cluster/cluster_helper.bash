@@ -57,8 +57,10 @@ cl_build() {
 	[ $rc -eq 0 ] || { tail -n 30 "$W/log/build-$role.log" >&2; return 1; }
 }
 
-# The boot tree; each role's kernel arguments plus a serial console (the
-# test reads the consoles; a site with serial-over-LAN does the same).
+# The boot tree, from the server's site (cl_secrets: two controllers need
+# its shared StateSaveLocation); each role's kernel arguments plus a
+# serial console (the test reads the consoles; a site with serial-over-LAN
+# does the same).
 # The cluster files are signed with the key the images were built with
 # (img_build's cache): each image trusts its public half, and its
 # nodeforge-cluster.service refuses files it did not sign
@@ -67,7 +69,7 @@ cl_render() {
 	for role in $(cl_roles); do
 		args+=(--kernel-args "$role=$(nf -C "$PROFS" profile show "$role" --args) console=ttyS0,115200")
 	done
-	nf -C "$PROFS" pxe --inventory "$INV" --out "$TREE" --images "$IMG_OUT" \
+	nf -C "$PROFS" -s "$W/site.yaml" pxe --inventory "$INV" --out "$TREE" --images "$IMG_OUT" \
 		--key "$E2E/keys/signing.key" \
 		-u "$SRV" "${args[@]}" >"$W/log/pxe.log" 2>&1 ||
 		{ cat "$W/log/pxe.log" >&2; return 1; }
@@ -75,20 +77,22 @@ cl_render() {
 
 # The server's secrets (a fresh munge key and slurmdbd password for the
 # run) and its site: the embedded site with the secrets' paths and the
-# enrollment state pointed into $W
+# enrollment state pointed into $W, and the controllers' shared
+# StateSaveLocation the images mount (images.bash)
 cl_secrets() {
 	mkdir -m 700 "$W/secrets" "$W/enroll"
 	nf keys munge -o "$W/secrets/munge.key" >/dev/null || return 1
 	(umask 077; openssl rand -hex 24 > "$W/secrets/slurmdbd.password") || return 1
-	"${CL_PY:-python3}" - "$PROFS/site.yaml" "$W" "$SRV" > "$W/site.yaml" <<-'PY' || return 1
+	"${CL_PY:-python3}" - "$PROFS/site.yaml" "$W" "$SRV" "$IMG_STATE_NFS" > "$W/site.yaml" <<-'PY' || return 1
 	import sys, yaml
-	site, w, url = sys.argv[1:]
+	site, w, url, nfs = sys.argv[1:]
 	d = yaml.safe_load(open(site))
 	d.setdefault("server", {})
 	d["server"]["url"] = url
 	d["server"]["state_dir"] = w + "/enroll"
 	d["secrets"] = {"munge_key": {"path": w + "/secrets/munge.key"},
 	                "slurmdbd_password": {"path": w + "/secrets/slurmdbd.password"}}
+	d["slurm"] = {"state_save": {"nfs": nfs}}
 	print(yaml.safe_dump(d, sort_keys=False), end="")
 	PY
 }
@@ -179,6 +183,48 @@ cl_net() {
 		i=$((i + 1))
 	done
 	nsx ip link set br0 up
+}
+
+# The controllers' shared StateSaveLocation (site slurm.state_save, the
+# images' IMG_STATE_NFS): $W/statesave exported as SRV_IP:/slurmctld by
+# nfs-ganesha, a userspace NFSv4 server (no rpcbind, no kernel nfsd),
+# inside the namespace.  Root is not squashed: the controller's
+# slurmctld drop-in gives the export's root to SlurmUser.  NFSv4.2 is
+# not offered: the images' kernel (6.12) reads with READ_PLUS on 4.2,
+# which nfs-ganesha before 6.2 answers wrongly (a file another client
+# wrote reads back empty), so the controllers mount 4.1.
+cl_nfs() {
+	mkdir -p "$W/statesave" "$W/ganesha"
+	cat > "$W/ganesha.conf" <<-EOF
+	NFS_CORE_PARAM { Protocols = 4; Enable_NLM = false; Enable_RQUOTA = false; }
+	NFSV4 {
+		Minor_Versions = 0, 1;
+		Graceless = true;
+		RecoveryBackend = fs;
+		RecoveryRoot = "$W/ganesha";
+		Allow_Numeric_Owners = true;
+		Only_Numeric_Owners = true;
+	}
+	EXPORT {
+		Export_Id = 1;
+		Path = "$W/statesave";
+		Pseudo = "/${IMG_STATE_NFS#*:/}";
+		Protocols = 4;
+		Access_Type = RW;
+		Squash = No_Root_Squash;
+		SecType = sys;
+		FSAL { Name = VFS; }
+	}
+	EOF
+	cl_bg ganesha ip netns exec "$NS" ganesha.nfsd -F -f "$W/ganesha.conf" \
+		-L "$W/log/ganesha.log" -p "$W/ganesha.pid" -N NIV_EVENT
+	for _ in $(seq 100); do
+		nsx ss -Hltn 'sport = :2049' | grep -q . && return 0
+		kill -0 "$(cl_pid ganesha)" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$W/log/ganesha.log" >&2
+	return 1
 }
 
 # The site's time server (profiles/site.yaml ntp: 10.0.0.1) inside the

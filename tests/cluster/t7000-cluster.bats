@@ -1,24 +1,27 @@
 #!/usr/bin/env bats
 # The cluster is the unit of proof (docs/architecture.md): the images of every role,
 # built from the embedded default, booted together as a site boots a rack,
-# must form a working Slurm cluster.  Five QEMU VMs from
-# examples/cluster-box.yaml (controller, login, two CPU compute nodes and a
-# GPU compute node that has no GPU) PXE-boot inside a network namespace
-# from the rendered dnsmasq.conf and `nodeforge serve`; the test then works
-# as a user would, over ssh to the login node: sinfo, srun, sbatch, sacct.
+# must form a working Slurm cluster.  Six QEMU VMs from
+# examples/cluster-box.yaml plus a second controller (a controller, login,
+# two CPU compute nodes, a GPU compute node that has no GPU, and the backup
+# controller) PXE-boot inside a network namespace from the rendered
+# dnsmasq.conf and `nodeforge serve`, with the controllers' shared
+# StateSaveLocation on an NFS export there; the test then works as a user
+# would, over ssh to the login node: sinfo, srun, sbatch, sacct, and a
+# takeover by the backup controller.
 #
 # Slow: the first run bootstraps four images from Debian's mirror (cached
-# in $NF_E2E_CACHE/bootstrap and $NF_E2E_CACHE/cluster), then five systemd
+# in $NF_E2E_CACHE/bootstrap and $NF_E2E_CACHE/cluster), then six systemd
 # boots under software emulation (NF_E2E_KVM=1 uses /dev/kvm).  Deadlines
 # scale with NF_CLUSTER_TIMEOUT (percent, default 100).
 # Needs root, qemu-system-x86, ipxe-qemu, dnsmasq, chrony, mmdebstrap,
-# openssh-client, python3-yaml.
+# openssh-client, python3-yaml, nfs-ganesha with its VFS backend.
 load cluster_helper
 
 setup_file() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespace, image builds)"
 	local t
-	for t in qemu-system-x86_64 dnsmasq chronyd mmdebstrap ssh ssh-keygen ip openssl; do
+	for t in qemu-system-x86_64 dnsmasq chronyd mmdebstrap ssh ssh-keygen ip openssl ganesha.nfsd; do
 		command -v "$t" >/dev/null || skip "$t is not installed"
 	done
 	[ -f "$ROM" ] || skip "ipxe-qemu is not installed"
@@ -31,10 +34,23 @@ setup_file() {
 
 	export LC_ALL=C TZ=UTC
 	export E2E=${NF_E2E_CACHE:-$NF_SRCDIR/build/e2e-cache}
-	export PROFS=$NF_SRCDIR/profiles INV=$NF_SRCDIR/examples/cluster-box.yaml
-	export W
+	export PROFS=$NF_SRCDIR/profiles
+	export W INV
 	W=$(mktemp -d "${TMPDIR:-/tmp}/nf-cluster.XXXXXX")
 	chmod 755 "$W"   # dnsmasq's TFTP runs as nobody
+	# the box with a second controller: ctl-02 runs the backup slurmctld,
+	# both keep its state on the site's NFS export (cl_nfs)
+	INV=$W/inventory.yaml
+	cat - "$NF_SRCDIR/examples/cluster-box.yaml" > "$INV" <<-'EOF'
+	# examples/cluster-box.yaml and a second controller (t7000-cluster.bats)
+	EOF
+	cat >> "$INV" <<-'EOF'
+	  - name: ctl-02
+	    mac: 52:54:00:00:00:04
+	    ip: 10.0.0.4
+	    role: controller
+	    rack: box
+	EOF
 	export TREE=$W/tree STATE=$W/state NS=nfcl$$
 	mkdir -p "$W/log" "$W/pids"
 	export LOGIN CTL
@@ -51,11 +67,12 @@ setup_file() {
 	local pids=() p
 	for t in $(cl_roles); do cl_build "$t" & pids+=($!); done
 	for p in "${pids[@]}"; do wait "$p" || return 1; done
-	cl_render
 	cl_secrets
+	cl_render
 
 	cl_guard
 	cl_net
+	cl_nfs
 	cl_chronyd
 	cl_dnsmasq
 	cl_serve
@@ -92,11 +109,14 @@ teardown() {
 	fi
 }
 
-# The nodes of power-on wave 1 (controller, login), 2 (the rest but the
-# GPU role) or 3 (the GPU role, which a VM must fail), space-separated
+# The nodes of power-on wave 1 (the first controller, login), 2 (the
+# rest but the GPU role and the other controllers), 3 (the GPU role,
+# which a VM must fail) or 4 (the backup controllers, once the GPU node
+# has reported), space-separated
 cl_wave() {
 	cl_nodes | awk -v w="$1" '{
-		n = ($4 == "controller" || $4 == "login") ? 1 : ($4 == "compute") ? 3 : 2
+		if ($4 == "controller") n = ctl++ ? 4 : 1
+		else n = ($4 == "login") ? 1 : ($4 == "compute") ? 3 : 2
 		if (n == w) print $1 }' | paste -sd' '
 }
 
@@ -335,6 +355,10 @@ for k in ("memlock", "nofile", "stack"):
 	wave=$(cl_wave 3)
 	cl_wait "$(cl_scale 900)" "cl_all_reported $wave" || true
 	cl_time "wave 3 ($wave): power-on -> verdicts: $(since power-on-3) s"
+	# the backup controller boots while the GPU node's tests run
+	date +%s > "$W/power-on-4"
+	# shellcheck disable=SC2046
+	cl_power_on_wave $(cl_wave 4)
 	cl_expect_states $wave
 	local gpu
 	gpu=$(cl_node_of compute)
@@ -519,6 +543,42 @@ cl_node_reason() {
 	status_is 0
 }
 
+# Two controllers (site slurm.state_save): both mount the boot server's
+# NFS export on StateSaveLocation.  With slurmctld stopped on the primary,
+# the backup takes over after SlurmctldTimeout (the profile's 120 s) with
+# the queue the primary saved there.  The stop comes here; the power cycle
+# below (a node that boots and registers during the takeover) runs while
+# the backup waits it out, and the test after it checks the takeover.
+@test "the backup controller boots, mounts the shared StateSaveLocation and answers; slurmctld stops on the primary with a held job queued" {
+	needs idle
+	local ctl2 n id
+	ctl2=$(cl_wave 4)
+	[ -n "$ctl2" ] && [ -e "$W/power-on-4" ] || { echo "the backup controller was never powered on"; return 1; }
+	cl_wait "$(cl_scale 900)" "cl_all_reported $ctl2" || true
+	cl_time "wave 4 ($ctl2): power-on -> verdict: $(since power-on-4) s"
+	cl_expect_states $ctl2
+	for n in "$CTL" "$ctl2"; do
+		run cl_ssh "$n" 'findmnt -n -o SOURCE,FSTYPE /var/lib/slurm/slurmctld'
+		echo "# $n: StateSaveLocation from $output" >&3
+		[[ "$output" == "$IMG_STATE_NFS nfs4" ]]
+	done
+	cl_wait "$(cl_scale 120)" "cl_ssh \"\$LOGIN\" 'scontrol ping' | grep -q 'Slurmctld(backup) at $ctl2 is UP'" || true
+	run cl_ssh "$LOGIN" 'scontrol ping'
+	echo "$output" | cl_show
+	[[ "$output" == *"Slurmctld(primary) at $CTL is UP"* ]]
+	[[ "$output" == *"Slurmctld(backup) at $ctl2 is UP"* ]]
+	# a job the primary queued, held so that it stays in the queue
+	run cl_ssh "$LOGIN" 'sbatch --parsable --hold -A box -p cpu -N1 --wrap true'
+	status_is 0
+	id=${output%%;*}
+	[[ "$id" =~ ^[0-9]+$ ]]
+	echo "$id" > "$W/held-job"
+	run cl_ssh "$CTL" 'systemctl stop slurmctld'
+	status_is 0
+	date +%s > "$W/ctld-stopped"
+	touch "$W/ok-ha"
+}
+
 @test "a power-cycled CPU node boots again, re-enrolls and rejoins idle" {
 	needs idle
 	local n before t0
@@ -545,4 +605,35 @@ cl_node_reason() {
 	run cl_ssh "$LOGIN" "timeout 60 srun -p cpu -w $n hostname"
 	status_is 0
 	[ "$output" = "$n" ]
+}
+
+@test "the backup controller took over: scontrol ping, the held job still known, srun runs under it" {
+	needs ha
+	local ctl2 id
+	ctl2=$(cl_wave 4)
+	id=$(cat "$W/held-job")
+	cl_wait "$(cl_scale 400)" "cl_ssh \"\$ctl2\" 'grep -q \"taking over\" /var/log/slurm/slurmctld.log'" || {
+		echo "$ctl2 never took over:"
+		cl_ssh "$ctl2" 'tail -n 20 /var/log/slurm/slurmctld.log'
+		return 1
+	}
+	run cl_ssh "$ctl2" 'grep "taking over" /var/log/slurm/slurmctld.log'
+	echo "# $ctl2: $output" >&3
+	cl_time "slurmctld stopped on $CTL -> $ctl2 took over (seen at): $(since ctld-stopped) s"
+	run cl_ssh "$LOGIN" 'scontrol ping'
+	echo "$output" | cl_show
+	[[ "$output" == *"Slurmctld(primary) at $CTL is DOWN"* ]]
+	[[ "$output" == *"Slurmctld(backup) at $ctl2 is UP"* ]]
+	# the queue survived: the held job, read back from the export
+	run cl_ssh "$LOGIN" "timeout 120 squeue -h -j $id -o '%i %T %r'"
+	echo "# after the takeover: $output" >&3
+	status_is 0
+	[ "$output" = "$id PENDING JobHeldUser" ]
+	# and the backup schedules: a new job runs to completion
+	run cl_ssh "$LOGIN" 'timeout 180 srun -A box -p cpu -N1 hostname'
+	echo "# srun under $ctl2: $output" >&3
+	status_is 0
+	cl_nodes | awk '$4 == "cpu" { print $1 }' | grep -qx "$output"
+	run cl_ssh "$LOGIN" "scancel $id"
+	status_is 0
 }

@@ -12,10 +12,16 @@
 #   KEY          that key
 #   NF_TEST_SITE the embedded site plus the pin of a STAND-IN fabric
 #                manager deb (tests/fixtures/fabricmanager), which the
-#                GPU role needs from the site; NODEFORGE_ARTIFACT_MIRROR
-#                a mirror with it beside the pinned sources
+#                GPU role needs from the site, and the controllers'
+#                shared StateSaveLocation (IMG_STATE_NFS);
+#                NODEFORGE_ARTIFACT_MIRROR a mirror with the deb beside
+#                the pinned sources
 #
 # img_setup SITEDIR: the above, the site written into SITEDIR.
+
+# the NFS export of the controllers' StateSaveLocation: the boot server's
+# (tests/cluster/cluster_helper.bash serves it at SRV_IP)
+IMG_STATE_NFS=10.0.0.1:/slurmctld
 
 img_setup() {
 	local sitedir=$1
@@ -30,6 +36,16 @@ img_setup() {
 	cp "$KEY.pub" "$IMG_OVL/common/root/.ssh/authorized_keys"
 	"$NF_SRCDIR/tests/fixtures/fabricmanager/test-site.sh" "$sitedir" \
 		"$NF_SRCDIR/profiles/site.yaml" "${NODEFORGE_ARTIFACT_MIRROR:-}" || return 1
+	# two controllers keep slurmctld's state on the boot server's NFS
+	# export (site slurm.state_save), which the cluster test serves
+	# (cl_nfs): the controller image mounts it on StateSaveLocation
+	cat >>"$sitedir/site.yaml" <<-EOF || return 1
+
+	# the controllers' shared StateSaveLocation (the cluster test serves it)
+	slurm:
+	  state_save:
+	    nfs: "$IMG_STATE_NFS"
+	EOF
 	export NF_TEST_SITE=$sitedir/site.yaml
 	export NODEFORGE_ARTIFACT_MIRROR=$sitedir/mirror
 }

@@ -269,6 +269,9 @@ static void test_state_save_mount(void **s)
 	dropin = apply_role(ctx, site, "controller", NULL,
 			    "/etc/systemd/system/slurmctld.service.d/50-nodeforge-state.conf");
 	assert_non_null(strstr(dropin, "RequiresMountsFor=/var/lib/slurm/slurmctld\n"));
+	/* the mounted export's root becomes SlurmUser's before slurmctld */
+	assert_non_null(strstr(dropin, "\n[Service]\nExecStartPre=-+/usr/bin/"
+			       "systemd-tmpfiles --create /etc/tmpfiles.d/nodeforge-slurm.conf\n"));
 	free(unit);
 	free(dropin);
 	nf_site_free(site);
