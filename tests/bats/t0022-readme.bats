@@ -15,11 +15,23 @@ load helper
 	sh -n "$NF_SRCDIR/setup.sh"
 }
 
-@test "readme: .ci/run runs the README's test command" {
-	# its commands after the cd, joined, -jN aside
-	run sh -c "sed -n '/^cd /,\$p' '$NF_SRCDIR/.ci/run' | sed '1d; /^export /d; s/ -j[0-9]*//' | paste -sd'&' | sed 's/&/ \&\& /g'"
+@test "readme: .ci/run runs the README's test command as written, taken from the README" {
+	# a tree whose setup.sh and make test only say that they ran
+	mkdir -p t/.ci && cp "$NF_SRCDIR/.ci/run" t/.ci/run
+	printf '#!/bin/sh\necho "setup.sh ran in $PWD"\n' > t/setup.sh
+	printf 'test:\n\t@echo make test ran\n' > t/Makefile
+	chmod +x t/setup.sh
+	sed -n '1,/^```$/p' "$NF_SRCDIR/README.md" > t/README.md
+	run t/.ci/run
 	status_is 0
-	[ "$output" = "$(readme_command 2)" ]
+	[[ "$output" == *"+ $(readme_command 2)"* ]]
+	[[ "$output" == *"setup.sh ran in $PWD/t"*"make test ran"* ]]
+	# the README's line is what runs: another second line is refused
+	sed -i 's|^\./setup.sh && make test$|./setup.sh \&\& make check|' t/README.md
+	run t/.ci/run
+	status_is 1
+	[[ "$output" == *"README.md's second command is not the test command: './setup.sh && make check'"* ]]
+	[[ "$output" != *"make test ran"* ]]
 }
 
 @test "readme: every page it names exists, and nothing points at a design file outside the tree" {
