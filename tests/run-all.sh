@@ -38,6 +38,12 @@ BUILD=${BUILD:-build}
 JOBS=${JOBS:-2}
 # the sub-makes are ours: no jobserver of a parent make to inherit
 unset MAKEFLAGS MFLAGS MAKELEVEL
+# Debian's python3 (with make deps' python3-yaml and python3-requests),
+# not a version manager's shim in front of it on PATH: the tests run
+# python3 hundreds of times, and a shim (pyenv's is a chain of shell
+# scripts) costs each call a dozen processes
+PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '/shims$' | paste -sd: -)
+export PATH
 
 names=() secs=() rcs=()
 t_all=$(date +%s)
