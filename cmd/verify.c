@@ -13,6 +13,9 @@
 
 #include "cmd.h"
 
+/* the pause before --gate asks again the checks that gave no answer */
+#define GATE_RETRY_PAUSE_S 2
+
 static int cmd_verify(struct nf_global *g, int argc, char **argv);
 
 const struct nf_cmd nf_cmd_verify = {
@@ -42,7 +45,8 @@ const struct nf_cmd nf_cmd_verify = {
 		"  --gate            first-boot mode: write the verdict to\n"
 		"                    ROOT/run/nodeforge/verdict.json (or --verdict FILE),\n"
 		"                    the login banner, and POST it to nodeforge.server=\n"
-		"                    from the kernel command line\n"
+		"                    from the kernel command line; a probe that gave\n"
+		"                    no answer is asked again once, with every check\n"
 		"  --health          HealthCheckProgram mode: drain the node on a failure\n"
 		"                    with reason \"nodeforge: <root cause>\"; resume it on\n"
 		"                    a pass when it drained it itself\n"
@@ -206,6 +210,7 @@ int nf_verify_cli_run(struct nf_global *g, const char *cmd, struct nf_verify_cli
 	struct nf_verify *v = NULL;
 	struct nf_emit *e = NULL;
 	json_t *doc;
+	size_t hung;
 	int r, rc;
 
 	if (vc->role && vc->profile)
@@ -218,6 +223,20 @@ int nf_verify_cli_run(struct nf_global *g, const char *cmd, struct nf_verify_cli
 	if ((rc = load_profile(g, cmd, vc, &p)))
 		return rc;
 	r = nf_verify_run(g->ctx, p, &vc->o, &v);
+	if (!r && vc->gate && (hung = nf_verify_tally(v, NF_V_HUNG))) {
+		/* at first boot the node is at its busiest (systemd still
+		 * starting units): a probe that gave no answer is asked again,
+		 * once, with every check after it, before the gate fails the
+		 * node on it */
+		struct nf_verify *again = NULL;
+
+		fprintf(stderr, "nodeforge %s: %zu check%s gave no answer; "
+			"verifying again\n", cmd, hung, hung == 1 ? "" : "s");
+		sleep(GATE_RETRY_PAUSE_S);
+		r = nf_verify_run(g->ctx, p, &vc->o, &again);
+		nf_verify_free(v);
+		v = again;
+	}
 	if (r) {
 		nf_profile_free(p);
 		if (r == NF_E_USAGE)

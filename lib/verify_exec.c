@@ -5,6 +5,7 @@
  */
 #include "verify_int.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -62,6 +63,19 @@ static int fixture_passthrough(const json_t *fx, const char *prog)
 	return 0;
 }
 
+/* {"hang_once": PATH}: the first call (PATH absent) creates PATH and
+ * hangs; the later ones answer as the rest of the entry says */
+static int hang_once(const json_t *a)
+{
+	const char *p = json_string_value(json_object_get(a, "hang_once"));
+	int fd;
+
+	if (!p || (fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
 /* argv runs as given; the fixture answers for argv + skip (argv less a
  * wrapper such as setpriv) */
 static int exec_wrapped(struct nf_vcheck *c, const char *const *argv,
@@ -76,7 +90,7 @@ static int exec_wrapped(struct nf_vcheck *c, const char *const *argv,
 		a = fixture_command(fx, argv + skip);
 		if (!a)
 			return -ENOENT;
-		if (json_is_true(json_object_get(a, "hang"))) {
+		if (json_is_true(json_object_get(a, "hang")) || hang_once(a)) {
 			/* a real process that never answers: exercises the
 			 * deadline and the kill */
 			static const char *const sl[] = { "sleep", "3600", NULL };

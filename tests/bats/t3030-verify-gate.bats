@@ -77,6 +77,32 @@ PY
 	[ "$(tail -n +2 "$SCRATCH/posted.json" | jq -r '.root_causes[0].id')" = time.sync ]
 }
 
+@test "gate: a probe that gave no answer is asked again once, and its second answer counts" {
+	vfx pass
+	jq --arg once "$SCRATCH/hung-once" \
+	    '.commands["enroot version"].hang_once = $once' "$SYS/fixture.json" > "$SCRATCH/f.json"
+	mv "$SCRATCH/f.json" "$SYS/fixture.json"
+	vrun --gate --verdict "$SCRATCH/v.json" --json
+	status_is 0
+	[[ "$output" == *"1 check gave no answer; verifying again"* ]]
+	[ "$(jq -r .result "$SCRATCH/v.json")" = pass ]
+	# outside the gate a hang is the verdict at once
+	rm "$SCRATCH/hung-once"
+	vrun --json
+	status_is 3
+	[[ "$(verdict_of containers.enroot.runs)" == "hung no answer within"* ]]
+	[[ "$output" != *"verifying again"* ]]
+}
+
+@test "gate: a probe that never answers fails the node after one more try" {
+	vfx hang-enroot
+	vrun --gate --verdict "$SCRATCH/v.json" --budget 1
+	status_is 3
+	[ "$(grep -c 'verifying again' <<<"$output")" -eq 1 ]
+	[ "$(jq -r .result "$SCRATCH/v.json")" = fail ]
+	[[ "$output" == *"HUNG containers.enroot.runs: no answer within"* ]]
+}
+
 @test "gate: an unreachable boot server is a warning, not a failure" {
 	vfx pass
 	sed -i 's|$| nodeforge.server=http://127.0.0.1:9|' "$SYS/proc/cmdline"
