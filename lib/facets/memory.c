@@ -50,7 +50,7 @@ static void lint_numa_balancing(struct nf_facet_lint *l, const json_t *sec)
 		return;
 	for (size_t i = 0; i < NF_ARRAY_SIZE(keys); i++) {
 		const json_t *v = json_object_get(sysctl, keys[i]);
-		char val[32];
+		char val[32], *end;
 		long long on;
 
 		if (json_is_integer(v))
@@ -59,7 +59,10 @@ static void lint_numa_balancing(struct nf_facet_lint *l, const json_t *sec)
 			snprintf(val, sizeof(val), "%s", json_string_value(v));
 		else
 			continue;
-		on = strtoll(val, NULL, 10);
+		/* a value that is no number is sysctl's lint error */
+		on = strtoll(val, &end, 10);
+		if (end == val || *end)
+			continue;
 		if ((on != 0) != json_is_true(nb))
 			nf_lint_at(l, "memory.numa_balancing", NF_SEV_ERROR,
 				   "numa_balancing %s, but sysctl %s: %s turns it %s at boot",
