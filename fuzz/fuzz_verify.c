@@ -4,7 +4,8 @@
  * rest of the input becomes (gres.conf, slurm.conf, /proc/PID/limits,
  * /proc/mounts, /proc/cmdline, pam.d/sshd, sshd_config, chrony.conf,
  * a GPU's local_cpulist, a slurmd drop-in, an IB port state, meminfo,
- * enroot.conf, plugstack.conf, the kernel's isolated and possible CPUs),
+ * enroot.conf, plugstack.conf, the kernel's isolated and possible CPUs,
+ * a sysctl's /proc/sys file),
  * then the whole check set runs against a small sysroot.
  */
 #include <fcntl.h>
@@ -31,6 +32,7 @@ static const char *const files[] = {
 	"/sys/class/infiniband/mlx5_0/ports/1/state", "/proc/meminfo",
 	"/etc/enroot/enroot.conf", "/etc/slurm/plugstack.conf",
 	"/sys/devices/system/cpu/isolated", "/sys/devices/system/cpu/possible",
+	"/proc/sys/net/ipv4/tcp_rmem",
 };
 
 static void put(const char *path, const void *buf, size_t len)
@@ -56,6 +58,7 @@ static const char profile[] =
 	"{\"role\":\"compute\",\"boot_args\":[\"hugepages=4\",\"iommu=pt\"],"
 	"\"kernel\":{\"isolate_cpus\":\"1-3,5\"},\"memory\":{\"hugepages\":{\"size\":\"1G\",\"count\":4},\"thp\":\"never\"},"
 	"\"cgroup\":{\"controllers\":[\"cpu\",\"memory\"],\"conf\":{\"ConstrainCores\":true}},"
+	"\"sysctl\":{\"net.ipv4.tcp_rmem\":\"4096 87380 6291456\",\"kernel.numa_balancing\":0},"
 	"\"limits\":{\"nofile\":1048576,\"memlock\":\"unlimited\"},"
 	"\"time\":{\"servers\":[\"10.0.0.1\"],\"max_offset_ms\":100},"
 	"\"munge\":{\"key_path\":\"/etc/munge/munge.key\",\"key_size\":32,\"mode\":\"0400\"},"

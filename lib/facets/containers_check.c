@@ -453,7 +453,8 @@ static int check_userns(struct nf_vcheck *c, const json_t *sec)
 	nf_v_seen(c, "max_user_namespaces=%ld%s", max, clone ? "" : ", unprivileged_userns_clone=0");
 	if (max > 0 && clone)
 		return NF_V_PASS;
-	nf_v_remedy(c, "sysctl -w user.max_user_namespaces=65536 kernel.unprivileged_userns_clone=1");
+	nf_v_remedy(c, "sysctl -w user.max_user_namespaces=65536 kernel.unprivileged_userns_clone=1"
+		    "   # and both in the profile's sysctl, which sets them at boot");
 	return NF_V_FAIL;
 }
 

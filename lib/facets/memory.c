@@ -38,6 +38,39 @@ static int boot_args(const json_t *sec, json_t *args)
 	return 0;
 }
 
+/* The profile's sysctl may set kernel.numa_balancing too, at boot:
+ * against numa_balancing, memory.numa_balancing could never pass */
+static void lint_numa_balancing(struct nf_facet_lint *l, const json_t *sec)
+{
+	const json_t *nb = json_object_get(sec, "numa_balancing");
+	const json_t *sysctl = json_object_get(nf_profile_json(l->profile), "sysctl");
+	static const char *const keys[] = { "kernel.numa_balancing", "kernel/numa_balancing" };
+
+	if (!json_is_boolean(nb))
+		return;
+	for (size_t i = 0; i < NF_ARRAY_SIZE(keys); i++) {
+		const json_t *v = json_object_get(sysctl, keys[i]);
+		char val[32], *end;
+		long long on;
+
+		if (json_is_integer(v))
+			snprintf(val, sizeof(val), "%lld", (long long)json_integer_value(v));
+		else if (json_is_string(v))
+			snprintf(val, sizeof(val), "%s", json_string_value(v));
+		else
+			continue;
+		/* a value that is no number is sysctl's lint error */
+		on = strtoll(val, &end, 10);
+		if (end == val || *end)
+			continue;
+		if ((on != 0) != json_is_true(nb))
+			nf_lint_at(l, "memory.numa_balancing", NF_SEV_ERROR,
+				   "numa_balancing %s, but sysctl %s: %s turns it %s at boot",
+				   json_is_true(nb) ? "true" : "false", keys[i], val,
+				   on ? "on" : "off");
+	}
+}
+
 static int lint(struct nf_facet_lint *l, const json_t *sec)
 {
 	const json_t *hp = json_object_get(sec, "hugepages");
@@ -46,6 +79,7 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 	json_int_t count, mem_mb;
 	const char *size;
 
+	lint_numa_balancing(l, sec);
 	if (!hp)
 		return 0;
 	count = json_integer_value(json_object_get(hp, "count"));

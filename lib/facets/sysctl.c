@@ -13,18 +13,33 @@
 #define SYSCTL_KEY_MAX 128
 #define SYSCTL_VAL_MAX 256
 
-/* "vm.max_map_count": words of [A-Za-z0-9_-] joined by single dots, so the
- * /proc/sys path it names stays below /proc/sys */
-static int valid_key(const char *k)
+/* A key names a file below /proc/sys as sysctl.d(5) reads it: words of
+ * [A-Za-z0-9_-] joined by single separators.  When the first separator
+ * is a dot, a dot separates and a slash stands for a dot in a word
+ * ("net.ipv4.conf.eth0/100.rp_filter": the VLAN interface eth0.100);
+ * when it is a slash, slashes separate and dots are kept
+ * ("net/ipv4/conf/eth0.100/rp_filter").  With no separator first or
+ * last and none next to another, no word is empty, "." or "..", so the
+ * path stays below /proc/sys.  The path relative to /proc/sys into
+ * out; -1 if the key is not one. */
+static int key_path(const char *k, char *out, size_t sz)
 {
-	size_t n = strlen(k);
+	size_t n = strlen(k), i;
+	int dotted = k[strcspn(k, "./")] == '.';
 
-	if (!n || n > SYSCTL_KEY_MAX || *k == '.' || k[n - 1] == '.' || strstr(k, ".."))
-		return 0;
-	for (; *k; k++)
-		if (!isalnum((unsigned char)*k) && !strchr("_-.", *k))
-			return 0;
-	return 1;
+	if (!n || n > SYSCTL_KEY_MAX || n >= sz || !k[strcspn(k, "./")])
+		return -1;
+	for (i = 0; i < n; i++) {
+		int sep = k[i] == '.' || k[i] == '/';
+
+		if (!isalnum((unsigned char)k[i]) && !sep && k[i] != '_' && k[i] != '-')
+			return -1;
+		if (sep && (i == 0 || i == n - 1 || k[i + 1] == '.' || k[i + 1] == '/'))
+			return -1;
+		out[i] = dotted && sep ? (k[i] == '.' ? '/' : '.') : k[i];
+	}
+	out[n] = '\0';
+	return 0;
 }
 
 /* The value as sysctl.d and /proc/sys write it: an integer, or a string
@@ -55,23 +70,54 @@ static int value_text(const json_t *v, char *out, size_t sz)
 	return w ? 0 : -1;
 }
 
+struct setting {
+	char file[SYSCTL_KEY_MAX + 1];  /* below /proc/sys */
+	const char *key;
+};
+
+static int setting_cmp(const void *a, const void *b)
+{
+	const struct setting *x = a, *y = b;
+	int r = strcmp(x->file, y->file);
+
+	return r ? r : strcmp(x->key, y->key);
+}
+
 static int lint(struct nf_facet_lint *l, const json_t *sec)
 {
+	size_t n = 0;
+	struct setting *set;
 	const char *k;
 	json_t *v;
 	char path[256], val[SYSCTL_VAL_MAX];
 
+	if (!(set = calloc(json_object_size(sec) + 1, sizeof(*set))))
+		return -ENOMEM;
 	json_object_foreach((json_t *)sec, k, v) {
 		snprintf(path, sizeof(path), "sysctl.%s", k);
-		if (!valid_key(k))
+		if (key_path(k, set[n].file, sizeof(set[n].file)))
 			nf_lint_at(l, path, NF_SEV_ERROR,
-				   "sysctl key '%s' is not dotted words of letters, digits, "
-				   "'_' and '-'", k);
+				   "sysctl key '%s' names no file below /proc/sys: words "
+				   "of letters, digits, '_' and '-' joined by single '.' "
+				   "or '/'", k);
 		else if (value_text(v, val, sizeof(val)))
 			nf_lint_at(l, path, NF_SEV_ERROR,
 				   "sysctl '%s' must be an integer or a one-line string "
 				   "without quotes", k);
+		else
+			set[n++].key = k;
 	}
+	/* two spellings of one setting: which one systemd-sysctl applies
+	 * last would decide the value */
+	qsort(set, n, sizeof(*set), setting_cmp);
+	for (size_t i = 1; i < n; i++)
+		if (!strcmp(set[i].file, set[i - 1].file)) {
+			snprintf(path, sizeof(path), "sysctl.%s", set[i].key);
+			nf_lint_at(l, path, NF_SEV_ERROR,
+				   "sysctl '%s' and '%s' are the same setting, "
+				   "/proc/sys/%s", set[i - 1].key, set[i].key, set[i].file);
+		}
+	free(set);
 	return 0;
 }
 
@@ -91,7 +137,7 @@ static int apply(struct nf_apply *a, const json_t *sec)
 	struct nf_buf b = { 0 };
 	const char *k;
 	json_t *v;
-	char val[SYSCTL_VAL_MAX];
+	char val[SYSCTL_VAL_MAX], file[SYSCTL_KEY_MAX + 1];
 	int r = 0;
 
 	if (!n)
@@ -103,7 +149,7 @@ static int apply(struct nf_apply *a, const json_t *sec)
 	qsort(keys, n, sizeof(*keys), key_cmp);
 	nf_apply_header(&b, "#", "sysctl");
 	for (i = 0; i < n && !r; i++) {
-		if (!valid_key(keys[i]) ||
+		if (key_path(keys[i], file, sizeof(file)) ||
 		    value_text(json_object_get(sec, keys[i]), val, sizeof(val)))
 			r = nf_fail(a->ctx, NF_E_INVALID, "sysctl '%s' is not a key with "
 				    "an integer or one-line value", keys[i]);
@@ -127,16 +173,15 @@ static int apply(struct nf_apply *a, const json_t *sec)
 static int check_key(struct nf_vcheck *c, const json_t *sec)
 {
 	const char *key = nf_v_id(c) + strlen("sysctl.");
-	char path[SYSCTL_KEY_MAX + 16], want[SYSCTL_VAL_MAX], have[SYSCTL_VAL_MAX];
+	char file[SYSCTL_KEY_MAX + 1], path[SYSCTL_KEY_MAX + 16];
+	char want[SYSCTL_VAL_MAX], have[SYSCTL_VAL_MAX];
 	char *buf = NULL;
 	int r;
 
-	if (!valid_key(key) || value_text(json_object_get(sec, key), want, sizeof(want)))
+	if (key_path(key, file, sizeof(file)) ||
+	    value_text(json_object_get(sec, key), want, sizeof(want)))
 		return nf_v_skip(c, "not a valid setting (nodeforge lint says why)");
-	snprintf(path, sizeof(path), "/proc/sys/%s", key);
-	for (char *p = path + strlen("/proc/sys/"); *p; p++)
-		if (*p == '.')
-			*p = '/';
+	snprintf(path, sizeof(path), "/proc/sys/%s", file);
 	nf_v_expect(c, "%s = %s", key, want);
 	if ((r = nf_v_read(c, NF_VSYS, path, 4096, &buf, NULL))) {
 		nf_v_seen(c, "no %s: %s", path, strerror(-r));

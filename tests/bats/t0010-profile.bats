@@ -146,6 +146,20 @@ assert d["site"]["cluster"]=="blue"'
 	[ "$output" = "quiet" ]
 }
 
+@test "sysctl: one line in a profile adds a setting; a child's value for a key wins, the rest is inherited" {
+	cp -r "$NF_SRCDIR/profiles" p
+	printf 'description: big maps\ninherits: [compute]\nsysctl:\n  vm.max_map_count: 262144\n' > p/maps.yaml
+	printf 'description: bigger maps\ninherits: [maps]\nsysctl:\n  vm.max_map_count: 1048576\n' > p/maps2.yaml
+	run nf -C p profile show maps --json
+	status_is 0
+	[ "$(echo "$output" | jq -c .sysctl)" = '{"kernel.numa_balancing":0,"vm.max_map_count":262144}' ]
+	run nf -C p profile show maps2 --json
+	status_is 0
+	[ "$(echo "$output" | jq -c .sysctl)" = '{"kernel.numa_balancing":0,"vm.max_map_count":1048576}' ]
+	run nf -C p lint
+	status_is 0
+}
+
 @test "a site's munge fingerprints (current and previous) travel, the key's path does not" {
 	cp "$FIXTURES/site-good.yaml" site.yaml
 	cat >> site.yaml <<YAML

@@ -459,6 +459,46 @@ static void test_apply_time_sync_wait(void **state)
 	}
 }
 
+/* The profile's sysctl in one file, in name order whatever the profile's
+ * order, a vector on one line; a key that would name a file outside
+ * /proc/sys fails the build and writes nothing */
+static void test_apply_sysctl(void **state)
+{
+	static const char prof[] =
+		"{\"role\":\"r\",\"boot_args\":[],\"sysctl\":{"
+		"\"vm.max_map_count\":262144,\"net.ipv4.tcp_rmem\":\"4096\\t87380   6291456\","
+		"\"net/ipv4/conf/eth0.100/forwarding\":1,"
+		"\"net.ipv4.conf.eth0/100.rp_filter\":2,\"kernel.perf_event_paranoid\":-1}}";
+	static const char bad[] =
+		"{\"role\":\"r\",\"boot_args\":[],\"sysctl\":{\"net/../../etc/passwd\":1}}";
+	struct nf_ctx *ctx;
+	char root[64], path[PATH_MAX], *u;
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	assert_int_equal(apply_json(ctx, prof, root, sizeof(root)), 0);
+	assert_non_null(u = slurp(root, "/etc/sysctl.d/90-nodeforge.conf"));
+	assert_string_equal(u,
+		"# Written by nodeforge build (facet 'sysctl') from the resolved profile.\n"
+		"# Edit the profile, not this file: the verifier checks it.\n"
+		"kernel.perf_event_paranoid = -1\n"
+		"net.ipv4.conf.eth0/100.rp_filter = 2\n"
+		"net.ipv4.tcp_rmem = 4096 87380 6291456\n"
+		"net/ipv4/conf/eth0.100/forwarding = 1\n"
+		"vm.max_map_count = 262144\n");
+	snprintf(path, sizeof(path), "%s/etc/sysctl.d/90-nodeforge.conf", root);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	free(u);
+	rm_rf(root);
+	assert_int_equal(apply_json(ctx, bad, root, sizeof(root)), NF_E_INVALID);
+	assert_non_null(strstr(nf_errmsg(ctx), "net/../../etc/passwd"));
+	assert_false(exists(root, "/etc/sysctl.d/90-nodeforge.conf"));
+	rm_rf(root);
+	nf_ctx_free(ctx);
+}
+
 /* A key moved by the profile (munge.key_path) moves munged's --key-file
  * and the conditions of the enrollment and rotation units with it; the
  * default place writes neither */
@@ -765,6 +805,7 @@ int main(void)
 		cmocka_unit_test(test_apply_slurm_dirs_refused),
 		cmocka_unit_test(test_apply_gate_daemons),
 		cmocka_unit_test(test_apply_time_sync_wait),
+		cmocka_unit_test(test_apply_sysctl),
 		cmocka_unit_test(test_apply_munge_key_moved),
 		cmocka_unit_test(test_apply_accounting),
 		cmocka_unit_test(test_apply_enroot_dirs),

@@ -321,6 +321,65 @@ static void test_slurm_prolog(void **state)
 	scratch_free(&s);
 }
 
+/* The profile's sysctl of the pass fixture, plus settings */
+static void sysctl_add(struct scratch *s, const char *json)
+{
+	char path[128];
+	json_t *prof, *add;
+
+	snprintf(path, sizeof(path), "%s/etc/nodeforge/profile.json", s->dir);
+	assert_non_null(prof = json_load_file(path, 0, NULL));
+	assert_non_null(add = json_loads(json, 0, NULL));
+	assert_int_equal(json_object_update(json_object_get(prof, "sysctl"), add), 0);
+	snprintf(path, sizeof(path), "%s/p.json", s->dir);
+	assert_int_equal(json_dump_file(prof, path, 0), 0);
+	json_decref(add);
+	json_decref(prof);
+	nf_profile_free(s->p);
+	assert_int_equal(nf_profile_load_json(s->ctx, path, &s->p), 0);
+}
+
+/* Each sysctl against its /proc/sys file, as sysctl.d(5) names it: a
+ * '/' in a dotted key is a dot of an interface's name; the kernel's
+ * tabs between a vector's fields compare as the profile's spaces */
+static void test_sysctl(void **state)
+{
+	const struct nf_check_result *r;
+	struct scratch s = { 0 };
+
+	(void)state;
+	scratch_new(&s, "sysroot/pass/etc/nodeforge/profile.json");
+	r = run(&s, "sysctl", "sysctl.kernel.numa_balancing");
+	assert_int_equal(r->verdict, NF_V_PASS);
+	assert_string_equal(r->seen, "0");
+	sysctl_add(&s, "{\"net.ipv4.ip_local_port_range\": \"32768  60999\","
+		   "\"net.ipv4.conf.eth0/100.rp_filter\": 2,"
+		   "\"net/ipv4/conf/eth0.100/forwarding\": 1,"
+		   "\"vm.max_map_count\": 262144}");
+	sh("mkdir -p '%s/proc/sys/net/ipv4/conf/eth0.100'", s.dir);
+	put(&s, "/proc/sys/net/ipv4/ip_local_port_range", "32768\t60999\n");
+	put(&s, "/proc/sys/net/ipv4/conf/eth0.100/rp_filter", "2\n");
+	put(&s, "/proc/sys/net/ipv4/conf/eth0.100/forwarding", "0\n");
+	r = run(&s, "sysctl", "sysctl.net.ipv4.ip_local_port_range");
+	assert_int_equal(r->verdict, NF_V_PASS);
+	assert_string_equal(r->seen, "32768 60999");
+	r = run(&s, "sysctl", "sysctl.net.ipv4.conf.eth0/100.rp_filter");
+	assert_int_equal(r->verdict, NF_V_PASS);
+	assert_string_equal(r->expected, "net.ipv4.conf.eth0/100.rp_filter = 2");
+	r = run(&s, "sysctl", "sysctl.net/ipv4/conf/eth0.100/forwarding");
+	assert_int_equal(r->verdict, NF_V_FAIL);
+	assert_string_equal(r->expected, "net/ipv4/conf/eth0.100/forwarding = 1");
+	assert_string_equal(r->seen, "0");
+	assert_string_equal(r->remedy, "sysctl -w net/ipv4/conf/eth0.100/forwarding='1'   "
+			    "# /etc/sysctl.d/90-nodeforge.conf sets it at boot");
+	r = run(&s, "sysctl", "sysctl.vm.max_map_count");
+	assert_int_equal(r->verdict, NF_V_FAIL);
+	assert_string_equal(r->expected, "vm.max_map_count = 262144");
+	assert_string_equal(r->seen, "no /proc/sys/vm/max_map_count: No such file or directory");
+	assert_non_null(strstr(r->remedy, "vm.max_map_count"));
+	scratch_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_slurm_node_shape),
 		cmocka_unit_test(test_limits_pam),
 		cmocka_unit_test(test_slurm_prolog),
+		cmocka_unit_test(test_sysctl),
 	};
 	const char *sd = getenv("NF_SRCDIR");
 
