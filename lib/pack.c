@@ -79,8 +79,8 @@ const char *nf_pack_format_name(int format, int compressor)
 struct dstack {
 	int rootfd;
 	int depth;
-	int fd[PACK_DEPTH + 2];
-	size_t end[PACK_DEPTH + 2]; /* length of the prefix this fd opens */
+	int fd[NF_WALK_DEPTH + 2];
+	size_t end[NF_WALK_DEPTH + 2]; /* length of the prefix this fd opens */
 	char path[PATH_MAX];
 };
 
@@ -114,7 +114,7 @@ static int dstack_parent(struct nf_ctx *ctx, struct dstack *s, const char *p,
 		char comp[NAME_MAX + 1];
 		int pfd = s->depth > 0 ? s->fd[s->depth] : s->rootfd, fd;
 
-		if (clen > NAME_MAX || s->depth + 1 > PACK_DEPTH + 1)
+		if (clen > NAME_MAX || s->depth + 1 > NF_WALK_DEPTH + 1)
 			return nf_fail(ctx, NF_E_LIMIT, "path '%s' is too deep",
 				       p);
 		memcpy(comp, c, clen);
