@@ -216,7 +216,8 @@ static int scan_entry(void *data, const struct nf_walk_entry *e)
 	for (size_t i = 0; i < s->nsec; i++)
 		if ((s->sec[i].name && !strcmp(e->name, s->sec[i].name)) ||
 		    !strcmp(s->sec[i].path + 1, e->path))
-			json_array_append_new(s->found[i], json_string(e->path));
+			json_array_append_new(s->found[i],
+					      json_string(e->path));
 	if (!strncmp(e->name, "ssh_host_", 9))
 		json_array_append_new(s->hostkeys, json_string(e->path));
 	return scan_file(s, e);

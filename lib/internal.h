@@ -233,7 +233,8 @@ int nf_root_find_kernel(struct nf_ctx *ctx, int rootfd, char *kernel,
 /* One entry: PATH is the top's shown name, '/' and REL (REL alone when
  * the top is shown as ""); NAME is its last component, in the directory
  * open at DFD (for the *at calls); DEPTH is 1 for the top's entries.
- * ST is NULL in error() when the entry could not be stat'ed. */
+ * In error(), ST is NULL when the entry could not be stat'ed, and the
+ * top itself (when it cannot be read) has REL and NAME "", DFD -1. */
 struct nf_walk_entry {
 	const char *path;
 	const char *rel;

@@ -98,7 +98,7 @@ static int walk_dir(struct walker *w, int dfd, const struct nf_walk_entry *dir,
 		    size_t plen, int depth)
 {
 	const struct nf_walk_entry top = { .path = w->path, .rel = "",
-					   .name = "", .dfd = dfd };
+					   .name = "", .dfd = -1 };
 	char **names = NULL;
 	size_t n = 0;
 	DIR *d = fdopendir(dfd);
@@ -119,7 +119,8 @@ static int walk_dir(struct walker *w, int dfd, const struct nf_walk_entry *dir,
 		int sep = plen > 0 && w->path[plen - 1] != '/', sub;
 		size_t nl = strlen(names[i]), elen = plen + (size_t)sep + nl;
 		struct nf_walk_entry e = { .path = w->path, .name = names[i],
-					   .dfd = dirfd(d), .depth = depth + 1 };
+					   .dfd = dirfd(d),
+					   .depth = depth + 1 };
 		struct stat st;
 
 		if (elen >= sizeof(w->path)) {
@@ -128,7 +129,8 @@ static int walk_dir(struct walker *w, int dfd, const struct nf_walk_entry *dir,
 			/* named by its directory: its own path does not fit */
 			e.rel = dir->rel;
 			snprintf(why, sizeof(why), "'%s' in it makes a path "
-				 "longer than %d bytes", names[i], PATH_MAX - 1);
+				 "longer than %d bytes", names[i],
+				 PATH_MAX - 1);
 			r = walk_error(w, &e, NF_E_LIMIT, why);
 			continue;
 		}
