@@ -3,9 +3,9 @@
  * Deterministic packing of a root tree into tar or cpio (newc) plus its
  * manifest, in one pass over the content.
  *
- * Pass 1 (lib/pack_walk.c) walks the tree with openat() (never following
- * a symlink) and collects the relative paths; they are sorted bytewise,
- * component by component.  Pass 2 opens each
+ * Pass 1 (lib/pack_walk.c) walks the tree with the one walker (never
+ * following a symlink) and collects the relative paths in its order:
+ * bytewise, component by component.  Pass 2 opens each
  * entry again through O_NOFOLLOW directory fds and writes it: numeric owners,
  * mtimes clamped to the epoch, no atime/ctime, inode numbers synthesized
  * from the sorted position, device number 0, hard links as links to the
