@@ -320,12 +320,13 @@ static int ov_hash_cb(void *data, const struct nf_walk_entry *e)
 	snprintf(line, sizeof(line), "/%s\n%o\n", e->rel, e->st->st_mode);
 	nf_sha256_update(h, line, strlen(line));
 	if (S_ISLNK(e->st->st_mode)) {
-		ssize_t n = readlink(e->path, link, sizeof(link) - 1);
+		ssize_t n = readlinkat(e->dfd, e->name, link, sizeof(link) - 1);
 
 		if (n >= 0)
 			nf_sha256_update(h, link, (size_t)n);
 	} else if (S_ISREG(e->st->st_mode)) {
-		int fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		int fd = openat(e->dfd, e->name, O_RDONLY | O_NOFOLLOW |
+				O_CLOEXEC);
 		int r;
 
 		if (fd < 0)
@@ -339,6 +340,8 @@ static int ov_hash_cb(void *data, const struct nf_walk_entry *e)
 	}
 	return 0;
 }
+
+static const struct nf_walk_ops ov_hash_ops = { .enter = ov_hash_cb };
 
 /* Overlays applied, in order: common, the role's own, system.overlays */
 static int overlay_list(struct build *b)
@@ -431,7 +434,7 @@ static int inputs_key(struct build *b, const char *bkey, char out[NF_SHA256_HEX]
 			 json_string_value(n));
 		nf_sha256_update(ov_hash, json_string_value(n),
 				 strlen(json_string_value(n)) + 1);
-		if ((r = nf_walk_tree(b->ctx, line, ov_hash_cb, &oh)))
+		if ((r = nf_walk_tree(b->ctx, line, &ov_hash_ops, &oh)))
 			break;
 	}
 	nf_sha256_final_hex(ov_hash, out);

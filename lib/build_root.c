@@ -136,7 +136,8 @@ static int ov_copy_cb(void *data, const struct nf_walk_entry *e)
 				      : 0755, 0, 0);
 	if (S_ISLNK(st->st_mode)) {
 		char target[PATH_MAX];
-		ssize_t k = readlink(p, target, sizeof(target) - 1);
+		ssize_t k = readlinkat(e->dfd, e->name, target,
+				       sizeof(target) - 1);
 
 		if (k < 0)
 			return nf_fail(w->b->ctx, -errno, "cannot read link '%s'", p);
@@ -175,6 +176,8 @@ static int ov_copy_cb(void *data, const struct nf_walk_entry *e)
 	return r;
 }
 
+static const struct nf_walk_ops ov_copy_ops = { .enter = ov_copy_cb };
+
 int nf_bld_stage_overlays(struct build *b, int rootfd)
 {
 	struct nf_apply a = { .ctx = b->ctx, .rootfd = rootfd,
@@ -189,7 +192,7 @@ int nf_bld_stage_overlays(struct build *b, int rootfd)
 		struct ov_walk w = { .b = b, .a = &a, .name = json_string_value(n) };
 
 		snprintf(dir, sizeof(dir), "%s/%s", b->overlays, w.name);
-		if ((r = nf_walk_tree(b->ctx, dir, ov_copy_cb, &w)))
+		if ((r = nf_walk_tree(b->ctx, dir, &ov_copy_ops, &w)))
 			return r;
 	}
 	return 0;
@@ -324,7 +327,7 @@ int nf_bld_copy_tree_in(struct build *b, int rootfd, const char *tree,
 	w.dest = d;
 	if (*d && (r = nf_apply_mkdir(&a, d, 0755, 0, 0)))
 		return r;
-	return nf_walk_tree(b->ctx, tree, ov_copy_cb, &w);
+	return nf_walk_tree(b->ctx, tree, &ov_copy_ops, &w);
 }
 
 /* Run `cmd` inside the image root */

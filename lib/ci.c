@@ -119,7 +119,6 @@ struct scan {
 	size_t nsec;
 	json_t *storagepass, *privkey, *hostkeys;
 	json_t *unreadable;     /* what the scan could not read */
-	const char *top;        /* the top directory being walked */
 };
 
 static int has_private_key(const char *buf, size_t len)
@@ -167,21 +166,27 @@ static int unscanned(struct scan *s, const char *what)
 	return json_array_append_new(s->unreadable, json_string(what)) ? -ENOMEM : 0;
 }
 
-static int scan_file(struct scan *s, const char *path, const char *rel)
+/* "PATH (WHY)" into what the scan could not read */
+static int unscanned_why(struct scan *s, const char *path, const char *why)
+{
+	char *msg = nf_asprintf("%s (%s)", path, why);
+	int r = msg ? unscanned(s, msg) : -ENOMEM;
+
+	free(msg);
+	return r;
+}
+
+static int scan_file(struct scan *s, const struct nf_walk_entry *e)
 {
 	char *buf;
 	ssize_t k = 0;
 	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int fd = openat(e->dfd, e->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+			O_NONBLOCK);
 	int r = 0;
 
-	if (fd < 0) {
-		char *msg = nf_asprintf("%s (%s)", rel, strerror(errno));
-
-		r = msg ? unscanned(s, msg) : -ENOMEM;
-		free(msg);
-		return r;
-	}
+	if (fd < 0)
+		return unscanned_why(s, e->path, strerror(errno));
 	if (!(buf = malloc(CI_SCAN_MAX))) {
 		close(fd);
 		return -ENOMEM;
@@ -189,64 +194,65 @@ static int scan_file(struct scan *s, const char *path, const char *rel)
 	while (len < CI_SCAN_MAX &&
 	       (k = read(fd, buf + len, CI_SCAN_MAX - len)) > 0)
 		len += (size_t)k;
-	if (k < 0 && len < CI_SCAN_MAX) {
-		char *msg = nf_asprintf("%s (%s)", rel, strerror(errno));
-
-		r = msg ? unscanned(s, msg) : -ENOMEM;
-		free(msg);
-	}
+	if (k < 0 && len < CI_SCAN_MAX)
+		r = unscanned_why(s, e->path, strerror(errno));
 	close(fd);
 	if (has_private_key(buf, len))
-		json_array_append_new(s->privkey, json_string(rel));
+		json_array_append_new(s->privkey, json_string(e->path));
 	if (nf_ci_has_storagepass(buf, len))
-		json_array_append_new(s->storagepass, json_string(rel));
+		json_array_append_new(s->storagepass, json_string(e->path));
 	free(buf);
 	return r;
 }
 
+/* E->path is relative to the image root: the walk shows the top as
+ * "etc", "var/lib", ... */
 static int scan_entry(void *data, const struct nf_walk_entry *e)
 {
 	struct scan *s = data;
-	const char *base = strrchr(e->rel, '/');
-	char *rel;
-	int r;
 
 	if (!S_ISREG(e->st->st_mode))
 		return 0;
-	base = base ? base + 1 : e->rel;
-	if (!(rel = nf_asprintf("%s/%s", s->top, e->rel)))
-		return -ENOMEM;
 	for (size_t i = 0; i < s->nsec; i++)
-		if ((s->sec[i].name && !strcmp(base, s->sec[i].name)) ||
-		    !strcmp(s->sec[i].path + 1, rel))
-			json_array_append_new(s->found[i], json_string(rel));
-	if (!strncmp(base, "ssh_host_", 9))
-		json_array_append_new(s->hostkeys, json_string(rel));
-	r = scan_file(s, e->path, rel);
-	free(rel);
-	return r;
+		if ((s->sec[i].name && !strcmp(e->name, s->sec[i].name)) ||
+		    !strcmp(s->sec[i].path + 1, e->path))
+			json_array_append_new(s->found[i],
+					      json_string(e->path));
+	if (!strncmp(e->name, "ssh_host_", 9))
+		json_array_append_new(s->hostkeys, json_string(e->path));
+	return scan_file(s, e);
 }
 
-/* The whole tree below ROOT/TOP, at any depth: a directory the walk cannot
- * read stops this tree and is recorded (the walker names it) */
-static int scan_tree(struct nf_ctx *ctx, int rootfd, const char *root,
-		     const char *top, struct scan *s)
+/* A directory the walk cannot open or read, or one nested deeper than
+ * the walk goes: what it holds is unknown, so it is recorded (failing
+ * every secret case) and the walk goes on with the rest */
+static int scan_error(void *data, const struct nf_walk_entry *e, int err,
+		      const char *why)
 {
-	struct stat st;
-	char *dir;
-	int r;
+	(void)err;
+	return unscanned_why(data, e->path, why);
+}
 
-	/* a top directory that is a link points outside the image */
-	if (fstatat(rootfd, top, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode))
-		return 0;
-	if (!(dir = nf_asprintf("%s/%s", root, top)))
-		return -ENOMEM;
-	s->top = top;
-	r = nf_walk_tree(ctx, dir, scan_entry, s);
-	free(dir);
-	if (r == -ENOMEM)
-		return r;
-	if (r)
+static const struct nf_walk_ops scan_ops = { .enter = scan_entry,
+					     .error = scan_error };
+
+/* The whole tree below ROOT/TOP, down to the walker's depth limit; what
+ * the walk cannot read is recorded, named, and the walk goes on */
+static int scan_tree(struct nf_ctx *ctx, int rootfd, const char *top,
+		     struct scan *s)
+{
+	int fd, r;
+
+	/* absent, or a link (which points outside the image): nothing of
+	 * the image's own is there */
+	fd = openat(rootfd, top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? 0
+			: unscanned_why(s, top, strerror(errno));
+	r = nf_walk_fd(ctx, fd, top, &scan_ops, s);
+	close(fd);
+	if (r && r != -ENOMEM)
 		r = unscanned(s, nf_errmsg(ctx));
 	return r;
 }
@@ -374,7 +380,7 @@ int nf_ci_secret_scan(struct nf_ctx *ctx, struct nf_ci *ci, const char *root)
 		goto out;
 	}
 	for (size_t i = 0; !r && i < NF_ARRAY_SIZE(dirs); i++)
-		r = scan_tree(ctx, rootfd, root, dirs[i], &s);
+		r = scan_tree(ctx, rootfd, dirs[i], &s);
 	for (size_t i = 0; !r && i < s.nsec; i++)
 		r = secret_at_path(rootfd, &s, i);
 	for (size_t i = 0; !r && i < s.nsec; i++)

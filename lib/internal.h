@@ -219,19 +219,52 @@ int nf_root_write(struct nf_ctx *ctx, int rootfd, const char *path,
  * or initramfs-VERSION.img) into INITRD, "" if none; INITRD may be NULL */
 int nf_root_find_kernel(struct nf_ctx *ctx, int rootfd, char *kernel,
 			size_t ksz, char *initrd, size_t isz);
-/* One entry of a walked tree: PATH is the walked directory's path with
- * REL appended, REL is relative to it (no leading '/') */
+/* Walking a tree (lib/walk.c), the one walker: each directory opened
+ * from its parent's fd with O_NOFOLLOW (a symlink is an entry, never
+ * followed), its names sorted bytewise before any is visited (a directory
+ * is followed directly by what it holds: "a", "a/b", "a-c").
+ * NF_WALK_DEPTH is the one depth limit of every walk, and of what
+ * unpacking creates: what holds entries more than NF_WALK_DEPTH
+ * directories below the top is an error, like a directory that cannot
+ * be opened or read. */
+#define NF_WALK_DEPTH 256
+/* enter() returns it: walk on, but not into this directory */
+#define NF_WALK_SKIP 1
+/* One entry: PATH is the top's shown name, '/' and REL (REL alone when
+ * the top is shown as ""); NAME is its last component, in the directory
+ * open at DFD (for the *at calls); DEPTH is 1 for the top's entries.
+ * In error(), ST is NULL when the entry could not be stat'ed, and the
+ * top itself (when it cannot be read) has REL and NAME "", DFD -1. */
 struct nf_walk_entry {
 	const char *path;
 	const char *rel;
+	const char *name;
+	int dfd;
+	int depth;
 	const struct stat *st;
 };
-typedef int (*nf_walk_fn)(void *data, const struct nf_walk_entry *e);
-/* Every entry below DIR (not DIR itself): a directory before what it
- * holds, names in bytewise order, symlinks reported and never followed;
- * FN's non-zero return stops the walk and is returned */
-int nf_walk_tree(struct nf_ctx *ctx, const char *dir, nf_walk_fn fn,
-		 void *data);
+struct nf_walk_ops {
+	/* every entry, a directory before what it holds: 0 walks on,
+	 * NF_WALK_SKIP does not descend, anything else stops the walk and
+	 * is returned */
+	int (*enter)(void *data, const struct nf_walk_entry *e);
+	/* optional: a directory after what it holds (also when error() let
+	 * the walk go on past it) */
+	int (*leave)(void *data, const struct nf_walk_entry *e);
+	/* optional: E could not be walked (ERR: -errno or NF_E_LIMIT; WHY
+	 * says it without the path; nf_errmsg has "cannot read 'PATH':
+	 * WHY"): 0 walks on past it, anything else stops the walk and is
+	 * returned.  Without it, the first error stops the walk. */
+	int (*error)(void *data, const struct nf_walk_entry *e, int err,
+		     const char *why);
+};
+/* Every entry below the directory open at DFD (not closed), shown as
+ * SHOWN in paths and messages */
+int nf_walk_fd(struct nf_ctx *ctx, int dfd, const char *shown,
+	       const struct nf_walk_ops *ops, void *data);
+/* The same below DIR (which may be a symlink: the caller names it) */
+int nf_walk_tree(struct nf_ctx *ctx, const char *dir,
+		 const struct nf_walk_ops *ops, void *data);
 /* Open REL inside the image root ROOTFD for reading (flags as open(2)):
  * every symlink, absolute or with "..", resolves inside the root
  * (openat2 RESOLVE_IN_ROOT); the fd, or -errno */

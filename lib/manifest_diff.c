@@ -6,7 +6,6 @@
  */
 #include "internal.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -14,8 +13,6 @@
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
-
-#define CHECK_DEPTH 256
 
 /* -------------------------------------------------------------- drift */
 
@@ -204,62 +201,33 @@ static int compare_live(struct check *c, int dfd, const char *name,
 	return 0;
 }
 
-static int check_dir(struct check *c, int dfd, const char *prefix, int depth)
+/* Each live entry against the manifest; a directory the manifest records
+ * as something else is not descended into (its one change says it all) */
+static int check_entry(void *data, const struct nf_walk_entry *e)
 {
-	DIR *d;
-	struct dirent *de;
+	struct check *c = data;
+	const json_t *me;
 	int r = 0;
 
-	if (depth > CHECK_DEPTH) {
-		close(dfd);
-		return nf_fail(c->ctx, NF_E_LIMIT, "'%s' is nested too deep",
-			       prefix);
+	if (S_ISSOCK(e->st->st_mode))
+		return 0;
+	me = json_object_get(c->index, e->rel);
+	if (!me) {
+		add_change(c->drift, e->rel, "added", NULL,
+			   json_string(live_type(e->st->st_mode)));
+	} else {
+		json_object_set_new(c->seen, e->rel, json_true());
+		r = compare_live(c, e->dfd, e->name, e->rel, e->st, me);
 	}
-	if (!(d = fdopendir(dfd))) {
-		close(dfd);
-		return nf_fail(c->ctx, -errno, "cannot read '%s': %s", prefix,
-			       strerror(errno));
-	}
-	while ((de = readdir(d))) {
-		struct stat st;
-		const json_t *e;
-		char *p;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISSOCK(st.st_mode))
-			continue;
-		p = *prefix ? nf_asprintf("%s/%s", prefix, de->d_name)
-			    : nf_strdup(de->d_name);
-		if (!p) {
-			r = -ENOMEM;
-			break;
-		}
-		e = json_object_get(c->index, p);
-		if (!e) {
-			add_change(c->drift, p, "added", NULL,
-				   json_string(live_type(st.st_mode)));
-		} else {
-			json_object_set_new(c->seen, p, json_true());
-			r = compare_live(c, dirfd(d), de->d_name, p, &st, e);
-		}
-		if (!r && S_ISDIR(st.st_mode) &&
-		    (!e || !strcmp(jstr(e, "type"), "dir"))) {
-			int fd = openat(dirfd(d), de->d_name, O_RDONLY |
-					O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-			if (fd >= 0)
-				r = check_dir(c, fd, p, depth + 1);
-		}
-		free(p);
-		if (r)
-			break;
-	}
-	closedir(d);
+	if (!r && S_ISDIR(e->st->st_mode) && me &&
+	    strcmp(jstr(me, "type"), "dir"))
+		return NF_WALK_SKIP;
 	return r;
 }
+
+/* no error callback: a directory the check cannot read fails the check
+ * (what it holds is unknown), it is not reported as removed */
+static const struct nf_walk_ops check_ops = { .enter = check_entry };
 
 static int cmp_change(const void *a, const void *b)
 {
@@ -311,7 +279,7 @@ int nf_manifest_check(struct nf_ctx *ctx, const json_t *manifest,
 		if ((r = compare_live(&c, c.rootfd, ".", ".", &st, e)))
 			goto out;
 	}
-	r = check_dir(&c, fcntl(c.rootfd, F_DUPFD_CLOEXEC, 0), "", 0);
+	r = nf_walk_fd(ctx, c.rootfd, "", &check_ops, &c);
 	if (r)
 		goto out;
 	json_array_foreach(entries, i, e)

@@ -3,9 +3,9 @@
  * Deterministic packing of a root tree into tar or cpio (newc) plus its
  * manifest, in one pass over the content.
  *
- * Pass 1 (lib/pack_walk.c) walks the tree with openat() (never following
- * a symlink) and collects the relative paths; they are sorted bytewise,
- * component by component.  Pass 2 opens each
+ * Pass 1 (lib/pack_walk.c) walks the tree with the one walker (never
+ * following a symlink) and collects the relative paths in its order:
+ * bytewise, component by component.  Pass 2 opens each
  * entry again through O_NOFOLLOW directory fds and writes it: numeric owners,
  * mtimes clamped to the epoch, no atime/ctime, inode numbers synthesized
  * from the sorted position, device number 0, hard links as links to the
@@ -79,8 +79,8 @@ const char *nf_pack_format_name(int format, int compressor)
 struct dstack {
 	int rootfd;
 	int depth;
-	int fd[PACK_DEPTH + 2];
-	size_t end[PACK_DEPTH + 2]; /* length of the prefix this fd opens */
+	int fd[NF_WALK_DEPTH + 2];
+	size_t end[NF_WALK_DEPTH + 2]; /* length of the prefix this fd opens */
 	char path[PATH_MAX];
 };
 
@@ -114,7 +114,7 @@ static int dstack_parent(struct nf_ctx *ctx, struct dstack *s, const char *p,
 		char comp[NAME_MAX + 1];
 		int pfd = s->depth > 0 ? s->fd[s->depth] : s->rootfd, fd;
 
-		if (clen > NAME_MAX || s->depth + 1 > PACK_DEPTH + 1)
+		if (clen > NAME_MAX || s->depth + 1 > NF_WALK_DEPTH + 1)
 			return nf_fail(ctx, NF_E_LIMIT, "path '%s' is too deep",
 				       p);
 		memcpy(comp, c, clen);

@@ -11,8 +11,6 @@
 
 #include <sys/types.h>
 
-#define PACK_DEPTH 256
-
 struct hl_slot {
 	dev_t dev;
 	ino_t ino;
@@ -39,7 +37,7 @@ struct walk {
 	struct hl_table hl;
 	unsigned long long sockets;
 	/* cpio records how many names a hard-linked file has in the tree:
-	 * stat every file here.  tar does not: pass 2 finds the links. */
+	 * counted here.  tar does not: pass 2 finds the links. */
 	int count_links;
 };
 

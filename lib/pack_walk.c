@@ -1,20 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Pass 1 of packing a root tree (lib/pack.c writes the archive): the tree
- * walked with openat(), never following a symlink, its relative paths
- * collected with their types and sorted bytewise, component by component.
- * For cpio every regular file is stat'ed here, and the hard-link table
- * counts the names each multiply linked file has in the tree; sockets are
- * skipped with a warning.
+ * walked (lib/walk.c: never following a symlink, names in bytewise
+ * order), its relative paths collected with their types in that order.
+ * For cpio the hard-link table counts the names each multiply linked
+ * file has in the tree; sockets are skipped with a warning.
  */
 #include "pack_int.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 /* ------------------------------------------------------- hard-link table */
 
@@ -84,127 +81,42 @@ static int add_path(struct walk *w, char *p, unsigned char type)
 	return 0;
 }
 
-static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
+/* Each entry in the walk's order, which is the archive's: bytewise with
+ * a directory's entries right after it ("a", "a/b", "a-c"), the order GNU
+ * tar --sort=name gives, which keeps related files together for the
+ * compressor */
+static int walk_entry(void *data, const struct nf_walk_entry *e)
 {
-	DIR *d;
-	struct dirent *de;
-	int r = 0;
+	struct walk *w = data;
+	const struct stat *st = e->st;
+	char *p;
+	int r;
 
-	if (depth > PACK_DEPTH) {
-		close(dfd);
-		return nf_fail(w->ctx, NF_E_LIMIT,
-			       "'%s' is nested deeper than %d directories",
-			       prefix, PACK_DEPTH);
+	if (S_ISSOCK(st->st_mode)) {
+		nf_log(w->ctx, NF_LOG_WARN, "skipping socket '%s'", e->rel);
+		w->sockets++;
+		return 0;
 	}
-	d = fdopendir(dfd);
-	if (!d) {
-		r = -errno;
-		close(dfd);
-		return nf_fail(w->ctx, r, "cannot read directory '%s': %s",
-			       prefix, strerror(-r));
+	if (strlen(e->rel) >= PATH_MAX - 2)
+		return nf_fail(w->ctx, NF_E_LIMIT, "path '%s' is too long",
+			       e->rel);
+	if (S_ISREG(st->st_mode) && w->count_links && st->st_nlink > 1) {
+		struct hl_slot *s = nf_pk_hl_get(&w->hl, st->st_dev,
+						 st->st_ino, 1);
+		if (!s)
+			return -ENOMEM;
+		s->count++;
 	}
-	while ((errno = 0, de = readdir(d))) {
-		const char *name = de->d_name;
-		unsigned char type = de->d_type;
-		struct stat st;
-		char *p;
-
-		if (!strcmp(name, ".") || !strcmp(name, ".."))
-			continue;
-		if (type == DT_UNKNOWN || (type == DT_REG && w->count_links)) {
-			if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-				r = nf_fail(w->ctx, -errno,
-					    "cannot stat '%s/%s': %s", prefix,
-					    name, strerror(errno));
-				break;
-			}
-			type = S_ISDIR(st.st_mode) ? DT_DIR
-			       : S_ISREG(st.st_mode) ? DT_REG
-			       : S_ISSOCK(st.st_mode) ? DT_SOCK
-			       : S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN;
-			if (type == DT_REG && st.st_nlink > 1) {
-				struct hl_slot *s = nf_pk_hl_get(&w->hl, st.st_dev,
-								 st.st_ino, 1);
-				if (!s) {
-					r = -ENOMEM;
-					break;
-				}
-				s->count++;
-			}
-		}
-		p = *prefix ? nf_asprintf("%s/%s", prefix, name)
-			    : nf_strdup(name);
-		if (!p) {
-			r = -ENOMEM;
-			break;
-		}
-		if (strlen(p) >= PATH_MAX - 2) {
-			r = nf_fail(w->ctx, NF_E_LIMIT, "path '%s' is too long",
-				    p);
-			free(p);
-			break;
-		}
-		if (type == DT_SOCK) {
-			nf_log(w->ctx, NF_LOG_WARN, "skipping socket '%s'", p);
-			w->sockets++;
-			free(p);
-			continue;
-		}
-		if ((r = add_path(w, p, type))) {
-			free(p);
-			break;
-		}
-		if (type == DT_DIR) {
-			int fd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY |
-					O_NOFOLLOW | O_CLOEXEC);
-			if (fd < 0) {
-				r = nf_fail(w->ctx, -errno,
-					    "cannot open directory '%s': %s", p,
-					    strerror(errno));
-				break;
-			}
-			if ((r = walk_dir(w, fd, p, depth + 1)))
-				break;
-		}
-	}
-	if (!r && errno)
-		r = nf_fail(w->ctx, -errno, "cannot read directory '%s': %s",
-			    prefix, strerror(errno));
-	closedir(d);
+	if (!(p = nf_strdup(e->rel)))
+		return -ENOMEM;
+	if ((r = add_path(w, p, (unsigned char)IFTODT(st->st_mode))))
+		free(p);
 	return r;
 }
 
-/*
- * Bytewise order with '/' below every other byte: a directory's entries
- * follow it directly ("a", "a/b", "a-c"), the order GNU tar --sort=name
- * gives, which keeps related files together for the compressor.
- */
-static int cmp_path(const void *a, const void *b)
-{
-	const unsigned char *x =
-		(const unsigned char *)((const struct pent *)a)->path;
-	const unsigned char *y =
-		(const unsigned char *)((const struct pent *)b)->path;
-
-	while (*x && *x == *y) {
-		x++;
-		y++;
-	}
-	if (*x == *y)
-		return 0;
-	if (*x == '/')
-		return *y ? -1 : 1;
-	if (*y == '/')
-		return *x ? 1 : -1;
-	return *x < *y ? -1 : 1;
-}
+static const struct nf_walk_ops walk_ops = { .enter = walk_entry };
 
 int nf_pk_walk(struct walk *w, int rootfd)
 {
-	int r = walk_dir(w, fcntl(rootfd, F_DUPFD_CLOEXEC, 0), "", 0);
-
-	if (r)
-		return r;
-	qsort(w->paths, w->n, sizeof(*w->paths), cmp_path);
-	return 0;
+	return nf_walk_fd(w->ctx, rootfd, "", &walk_ops, w);
 }

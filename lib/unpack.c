@@ -27,7 +27,6 @@
 #define UNPACK_MAX_SIZE (64ULL << 30)
 #define UNPACK_MAX_ENTRIES 10000000ULL
 #define UNPACK_BUF (256 * 1024)
-#define UNPACK_DEPTH 256
 #define UNPACK_HOLE 4096  /* zero blocks this size become holes */
 
 struct fixup {
@@ -112,7 +111,7 @@ static int open_parent(struct unpack *u, char *rel, int create, int *pfd,
 		int fd;
 
 		*slash = '\0';
-		if (++depth > UNPACK_DEPTH) {
+		if (++depth > NF_WALK_DEPTH) {
 			*slash = '/';
 			if (cur != u->rootfd)
 				close(cur);
@@ -629,33 +628,68 @@ int nf_unpack_mem(struct nf_ctx *ctx, const void *buf, size_t len, int dirfd,
 	return k;
 }
 
+/* Removal goes on past what it cannot remove and returns the first
+ * error: as much of the tree as can go, goes */
+struct rm {
+	int err;
+};
+
+static int rm_enter(void *data, const struct nf_walk_entry *e)
+{
+	struct rm *rm = data;
+
+	/* writable and searchable, whatever mode the tree gave it */
+	if (S_ISDIR(e->st->st_mode))
+		fchmodat(e->dfd, e->name, 0700, 0);
+	else if (unlinkat(e->dfd, e->name, 0) < 0 && errno != ENOENT &&
+		 !rm->err)
+		rm->err = -errno;
+	return 0;
+}
+
+static int rm_leave(void *data, const struct nf_walk_entry *e)
+{
+	struct rm *rm = data;
+
+	if (unlinkat(e->dfd, e->name, AT_REMOVEDIR) < 0 && !rm->err)
+		rm->err = -errno;
+	return 0;
+}
+
+static int rm_error(void *data, const struct nf_walk_entry *e, int err,
+		    const char *why)
+{
+	struct rm *rm = data;
+
+	(void)e;
+	(void)why;
+	if (err != -ENOENT && !rm->err)
+		rm->err = err;
+	return 0;
+}
+
+static const struct nf_walk_ops rm_ops = { .enter = rm_enter,
+					   .leave = rm_leave,
+					   .error = rm_error };
+
 int nf_rm_tree_at(int dfd, const char *name)
 {
+	struct rm rm = { 0 };
 	struct stat st;
-	int fd, r = 0;
-	DIR *d;
-	struct dirent *de;
+	int fd, r;
 
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(dfd, name, 0) < 0 ? -errno : 0;
+	fchmodat(dfd, name, 0700, 0);
 	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	fchmod(fd, 0700);
-	if (!(d = fdopendir(fd))) {
-		close(fd);
-		return -errno;
-	}
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-			int k = nf_rm_tree_at(dirfd(d), de->d_name);
-
-			if (k && !r)
-				r = k;
-		}
-	closedir(d);
+	r = nf_walk_fd(NULL, fd, name, &rm_ops, &rm);
+	close(fd);
+	if (!r)
+		r = rm.err;
 	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && !r)
 		r = -errno;
 	return r;

@@ -63,3 +63,24 @@ same_tree() {
 	nf unpack g.tar out
 	[ "$(cat out/a)" = a ]
 }
+
+@test "a tree 256 directories deep packs, unpacks and checks; one directory deeper is refused, named" {
+	d=root
+	for i in $(seq 256); do d=$d/$i; done
+	mkdir -p "$d"
+	echo deep > "$d/f"
+	nf pack root -o o.tar -q
+	nf unpack o.tar out
+	same_tree root out d
+	run nf manifest check o.tar.manifest.json --root out
+	status_is 0
+	mkdir "$d/x"
+	run nf pack root -o p.tar -q
+	status_is 1
+	[[ "$output" == *"/255/256/x': nested deeper than 256 directories"* ]]
+	[ ! -e p.tar ]
+	mkdir "out/${d#root/}/x"
+	run nf manifest check o.tar.manifest.json --root out
+	status_is 1
+	[[ "$output" == *"/256/x': nested deeper than 256 directories"* ]]
+}

@@ -117,7 +117,7 @@ assert "etc/slurm/slurmdbd.conf" in c["ci.secrets.storage_pass"]["message"]
 	grep -q 'gres.auto.json' g.xml
 }
 
-@test "ci: the secret scan reads a tree at any depth (a munge key 40 directories down is found)" {
+@test "ci: the secret scan reads a tree as deep as an image holds (a munge key 40 directories down is found)" {
 	d=ov/compute/etc/deep
 	for i in $(seq 40); do d=$d/d$i; done
 	mkdir -p "$d"
@@ -128,3 +128,36 @@ assert "etc/slurm/slurmdbd.conf" in c["ci.secrets.storage_pass"]["message"]
 	[[ "$output" == *"d39/d40/munge.key"* ]]
 }
 
+
+# root opens any mode: here the directories fail to open for want of file
+# descriptors.  The deep tree comes with the image's packages (the
+# stand-in bootstrap's NF_STUB_EXTRA); the image is built first with the
+# usual limit, and the second run is a cache hit.
+ci_few_fds() { ulimit -n "$1"; shift; ci "$@"; }
+
+@test "ci: the secret scan fails closed: a directory it cannot open fails the secret cases, named, and the scan goes on" {
+	export NF_STUB_EXTRA=$SCRATCH/extra
+	d=extra/etc/deep
+	for i in $(seq 120); do d=$d/d$i; done
+	mkdir -p "$d" extra/etc/zz
+	printf -- '-----BEGIN OPENSSH PRIVATE KEY-----\nx\n-----END OPENSSH PRIVATE KEY-----\n' > extra/etc/zz/id_ed25519
+	run ci --junit all.xml
+	status_is 3
+	[ "$(junit_case all.xml ci.secrets.munge_key)" = pass ]
+	[ "$(junit_case all.xml stage.build)" = pass ]
+	run ci_few_fds 64 --junit j.xml --json
+	status_is 3
+	[ "$(junit_case j.xml stage.build)" = pass ]
+	echo "$output" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+c = {x["id"]: x for x in d["cases"]}
+# found past the directory the scan could not open
+assert "etc/zz/id_ed25519" in c["ci.secrets.private_key"]["message"], c
+for k in ("munge_key", "storage_pass", "private_key"):
+    m = c["ci.secrets." + k]
+    assert m["verdict"] == "fail", m
+    assert "not scanned, unreadable: etc/deep/d1/d2/" in m["message"], m
+    assert "(Too many open files)" in m["message"], m
+'
+}

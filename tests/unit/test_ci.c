@@ -89,7 +89,7 @@ static void done(struct nf_ci *ci, struct nf_ctx *ctx, const char *root)
 	rm_tree(root);
 }
 
-/* the scan has no depth at which it stops looking */
+/* the scan reads a tree as deep as an image can hold */
 static void test_secret_scan_depth(void **state)
 {
 	char root[] = "/tmp/nf-ci-XXXXXX", path[4096];
@@ -113,21 +113,14 @@ static void test_secret_scan_depth(void **state)
 	done(ci, ctx, root);
 }
 
-/* a directory the scan cannot open (here: out of file descriptors, which
- * root cannot override as it can a mode) fails the secret cases, named */
-static void test_secret_scan_fails_closed(void **state)
+/* The secret scan of ROOT with only 20 file descriptors free, so that
+ * directories deep enough cannot be opened (root reads any mode) */
+static int scan_short_of_fds(struct nf_ctx *ctx, struct nf_ci *ci,
+			     const char *root)
 {
-	char root[] = "/tmp/nf-ci-XXXXXX", path[4096];
-	struct nf_ci *ci = calloc(1, sizeof(*ci));
-	struct nf_ctx *ctx;
-	const struct nf_ci_case *c;
 	struct rlimit old, low;
 	int fd, r;
 
-	(void)state;
-	deep_tree(root, 60, path, sizeof(path));
-	assert_non_null(ci);
-	assert_int_equal(nf_ctx_new(&ctx), 0);
 	/* the lowest free descriptor tells how many are open */
 	assert_true((fd = dup(0)) >= 0);
 	close(fd);
@@ -137,17 +130,39 @@ static void test_secret_scan_fails_closed(void **state)
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
 	r = nf_ci_secret_scan(ctx, ci, root);
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
-	assert_int_equal(r, 0);
-	for (size_t i = 0; i < 3; i++) {
-		static const char *const ids[] = { "ci.secrets.munge_key",
-						   "ci.secrets.storage_pass",
-						   "ci.secrets.private_key" };
+	return r;
+}
 
+/* Every secret case failed, its message naming WHAT as not scanned */
+static void secret_cases_unscanned(const struct nf_ci *ci, const char *what)
+{
+	static const char *const ids[] = { "ci.secrets.munge_key",
+					   "ci.secrets.storage_pass",
+					   "ci.secrets.private_key" };
+	const struct nf_ci_case *c;
+
+	for (size_t i = 0; i < 3; i++) {
 		assert_non_null(c = find_case(ci, ids[i]));
 		assert_int_equal(c->verdict, NF_V_FAIL);
 		assert_non_null(strstr(c->message, "not scanned"));
-		assert_non_null(strstr(c->message, "/etc/d1/d2/"));
+		assert_non_null(strstr(c->message, what));
 	}
+}
+
+/* a directory the scan cannot open (here: out of file descriptors, which
+ * root cannot override as it can a mode) fails the secret cases, named */
+static void test_secret_scan_fails_closed(void **state)
+{
+	char root[] = "/tmp/nf-ci-XXXXXX", path[4096];
+	struct nf_ci *ci = calloc(1, sizeof(*ci));
+	struct nf_ctx *ctx;
+
+	(void)state;
+	deep_tree(root, 60, path, sizeof(path));
+	assert_non_null(ci);
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	assert_int_equal(scan_short_of_fds(ctx, ci, root), 0);
+	secret_cases_unscanned(ci, "etc/d1/d2/");
 	done(ci, ctx, root);
 }
 
@@ -163,6 +178,46 @@ static void put(const char *root, const char *rel, const char *text)
 	assert_non_null(f = fopen(path, "w"));
 	fputs(text, f);
 	fclose(f);
+}
+
+/* a tree nested deeper than the walker goes fails the secret cases, the
+ * directory named: what it holds was not scanned */
+static void test_secret_scan_too_deep(void **state)
+{
+	char root[] = "/tmp/nf-ci-XXXXXX", path[4096];
+	struct nf_ci *ci = calloc(1, sizeof(*ci));
+	struct nf_ctx *ctx;
+
+	(void)state;
+	deep_tree(root, NF_WALK_DEPTH + 1, path, sizeof(path));
+	assert_non_null(ci);
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	assert_int_equal(nf_ci_secret_scan(ctx, ci, root), 0);
+	secret_cases_unscanned(ci, "etc/d1/d2/d3/");
+	secret_cases_unscanned(ci, "/d256/d257 (nested deeper than 256 "
+			       "directories)");
+	done(ci, ctx, root);
+}
+
+/* past a directory it cannot open, the scan goes on: a key beside it is
+ * found, and the directory is named */
+static void test_secret_scan_goes_on(void **state)
+{
+	char root[] = "/tmp/nf-ci-XXXXXX", path[4096];
+	struct nf_ci *ci = calloc(1, sizeof(*ci));
+	struct nf_ctx *ctx;
+	const struct nf_ci_case *c;
+
+	(void)state;
+	deep_tree(root, 60, path, sizeof(path));
+	put(root, "etc/zz/munge.key", "key\n");
+	assert_non_null(ci);
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	assert_int_equal(scan_short_of_fds(ctx, ci, root), 0);
+	secret_cases_unscanned(ci, "etc/d1/d2/");
+	assert_non_null(c = find_case(ci, "ci.secrets.munge_key"));
+	assert_non_null(strstr(c->message, "etc/zz/munge.key"));
+	done(ci, ctx, root);
 }
 
 /* a munge key at the profile's own key_path is found, wherever that is
@@ -252,6 +307,8 @@ int main(void)
 		cmocka_unit_test(test_storagepass),
 		cmocka_unit_test(test_secret_scan_depth),
 		cmocka_unit_test(test_secret_scan_fails_closed),
+		cmocka_unit_test(test_secret_scan_too_deep),
+		cmocka_unit_test(test_secret_scan_goes_on),
 		cmocka_unit_test(test_secret_scan_key_path),
 		cmocka_unit_test(test_daemons_chrony_el),
 	};

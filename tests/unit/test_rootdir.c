@@ -233,36 +233,6 @@ static void test_find_kernel(void **state)
 					     0), 0);
 }
 
-static int collect(void *data, const struct nf_walk_entry *e)
-{
-	char *out = data;
-
-	snprintf(out + strlen(out), 512 - strlen(out), "%s%c ", e->rel,
-		 S_ISDIR(e->st->st_mode) ? '/' : S_ISLNK(e->st->st_mode) ? '@'
-									   : '.');
-	return strcmp(e->rel, "stop") ? 0 : 42;
-}
-
-/* Bytewise order, a directory before its content, symlinks not followed */
-static void test_walk_tree(void **state)
-{
-	char top[PATH_MAX], p[PATH_MAX], out[512] = "";
-
-	(void)state;
-	snprintf(top, sizeof(top), "%s/w", outside);
-	snprintf(p, sizeof(p), "mkdir -p %s/b/c %s/a && touch %s/B %s/b/c/f "
-		 "&& ln -s / %s/b/l", top, top, top, top, top);
-	assert_int_equal(system(p), 0);
-	assert_int_equal(nf_walk_tree(ctx, top, collect, out), 0);
-	assert_string_equal(out, "B. a/ b/ b/c/ b/c/f. b/l@ ");
-	snprintf(p, sizeof(p), "touch %s/stop", top);
-	assert_int_equal(system(p), 0);
-	out[0] = '\0';
-	assert_int_equal(nf_walk_tree(ctx, top, collect, out), 42);
-	assert_int_equal(nf_walk_tree(ctx, "/nonexistent-nf", collect, out),
-			 -ENOENT);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,7 +243,6 @@ int main(void)
 		cmocka_unit_test(test_long_names_refused),
 		cmocka_unit_test(test_openat_root_resolves_inside),
 		cmocka_unit_test(test_find_kernel),
-		cmocka_unit_test(test_walk_tree),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
