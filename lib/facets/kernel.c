@@ -340,7 +340,7 @@ static int check_pending(struct nf_vcheck *c, const json_t *sec)
 	for (size_t i = 0; i < next->n; i++) {
 		nf_karg_format(&next->v[i], w, sizeof(w));
 		/* GRUB's own variables ($GRUB_CMDLINE_LINUX) are not arguments */
-		if (!strchr(w, '$') && !nf_cmdline_has(run, w) && n++ < 6)
+		if (!strchr(w, '$') && !nf_cmdline_has_karg(run, &next->v[i]) && n++ < 6)
 			snprintf(diff + strlen(diff), sizeof(diff) - strlen(diff), "%s%s",
 				 *diff ? " " : "", w);
 	}
