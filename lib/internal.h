@@ -58,8 +58,8 @@ int nf_cmdline_new(const char *text, size_t len, struct nf_cmdline **out);
 void nf_cmdline_free(struct nf_cmdline *c);
 /* The value of the last KEY=VALUE (borrowed), or NULL */
 const char *nf_cmdline_value(const struct nf_cmdline *c, const char *key);
-/* SYSROOT/proc/cmdline, split (the one reader outside the verifier's
- * checks, which read through nf_v_read) */
+/* SYSROOT/proc/cmdline, split: every reader of the running kernel's
+ * command line (the verifier's through nf_v_cmdline) */
 int nf_cmdline_read(struct nf_ctx *ctx, const char *sysroot, struct nf_cmdline **out);
 /* 1 when the one parameter ARG ("key=value", "flag", "k=\"a b\"") is
  * one of C's: the same key ('-' and '_' alike, as the kernel compares

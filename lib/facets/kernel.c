@@ -168,19 +168,6 @@ static struct nf_cmdline *next_cmdline(struct nf_vcheck *c, const char **from)
 	return cl;
 }
 
-/* The running kernel's command line, split; 0 or -errno */
-static int running_cmdline(struct nf_vcheck *c, struct nf_cmdline **out)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	int r = nf_v_read(c, NF_VSYS, "/proc/cmdline", 64 * 1024, &buf, &len);
-
-	if (!r)
-		r = nf_cmdline_new(buf, len, out);
-	free(buf);
-	return r;
-}
-
 /* The remedy for kernel arguments missing from where this node boots:
  * a network-booted node takes them from the boot tree ('nodeforge pxe'),
  * one that boots from disk from /etc/default/grub (a sed line that adds
@@ -283,7 +270,7 @@ static int check_running(struct nf_vcheck *c, const json_t *sec)
 
 	(void)sec;
 	nf_v_expect(c, "every profile kernel argument in /proc/cmdline");
-	if ((r = running_cmdline(c, &run))) {
+	if ((r = nf_v_cmdline(c, &run))) {
 		nf_v_seen(c, "cannot read /proc/cmdline: %s", nf_strerror(r));
 		return NF_V_FAIL;
 	}
@@ -332,7 +319,7 @@ static int check_pending(struct nf_vcheck *c, const json_t *sec)
 	(void)sec;
 	if (!next)
 		return nf_v_skip(c, "no boot loader configuration");
-	if (running_cmdline(c, &run)) {
+	if (nf_v_cmdline(c, &run)) {
 		nf_cmdline_free(next);
 		return nf_v_skip(c, "no /proc/cmdline");
 	}
@@ -479,7 +466,7 @@ static int check_isolcpus(struct nf_vcheck *c, const json_t *sec)
 	} else if (memcmp(iso, want, sizeof(iso))) {
 		struct nf_cmdline *run = NULL;
 		char *arg = nf_asprintf("isolcpus=nohz,domain,%s", mask);
-		int booted = arg && !running_cmdline(c, &run) && nf_cmdline_has(run, arg);
+		int booted = arg && !nf_v_cmdline(c, &run) && nf_cmdline_has(run, arg);
 
 		nf_cmdline_free(run);
 		free(arg);
