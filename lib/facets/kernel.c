@@ -54,6 +54,10 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 		if (s && (!*s || strpbrk(s, " \t\n\"'")))
 			nf_lint_at(l, path, NF_SEV_ERROR,
 				   "kernel argument '%s' must be one word", s);
+		else if (s && !strcmp(s, "--"))
+			nf_lint_at(l, path, NF_SEV_ERROR,
+				   "kernel argument '--' ends the kernel's arguments: "
+				   "the ones after it would go to init");
 		if (s && (!strncmp(s, "isolcpus=", 9) ||
 			  !strncmp(s, "nohz_full=", 10) ||
 			  !strncmp(s, "rcu_nocbs=", 10)))
