@@ -1,61 +1,76 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The kernel command line, split as the kernel splits it (next_arg() in
- * the kernel's parameter parser): parameters are separated by white space
- * outside double quotes; a parameter is `key` or `key=value`, the key
- * ending at its first '='; double quotes may enclose spaces anywhere in
- * the parameter ("k=\"a b\"", "\"k=a b\"") and are removed.  Every reader
- * of /proc/cmdline, of /etc/kernel/cmdline and of GRUB's line and every
- * comparison of kernel arguments goes through here.
+ * The kernel command line, split as the kernel splits it (next_arg() and
+ * parse_args() of its parameter parser):
+ *
+ *  - parameters are separated by the kernel's white space (space, \t to
+ *    \r, and 0xa0) outside double quotes; a double quote anywhere toggles
+ *    quoting, and there is no escape;
+ *  - a parameter is `key` or `key=value`, the key ending at its first '='
+ *    (quoted or not) after its first character ("=x" is a key);
+ *  - one pair of quotes is removed: a quote opening the parameter with the
+ *    one closing it ("k=a b" is k, a b), and a quote opening the value
+ *    with the one closing the parameter (k="a b" is k, a b); any other
+ *    quote stays (k=a"b c" is k, a"b c");
+ *  - a bare `--` ends the kernel's parameters: what follows is init's;
+ *  - in a key, '-' and '_' are the same character.
+ *
+ * Every reader of /proc/cmdline, of /etc/kernel/cmdline and of GRUB's
+ * line and every comparison of kernel arguments goes through here.
  */
 #include "internal.h"
-
-#include <ctype.h>
 
 #define CMDLINE_MAX (64 * 1024)  /* bytes of text parsed */
 #define CMDLINE_ARGS 4096        /* parameters kept */
 
-/* Remove the double quotes of S in place */
-static void unquote(char *s)
+/* The kernel's isspace(), which is not the C locale's: it counts 0xa0 */
+static bool kspace(char ch)
 {
-	char *w = s;
+	unsigned char u = (unsigned char)ch;
 
-	for (; *s; s++)
-		if (*s != '"')
-			*w++ = *s;
-	*w = '\0';
+	return u == ' ' || (u >= '\t' && u <= '\r') || u == 0xa0;
 }
 
-/* The next parameter of the text at *pos, NUL-terminated in place; *pos
- * moves past it and the spaces after it.  NULL at the end */
-static char *next_param(char **pos, char **val)
+static char *skip_kspace(char *p)
 {
-	char *p = *pos, *eq = NULL;
-	bool in_quote = false;
-	size_t i;
+	while (kspace(*p))
+		p++;
+	return p;
+}
 
-	for (i = 0; p[i]; i++) {
-		if (isspace((unsigned char)p[i]) && !in_quote)
-			break;
+/* The parameter at P (not at white space, not at the end), NUL-terminated
+ * in place into *key and *val; returns the text after it and the white
+ * space that follows */
+static char *next_param(char *p, char **key, char **val)
+{
+	bool quoted = *p == '"', in_quote = quoted;
+	size_t i, eq = 0;
+
+	if (quoted)
+		p++;
+	for (i = 0; p[i] && (in_quote || !kspace(p[i])); i++) {
 		if (!eq && p[i] == '=')
-			eq = p + i;
+			eq = i;
 		if (p[i] == '"')
 			in_quote = !in_quote;
 	}
-	if (!i)
-		return NULL;
-	*pos = p[i] ? p + i + 1 : p + i;
-	p[i] = '\0';
-	while (isspace((unsigned char)**pos))
-		(*pos)++;
+	*key = p;
 	*val = NULL;
 	if (eq) {
-		*eq = '\0';
-		*val = eq + 1;
-		unquote(*val);
+		p[eq] = '\0';
+		*val = p + eq + 1;
+		if (**val == '"') {
+			(*val)++;
+			if (p[i - 1] == '"')
+				p[i - 1] = '\0';
+		}
 	}
-	unquote(p);
-	return p;
+	if (quoted && i > 0 && p[i - 1] == '"')
+		p[i - 1] = '\0';
+	if (!p[i])
+		return p + i;
+	p[i] = '\0';
+	return skip_kspace(p + i + 1);
 }
 
 int nf_cmdline_new(const char *text, size_t len, struct nf_cmdline **out)
@@ -72,12 +87,13 @@ int nf_cmdline_new(const char *text, size_t len, struct nf_cmdline **out)
 	/* a NUL inside the text ends it, as it ends /proc/cmdline */
 	memcpy(c->buf, text, len);
 	c->buf[len] = '\0';
-	p = c->buf;
-	while (isspace((unsigned char)*p))
-		p++;
+	p = skip_kspace(c->buf);
 	while (*p) {
 		char *key, *val;
 
+		p = next_param(p, &key, &val);
+		if (!val && !strcmp(key, "--"))
+			break;
 		if (c->n == CMDLINE_ARGS) {
 			nf_cmdline_free(c);
 			return NF_E_LIMIT;
@@ -93,8 +109,6 @@ int nf_cmdline_new(const char *text, size_t len, struct nf_cmdline **out)
 			c->v = v;
 			c->cap = cap;
 		}
-		if (!(key = next_param(&p, &val)))
-			break;
 		c->v[c->n++] = (struct nf_karg){ key, val };
 	}
 	*out = c;
@@ -110,12 +124,21 @@ void nf_cmdline_free(struct nf_cmdline *c)
 	free(c);
 }
 
+/* Keys as the kernel compares parameter names: '-' is '_' */
+static bool key_eq(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++)
+		if (*a != *b && !((*a == '-' || *a == '_') && (*b == '-' || *b == '_')))
+			return false;
+	return *a == *b;
+}
+
 const char *nf_cmdline_value(const struct nf_cmdline *c, const char *key)
 {
 	/* the last KEY=VALUE wins, as for the kernel's own parameters; a
 	 * bare KEY is not one */
 	for (size_t i = c ? c->n : 0; i > 0; i--)
-		if (c->v[i - 1].val && !strcmp(c->v[i - 1].key, key))
+		if (c->v[i - 1].val && key_eq(c->v[i - 1].key, key))
 			return c->v[i - 1].val;
 	return NULL;
 }
@@ -137,6 +160,18 @@ int nf_cmdline_read(struct nf_ctx *ctx, const char *sysroot, struct nf_cmdline *
 	return r;
 }
 
+int nf_cmdline_has_karg(const struct nf_cmdline *c, const struct nf_karg *a)
+{
+	for (size_t i = 0; c && i < c->n; i++) {
+		const struct nf_karg *x = &c->v[i];
+
+		if (key_eq(x->key, a->key) && !x->val == !a->val &&
+		    (!x->val || !strcmp(x->val, a->val)))
+			return 1;
+	}
+	return 0;
+}
+
 int nf_cmdline_has(const struct nf_cmdline *c, const char *arg)
 {
 	struct nf_cmdline *a;
@@ -145,22 +180,21 @@ int nf_cmdline_has(const struct nf_cmdline *c, const char *arg)
 	if (!c || nf_cmdline_new(arg, strlen(arg), &a))
 		return 0;
 	if (a->n == 1)
-		for (size_t i = 0; i < c->n && !found; i++) {
-			const struct nf_karg *x = &c->v[i], *y = &a->v[0];
-
-			found = !strcmp(x->key, y->key) && !x->val == !y->val &&
-				(!x->val || !strcmp(x->val, y->val));
-		}
+		found = nf_cmdline_has_karg(c, &a->v[0]);
 	nf_cmdline_free(a);
 	return found;
 }
 
 void nf_karg_format(const struct nf_karg *a, char *out, size_t sz)
 {
-	const char *q = a->val && strpbrk(a->val, " \t\n\v\f\r") ? "\"" : "";
+	bool q = false;
 
+	/* quoted when the value would not read back whole without */
+	for (const char *v = a->val; v && *v && !q; v++)
+		q = kspace(*v) || (v == a->val && *v == '"');
 	if (a->val)
-		snprintf(out, sz, "%s=%s%s%s", a->key, q, a->val, q);
+		snprintf(out, sz, "%s=%s%s%s", a->key, q ? "\"" : "", a->val,
+			 q ? "\"" : "");
 	else
 		snprintf(out, sz, "%s", a->key);
 }

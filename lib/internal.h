@@ -41,7 +41,8 @@ char *nf_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The kernel command line (lib/cmdline.c), split as the kernel splits
  * it: white space outside double quotes separates parameters, each `key`
- * or `key=value`; the quotes are removed ("k=\"a b\"" is k, "a b") */
+ * or `key=value`; one pair of quotes is removed ("k=\"a b\"" and
+ * "\"k=a b\"" are both k, "a b"); a bare `--` ends them */
 struct nf_karg {
 	char *key;
 	char *val;              /* NULL: `key` without '=' */
@@ -51,19 +52,23 @@ struct nf_cmdline {
 	size_t n, cap;
 	char *buf;
 };
-/* Split LEN bytes of TEXT (up to a NUL); NF_E_LIMIT past 64 KiB or
- * 4096 parameters */
+/* Split LEN bytes of TEXT (up to a NUL, up to a `--`); NF_E_LIMIT past
+ * 64 KiB or 4096 parameters */
 int nf_cmdline_new(const char *text, size_t len, struct nf_cmdline **out);
 void nf_cmdline_free(struct nf_cmdline *c);
 /* The value of the last KEY=VALUE (borrowed), or NULL */
 const char *nf_cmdline_value(const struct nf_cmdline *c, const char *key);
-/* SYSROOT/proc/cmdline, split (the one reader outside the verifier's
- * checks, which read through nf_v_read) */
+/* SYSROOT/proc/cmdline, split: every reader of the running kernel's
+ * command line (the verifier's through nf_v_cmdline) */
 int nf_cmdline_read(struct nf_ctx *ctx, const char *sysroot, struct nf_cmdline **out);
-/* 1 when the one parameter ARG ("key=value", "flag") is one of C's, with
- * the same value, quotes aside */
+/* 1 when the one parameter ARG ("key=value", "flag", "k=\"a b\"") is
+ * one of C's: the same key ('-' and '_' alike, as the kernel compares
+ * names) and the same value, once unquoted */
 int nf_cmdline_has(const struct nf_cmdline *c, const char *arg);
-/* A parameter as it is written, its value quoted when it holds spaces */
+/* The same for a parameter already split */
+int nf_cmdline_has_karg(const struct nf_cmdline *c, const struct nf_karg *a);
+/* A parameter as it is written, its value quoted when it would not read
+ * back whole without */
 void nf_karg_format(const struct nf_karg *a, char *out, size_t sz);
 /* Read a whole file, at most `max` bytes (NF_E_LIMIT above); NUL-terminated */
 int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,

@@ -97,6 +97,11 @@ const char *nf_v_role(const struct nf_vcheck *c)
 	return r && *r ? r : "ROLE";
 }
 
+int nf_v_cmdline(struct nf_vcheck *c, struct nf_cmdline **out)
+{
+	return nf_cmdline_read(NULL, c->run->sysroot, out);
+}
+
 int nf_v_netboot(struct nf_vcheck *c)
 {
 	return nf_vcmdline_value(c->run->sysroot, "nodeforge.server", NULL, 0) == 0;

@@ -54,6 +54,10 @@ static int lint(struct nf_facet_lint *l, const json_t *sec)
 		if (s && (!*s || strpbrk(s, " \t\n\"'")))
 			nf_lint_at(l, path, NF_SEV_ERROR,
 				   "kernel argument '%s' must be one word", s);
+		else if (s && !strcmp(s, "--"))
+			nf_lint_at(l, path, NF_SEV_ERROR,
+				   "kernel argument '--' ends the kernel's arguments: "
+				   "the ones after it would go to init");
 		if (s && (!strncmp(s, "isolcpus=", 9) ||
 			  !strncmp(s, "nohz_full=", 10) ||
 			  !strncmp(s, "rcu_nocbs=", 10)))
@@ -168,19 +172,6 @@ static struct nf_cmdline *next_cmdline(struct nf_vcheck *c, const char **from)
 	return cl;
 }
 
-/* The running kernel's command line, split; 0 or -errno */
-static int running_cmdline(struct nf_vcheck *c, struct nf_cmdline **out)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	int r = nf_v_read(c, NF_VSYS, "/proc/cmdline", 64 * 1024, &buf, &len);
-
-	if (!r)
-		r = nf_cmdline_new(buf, len, out);
-	free(buf);
-	return r;
-}
-
 /* The remedy for kernel arguments missing from where this node boots:
  * a network-booted node takes them from the boot tree ('nodeforge pxe'),
  * one that boots from disk from /etc/default/grub (a sed line that adds
@@ -283,7 +274,7 @@ static int check_running(struct nf_vcheck *c, const json_t *sec)
 
 	(void)sec;
 	nf_v_expect(c, "every profile kernel argument in /proc/cmdline");
-	if ((r = running_cmdline(c, &run))) {
+	if ((r = nf_v_cmdline(c, &run))) {
 		nf_v_seen(c, "cannot read /proc/cmdline: %s", nf_strerror(r));
 		return NF_V_FAIL;
 	}
@@ -332,7 +323,7 @@ static int check_pending(struct nf_vcheck *c, const json_t *sec)
 	(void)sec;
 	if (!next)
 		return nf_v_skip(c, "no boot loader configuration");
-	if (running_cmdline(c, &run)) {
+	if (nf_v_cmdline(c, &run)) {
 		nf_cmdline_free(next);
 		return nf_v_skip(c, "no /proc/cmdline");
 	}
@@ -340,7 +331,7 @@ static int check_pending(struct nf_vcheck *c, const json_t *sec)
 	for (size_t i = 0; i < next->n; i++) {
 		nf_karg_format(&next->v[i], w, sizeof(w));
 		/* GRUB's own variables ($GRUB_CMDLINE_LINUX) are not arguments */
-		if (!strchr(w, '$') && !nf_cmdline_has(run, w) && n++ < 6)
+		if (!strchr(w, '$') && !nf_cmdline_has_karg(run, &next->v[i]) && n++ < 6)
 			snprintf(diff + strlen(diff), sizeof(diff) - strlen(diff), "%s%s",
 				 *diff ? " " : "", w);
 	}
@@ -479,7 +470,7 @@ static int check_isolcpus(struct nf_vcheck *c, const json_t *sec)
 	} else if (memcmp(iso, want, sizeof(iso))) {
 		struct nf_cmdline *run = NULL;
 		char *arg = nf_asprintf("isolcpus=nohz,domain,%s", mask);
-		int booted = arg && !running_cmdline(c, &run) && nf_cmdline_has(run, arg);
+		int booted = arg && !nf_v_cmdline(c, &run) && nf_cmdline_has(run, arg);
 
 		nf_cmdline_free(run);
 		free(arg);

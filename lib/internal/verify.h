@@ -94,6 +94,9 @@ int nf_v_read(struct nf_vcheck *c, int where, const char *path, size_t max,
 	      char **buf, size_t *len);
 int nf_v_stat(struct nf_vcheck *c, int where, const char *path,
 	      struct stat *st);
+/* The node's running kernel command line (its sysroot's /proc/cmdline),
+ * split by nf_cmdline_new; 0 or -errno */
+int nf_v_cmdline(struct nf_vcheck *c, struct nf_cmdline **out);
 /* The node's memory: MemTotal of its /proc/meminfo in KiB; 0 when that
  * cannot be read */
 unsigned long long nf_v_mem_total_kb(struct nf_vcheck *c);

@@ -22,6 +22,46 @@ load verify_helper
 	[[ "$(verdict_of kernel.cmdline.pending)" == "pass no pending change" ]]
 }
 
+@test "kernel: a quoted profile argument runs whichever way it is quoted, '-' or '_' in its name" {
+	vfx pass
+	profile_jq '.boot_args += ["dm-mod.create=\"v,,,ro,0 1 zero\""]'
+	sed -i 's/$/ dm-mod.create="v,,,ro,0 1 zero"/' "$SYS/etc/kernel/cmdline"
+	# the kernel reads the whole parameter quoted as the same one, and
+	# takes '_' for '-' in a name
+	sed -i 's/$/ "dm_mod.create=v,,,ro,0 1 zero"/' "$SYS/proc/cmdline"
+	vrun --json --only kernel
+	[ "$(verdict_of kernel.cmdline.running)" = "pass all 15 present" ]
+	[ "$(verdict_of kernel.cmdline.pending)" = "pass no pending change" ]
+	# quoted short: the value ends at the space
+	sed -i 's/ "dm_mod.create=v,,,ro,0 1 zero"$/ dm-mod.create="v,,,ro,0 1" zero/' "$SYS/proc/cmdline"
+	vrun --json --only kernel
+	[ "$(verdict_of kernel.cmdline.running)" = 'fail reboot needed: /etc/kernel/cmdline configured but not running: dm-mod.create="v,,,ro,0 1 zero"' ]
+	# kernel.isolcpus finds the profile's isolcpus= quoted
+	sed -i 's/ isolcpus=\([^ ]*\)/ "isolcpus=\1"/' "$SYS/proc/cmdline"
+	echo 1-63 > "$SYS/sys/devices/system/cpu/isolated"
+	vrun --json --only kernel
+	[[ "$(verdict_of kernel.isolcpus)" == *", which /proc/cmdline's isolcpus= names" ]]
+}
+
+@test "kernel: arguments after -- are init's, not the running kernel's" {
+	vfx pass
+	sed -i 's/ default_hugepagesz=/ -- default_hugepagesz=/' "$SYS/proc/cmdline"
+	vrun --json --only kernel
+	[[ "$(verdict_of kernel.cmdline.running)" == "fail reboot needed: /etc/kernel/cmdline configured but not running: default_hugepagesz=1G hugepagesz=1G hugepages=160 "* ]]
+	# quoted, it is a separator all the same; with a value, it is not one
+	sed -i 's/ -- / "--" /' "$SYS/proc/cmdline"
+	vrun --json --only kernel
+	[[ "$(verdict_of kernel.cmdline.running)" == "fail reboot needed: "* ]]
+	sed -i 's/ "--" / --=1 /' "$SYS/proc/cmdline"
+	vrun --json --only kernel
+	[ "$(verdict_of kernel.cmdline.running)" = "pass all 14 present" ]
+	# kernel.isolcpus: an isolcpus= after -- is none the kernel took
+	sed -i 's/ isolcpus=/ -- isolcpus=/' "$SYS/proc/cmdline"
+	echo 1-63 > "$SYS/sys/devices/system/cpu/isolated"
+	vrun --json --only kernel
+	[[ "$(verdict_of kernel.isolcpus)" == *", and /proc/cmdline lacks its isolcpus=" ]]
+}
+
 @test "kernel: nodeforge.node with a quoted space names the node whole" {
 	vfx pass
 	sed -i 's/$/ nodeforge.node="rack 4"/' "$SYS/proc/cmdline"

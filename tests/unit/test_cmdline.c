@@ -67,7 +67,7 @@ static void test_quotes(void **state)
 	nf_cmdline_free(c);
 
 	/* the first '=' ends the key; later ones belong to the value */
-	c = parse("root=PARTUUID=ab-01 init=/bin/sh\"\"");
+	c = parse("root=PARTUUID=ab-01 init=/bin/sh");
 	expect_arg(c, 0, "root", "PARTUUID=ab-01");
 	expect_arg(c, 1, "init", "/bin/sh");
 	nf_cmdline_free(c);
@@ -76,6 +76,98 @@ static void test_quotes(void **state)
 	c = parse("a=\"b c d");
 	assert_int_equal(c->n, 1);
 	expect_arg(c, 0, "a", "b c d");
+	nf_cmdline_free(c);
+}
+
+/* The kernel removes one pair of quotes: the one opening the parameter
+ * or its value, with a quote closing the parameter; others stay */
+static void test_kernel_quotes(void **state)
+{
+	struct nf_cmdline *c;
+
+	(void)state;
+	c = parse("k=a\"b c\" init=/bin/sh\"\" \"quiet\" k=\"\" k=\"a\"b\"\" \"k\"=v");
+	assert_int_equal(c->n, 6);
+	expect_arg(c, 0, "k", "a\"b c\"");
+	expect_arg(c, 1, "init", "/bin/sh\"\"");
+	expect_arg(c, 2, "quiet", NULL);
+	expect_arg(c, 3, "k", "");
+	expect_arg(c, 4, "k", "a\"b\"");
+	expect_arg(c, 5, "k\"", "v");
+	nf_cmdline_free(c);
+
+	/* an unterminated quote: its opening quote goes, the rest stays one */
+	c = parse("x \"k=a b\t");
+	assert_int_equal(c->n, 2);
+	expect_arg(c, 1, "k", "a b\t");
+	nf_cmdline_free(c);
+
+	/* a leading '=' is part of the key: "=x" has no value */
+	c = parse("=x =a=b \"=c\"");
+	assert_int_equal(c->n, 3);
+	expect_arg(c, 0, "=x", NULL);
+	expect_arg(c, 1, "=a", "b");
+	expect_arg(c, 2, "=c", NULL);
+	nf_cmdline_free(c);
+}
+
+/* A bare `--` ends the kernel's parameters: the rest is init's */
+static void test_dashdash(void **state)
+{
+	struct nf_cmdline *c;
+
+	(void)state;
+	c = parse("ro quiet -- single hugepages=16 nodeforge.node=x\n");
+	assert_int_equal(c->n, 2);
+	expect_arg(c, 1, "quiet", NULL);
+	assert_null(nf_cmdline_value(c, "hugepages"));
+	assert_false(nf_cmdline_has(c, "hugepages=16"));
+	assert_false(nf_cmdline_has(c, "single"));
+	nf_cmdline_free(c);
+
+	c = parse("a \"--\" b");
+	assert_int_equal(c->n, 1);
+	nf_cmdline_free(c);
+
+	/* not bare: parameters like any other */
+	c = parse("--=1 a-- --x b");
+	assert_int_equal(c->n, 4);
+	expect_arg(c, 0, "--", "1");
+	expect_arg(c, 3, "b", NULL);
+	nf_cmdline_free(c);
+	assert_false(nf_cmdline_has(NULL, "--"));
+}
+
+/* The kernel's white space: \t to \r, space and 0xa0; /proc/cmdline ends
+ * with a newline */
+static void test_kernel_space(void **state)
+{
+	struct nf_cmdline *c;
+
+	(void)state;
+	c = parse("ro\t\tquiet  \v\fk=\r\xa0x\xa0\"a\xa0" "b\"\n\n");
+	assert_int_equal(c->n, 5);
+	expect_arg(c, 0, "ro", NULL);
+	expect_arg(c, 1, "quiet", NULL);
+	expect_arg(c, 2, "k", "");
+	expect_arg(c, 3, "x", NULL);
+	expect_arg(c, 4, "a\xa0" "b", NULL);
+	nf_cmdline_free(c);
+}
+
+/* '-' and '_' are one character in a parameter's name */
+static void test_name_dash(void **state)
+{
+	struct nf_cmdline *c;
+
+	(void)state;
+	c = parse("rcu-nocbs=1-3 nvidia_drm.modeset=1 a_b");
+	assert_true(nf_cmdline_has(c, "rcu_nocbs=1-3"));
+	assert_false(nf_cmdline_has(c, "rcu_nocbs=1_3"));
+	assert_true(nf_cmdline_has(c, "nvidia-drm.modeset=1"));
+	assert_true(nf_cmdline_has(c, "a-b"));
+	assert_false(nf_cmdline_has(c, "a.b"));
+	assert_string_equal(nf_cmdline_value(c, "rcu_nocbs"), "1-3");
 	nf_cmdline_free(c);
 }
 
@@ -118,6 +210,17 @@ static void test_format_roundtrip(void **state)
 	nf_cmdline_free(d);
 	nf_karg_format(&c->v[1], w, sizeof(w));
 	assert_string_equal(w, "q");
+	nf_cmdline_free(c);
+
+	/* a value that starts with a quote is quoted, or it loses it */
+	c = parse("k=\"\"a\"\" x=a\"b");
+	expect_arg(c, 0, "k", "\"a\"");
+	nf_karg_format(&c->v[0], w, sizeof(w));
+	assert_string_equal(w, "k=\"\"a\"\"");
+	assert_true(nf_cmdline_has(c, w));
+	nf_karg_format(&c->v[1], w, sizeof(w));
+	assert_string_equal(w, "x=a\"b");
+	assert_true(nf_cmdline_has(c, w));
 	nf_cmdline_free(c);
 }
 
@@ -166,6 +269,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_quotes),
+		cmocka_unit_test(test_kernel_quotes),
+		cmocka_unit_test(test_dashdash),
+		cmocka_unit_test(test_kernel_space),
+		cmocka_unit_test(test_name_dash),
 		cmocka_unit_test(test_value_and_has),
 		cmocka_unit_test(test_format_roundtrip),
 		cmocka_unit_test(test_kargs_key),
