@@ -634,13 +634,21 @@ struct rm {
 	int err;
 };
 
+/* A directory made writable and searchable, whatever mode the tree gave
+ * it; a failure shows in the open or the removal that follows */
+static void rm_make_dir_ours(int dfd, const char *name)
+{
+	int r = fchmodat(dfd, name, 0700, 0);
+
+	(void)r;
+}
+
 static int rm_enter(void *data, const struct nf_walk_entry *e)
 {
 	struct rm *rm = data;
 
-	/* writable and searchable, whatever mode the tree gave it */
 	if (S_ISDIR(e->st->st_mode))
-		fchmodat(e->dfd, e->name, 0700, 0);
+		rm_make_dir_ours(e->dfd, e->name);
 	else if (unlinkat(e->dfd, e->name, 0) < 0 && errno != ENOENT &&
 		 !rm->err)
 		rm->err = -errno;
@@ -682,7 +690,7 @@ int nf_rm_tree_at(int dfd, const char *name)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(dfd, name, 0) < 0 ? -errno : 0;
-	fchmodat(dfd, name, 0700, 0);
+	rm_make_dir_ours(dfd, name);
 	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
