@@ -6,6 +6,9 @@
 # failing file's.  The files that use the shared images (`load images`:
 # tests/e2e/images.bash) run last, so that the images that make test
 # builds in the background (tests/e2e/prebuild.sh) are built meanwhile.
+# NF_E2E_PART=early runs only the files that need no image, late only
+# those that do (make test runs the late ones beside the cluster test);
+# unset, both.
 set -uo pipefail
 
 dir=$1
@@ -17,7 +20,14 @@ for f in "$dir"/*.bats; do
 done
 first=0
 t_all=$(date +%s)
-for f in "${early[@]}" "${late[@]}"; do
+case ${NF_E2E_PART:-} in
+early) late=() ;;
+late) early=() ;;
+'') ;;
+*) echo "bats-files.sh: NF_E2E_PART is 'early', 'late' or unset, not '$NF_E2E_PART'" >&2
+   exit 2 ;;
+esac
+for f in ${early[@]+"${early[@]}"} ${late[@]+"${late[@]}"}; do
 	t0=$(date +%s)
 	rc=0
 	bats "$@" "$f" || rc=$?
@@ -26,7 +36,7 @@ for f in "${early[@]}" "${late[@]}"; do
 	rcs+=("$rc")
 	[ "$rc" = 0 ] || [ "$first" != 0 ] || first=$rc
 done
-echo "== $dir: time per file"
+echo "== $dir${NF_E2E_PART:+ ($NF_E2E_PART)}: time per file"
 for i in "${!files[@]}"; do
 	printf '   %-36s %4d:%02d  %s\n' "${files[$i]}" $((secs[i] / 60)) \
 		$((secs[i] % 60)) "$([ "${rcs[$i]}" = 0 ] && echo ok || echo "FAILED (exit ${rcs[$i]})")"

@@ -5,7 +5,6 @@
 #   unit        the cmocka unit tests on the plain build, and the
 #               library's layering (make check-layers)
 #   asan        the unit and CLI (bats) tests built with ASan/UBSan
-#   fuzz        every libFuzzer target for FUZZ_SECONDS (default 10)
 #   prepare     the images' bootstraps and compiled artifacts (make
 #               e2e-prepare: nodeforge build --prepare, which needs no
 #               package), started in the background right after the
@@ -17,12 +16,20 @@
 #               build root while the tests above keep the CPUs busy
 #   images      then, in the same background job, the six images the
 #               e2e and cluster tests share (make e2e-prebuild), each
-#               from its prepared root: they build while asan, fuzz and
-#               the e2e files that need no image run (tests/bats-files.sh
-#               runs those first; the first file that needs the images
-#               waits for them)
-#   e2e         the real-component tests (make check-e2e)
-#   cluster     the cluster the images form (make check-cluster)
+#               from its prepared root: they build while asan and the
+#               e2e files that need no image run; the cluster stage
+#               waits for them
+#   e2e (no image)
+#               the real-component tests that need no shared image
+#               (make check-e2e NF_E2E_PART=early)
+#   cluster     the cluster the images form (make check-cluster), with
+#               beside it, in the CPU time its VMs leave idle:
+#   e2e (images, beside)
+#               the e2e files that use the images (NF_E2E_PART=late),
+#               from the cluster's second boot wave on
+#   fuzz (beside)
+#               every libFuzzer target for FUZZ_SECONDS (default 10),
+#               niced to the last place
 #
 # A stage that fails stops the run (after the table).  The packages'
 # output is in build/pkgs.log, shown when they failed; the images' in
@@ -152,6 +159,13 @@ finish_packages() {
 # a failed stage ends the run: the background job (its own process
 # group, set -m) is stopped, not waited for
 stop_background() {
+	local p
+	for p in "$fuzz_pid" "$late_pid"; do
+		[ -n "$p" ] || continue
+		kill -- -"$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	fuzz_pid= late_pid=
 	if [ -n "$prep_pid" ]; then
 		kill -- -"$prep_pid" 2>/dev/null || true
 		wait "$prep_pid" 2>/dev/null || true
@@ -177,20 +191,96 @@ finish_images() {
 	[ "$rc" = 0 ] || echo "== $rc image build(s) failed in the background; $BUILD/prebuild.log and the logs it names"
 }
 
+# Beside the cluster test, whose VMs leave the CPUs idle between their
+# boots (tests/cluster/cluster_helper.bash): the fuzz targets, niced to
+# the last place (each runs for FUZZ_SECONDS of wall time), and the e2e
+# files that use the images (t2950, t4920), started once the cluster's
+# second boot wave has its verdicts (its line in the cluster's
+# timings.log) or the cluster has ended.  Each lane's output is in its
+# log, printed when the cluster stage is over; "STATUS SECONDS-SINCE-
+# EPOCH" in its done file.
+E2E_CACHE=${NF_E2E_CACHE:-$(realpath -m "$BUILD/e2e-cache")}
+fuzz_pid= fuzz_t0= fuzz_rc=0
+late_pid= late_t0= late_rc=0
+
+start_fuzz() {
+	rm -f "$BUILD/fuzz.done"
+	echo "== $(date -u +%T) fuzz (beside the cluster, niced: $BUILD/fuzz.log)"
+	fuzz_t0=$(date +%s)
+	(
+		rc=0
+		nice -n 19 $MAKE -j"$JOBS" fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-10}" \
+			>"$BUILD/fuzz.log" 2>&1 || rc=$?
+		echo "$rc $fuzz_t0 $(date +%s)" >"$BUILD/fuzz.done"
+	) &
+	fuzz_pid=$!
+}
+
+start_late_e2e() {
+	local timings=$E2E_CACHE/cluster/timings.log seen=0
+	[ -f "$timings" ] && seen=$(wc -l <"$timings")
+	rm -f "$BUILD/e2e-late.done" "$BUILD/cluster.done"
+	echo "== $(date -u +%T) e2e (images): after the cluster's second boot wave ($BUILD/e2e-late.log)"
+	(
+		until [ -e "$BUILD/cluster.done" ] ||
+			tail -n +$((seen + 1)) "$timings" 2>/dev/null | grep -q ' wave 2 '; do
+			sleep 5
+		done
+		t0=$(date +%s)
+		rc=0
+		NF_E2E_PART=late $MAKE -j"$JOBS" check-e2e PKGS_READY=1 \
+			>"$BUILD/e2e-late.log" 2>&1 || rc=$?
+		echo "$rc $t0 $(date +%s)" >"$BUILD/e2e-late.done"
+	) &
+	late_pid=$!
+}
+
+# wait for a lane, print its log (all of it when it failed), record its
+# time; NAME PID DONE-FILE LOG LINES
+finish_lane() {
+	local name=$1 pid=$2 done=$3 log=$4 lines=$5 rc=1 t0 t
+	wait "$pid" 2>/dev/null || true
+	t0=$(date +%s) t=$t0
+	[ -e "$done" ] && read -r rc t0 t <"$done"
+	echo "== $name: $log"
+	if [ "$rc" = 0 ]; then tail -n "$lines" "$log"; else cat "$log"; fi
+	record "$name" $((t - t0)) "$rc"
+	return "$rc"
+}
+
+finish_late_e2e() {
+	[ -n "$late_pid" ] || return 0
+	finish_lane "e2e (images, beside)" "$late_pid" "$BUILD/e2e-late.done" \
+		"$BUILD/e2e-late.log" 100000 || late_rc=$?
+	late_pid=
+}
+
+finish_fuzz() {
+	[ -n "$fuzz_pid" ] || return 0
+	finish_lane "fuzz (beside)" "$fuzz_pid" "$BUILD/fuzz.done" \
+		"$BUILD/fuzz.log" 80 || fuzz_rc=$?
+	fuzz_pid=
+}
+
 stage build $MAKE -j"$JOBS" all
 start_prepare
 stage unit $MAKE -j"$JOBS" check-unit check-layers
 start_packages
 stage asan $MAKE -j"$JOBS" asan
-stage fuzz $MAKE -j"$JOBS" fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-10}"
 echo "== $(date -u +%T) waiting for the packages"
 if ! finish_packages; then
 	stop_background
 	table
 	exit 1
 fi
-stage e2e $MAKE -j"$JOBS" check-e2e PKGS_READY=1
+stage "e2e (no image)" env NF_E2E_PART=early $MAKE -j"$JOBS" check-e2e PKGS_READY=1
 finish_images
 finish_prepare
+start_fuzz
+start_late_e2e
 stage cluster $MAKE -j"$JOBS" check-cluster PKGS_READY=1
+touch "$BUILD/cluster.done"
+finish_late_e2e
+finish_fuzz
 table
+[ "$late_rc$fuzz_rc" = 00 ] || exit 1
