@@ -17,7 +17,7 @@ const struct nf_cmd nf_cmd_reimage = {
 	.help = "usage: nodeforge reimage HOSTLIST --image IMAGE\n"
 		"                         --tree DIR [--images DIR] [--server URL]\n"
 		"                         [--batch N] [--max-down N] [--max-failed N]\n"
-		"                         [--run-dir DIR] [--json]\n"
+		"                         [--run-dir DIR] [--enroll-state DIR] [--json]\n"
 		"       nodeforge reimage --resume [RUN-ID] [--max-failed N] [--json]\n"
 		"\n"
 		"Reimage the nodes of HOSTLIST (gpu-[01-04],cpu-01) batch by batch: drain\n"
@@ -27,9 +27,12 @@ const struct nf_cmd nf_cmd_reimage = {
 		"cycle it through its BMC, wait for its verdict on the boot server and\n"
 		"for its slurmd to register again after the cycle, then resume it.  A\n"
 		"node that fails stays drained with its root cause as the reason and\n"
-		"the run goes on.  One line per step, or with --json one JSON object\n"
-		"per line (events: start, batch, drain, idle, point, power, verdict,\n"
-		"resume, fail, warning, stop, end).  Interrupted (Ctrl-C, SIGTERM),\n"
+		"the run goes on.  A node comes back without its munge key: when the\n"
+		"site hands out keys (secrets.munge_key), its enrollment is opened again\n"
+		"(as 'nodeforge enroll open --reenroll') for --boot-timeout just before\n"
+		"its power cycle.  One line per step, or with --json one JSON object\n"
+		"per line (events: start, batch, drain, idle, point, enroll, power,\n"
+		"verdict, resume, fail, warning, stop, end).  Interrupted (Ctrl-C, SIGTERM),\n"
 		"the run saves its state: --resume continues it.  A node is locked for\n"
 		"the run: a second reimage of it is refused.\n"
 		"\n"
@@ -51,6 +54,11 @@ const struct nf_cmd nf_cmd_reimage = {
 		"      --run-dir DIR      run state and node locks (default: the site's\n"
 		"                         server.state_dir, else /var/lib/nodeforge, with\n"
 		"                         /reimage)\n"
+		"      --enroll-state DIR  the boot server's enrollment state, where each\n"
+		"                         node's enrollment is opened again before its\n"
+		"                         power cycle when the site hands out munge keys\n"
+		"                         (default: the site's server.state_dir, else\n"
+		"                         /var/lib/nodeforge)\n"
 		"      --resume [RUN-ID]  continue the run RUN-ID, or the one unfinished\n"
 		"                         run, with the options it was started with\n"
 		"      --poll SECONDS     between looks at Slurm and the server (default 5)\n"
@@ -118,6 +126,9 @@ static void show_event(void *userdata, const json_t *ev)
 				 strlen(detail), "%s%s", i ? "," : "",
 				 json_string_value(v));
 		printf("%.8s batch %s\n", t + 11, detail);
+	} else if (!strcmp(what, "enroll")) {
+		printf("%.8s %-20s %-8s open for %lld s\n", t + 11, node, what,
+		       json_integer_value(json_object_get(ev, "seconds")));
 	} else if (!strcmp(what, "stop")) {
 		printf("%.8s stop: %lld node(s) failed (--%s)\n", t + 11,
 		       json_integer_value(json_object_get(ev, "failed")),
@@ -155,10 +166,25 @@ static const char *site_server(struct nf_global *g, const char *key)
 		nf_site_json(g->site), "server"), key)) : NULL;
 }
 
+/* The site's boot server hands out munge keys to the nodes it enrolls */
+static int hands_out_keys(struct nf_global *g)
+{
+	return g->site && json_object_get(json_object_get(
+		nf_site_json(g->site), "secrets"), "munge_key");
+}
+
+/* before a node's power cycle: let it claim its key again */
+static int reenroll(void *userdata, const char *node, long long seconds)
+{
+	char *names[] = { (char *)node };
+
+	return nf_enroll_open(userdata, names, 1, seconds, 1);
+}
+
 static int cmd_reimage(struct nf_global *g, int argc, char **argv)
 {
 	enum { O_TREE = 256, O_IMAGES, O_BATCH, O_MAXDOWN, O_MAXFAILED, O_RUNDIR,
-	       O_RESUME, O_POLL, O_DRAIN, O_BOOT };
+	       O_RESUME, O_POLL, O_DRAIN, O_BOOT, O_ENROLL };
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "image", required_argument, NULL, 'I' },
@@ -174,6 +200,7 @@ static int cmd_reimage(struct nf_global *g, int argc, char **argv)
 		{ "poll", required_argument, NULL, O_POLL },
 		{ "drain-timeout", required_argument, NULL, O_DRAIN },
 		{ "boot-timeout", required_argument, NULL, O_BOOT },
+		{ "enroll-state", required_argument, NULL, O_ENROLL },
 		{ 0 }
 	};
 	const char *pos[1] = { NULL }, *inv_path = "racks.yaml";
@@ -182,6 +209,8 @@ static int cmd_reimage(struct nf_global *g, int argc, char **argv)
 	struct nf_reimage_opts o = { .images_dir = "out" };
 	struct nf_reimage_summary sum;
 	struct nf_inventory *inv = NULL;
+	struct nf_enroll *en = NULL;
+	const char *enroll_state = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	char **names = NULL, *run_dir = NULL;
 	size_t nnames = 0;
@@ -199,6 +228,7 @@ static int cmd_reimage(struct nf_global *g, int argc, char **argv)
 		case O_TREE: o.tree = optarg; break;
 		case O_IMAGES: o.images_dir = optarg; break;
 		case O_RUNDIR: o.run_dir = optarg; break;
+		case O_ENROLL: enroll_state = optarg; break;
 		case O_RESUME: o.resume = 1; break;
 		case O_BATCH:
 			if ((r = num("batch", optarg, 1, 10000, &v)))
@@ -277,6 +307,18 @@ static int cmd_reimage(struct nf_global *g, int argc, char **argv)
 		}
 		o.run_dir = run_dir;
 	}
+	if (hands_out_keys(g) &&
+	    (r = nf_enroll_from_site(g->ctx, g->site, inv, enroll_state, o.tree,
+				     &en))) {
+		nf_strv_free(names, nnames);
+		nf_inventory_free(inv);
+		free(run_dir);
+		return nf_cmd_fail(g, "reimage", r);
+	}
+	if (en) {
+		o.before_cycle = reenroll;
+		o.cycle_userdata = en;
+	}
 	o.event = show_event;
 	o.userdata = g;
 	o.stop = &stop_flag;
@@ -286,6 +328,7 @@ static int cmd_reimage(struct nf_global *g, int argc, char **argv)
 	r = nf_reimage_run(g->ctx, g->site, inv, names, nnames, &o, &sum);
 	nf_strv_free(names, nnames);
 	nf_inventory_free(inv);
+	nf_enroll_free(en);
 	free(run_dir);
 	if (r == -EINTR) {
 		if (!g->quiet)

@@ -8,8 +8,9 @@
  *
  * draining: `scontrol update state=DRAIN` was asked; idle: Slurm says
  * IDLE+DRAIN (no job left, none killed); pointed: the boot entry names
- * the new image; cycled: boot device PXE once and a power cycle (or power
- * on) went through, at cycled_at; verified: the server holds a passing
+ * the new image; cycled: the node's enrollment opened again (the caller's
+ * before_cycle), boot device PXE once and a power cycle (or power on)
+ * went through, at cycled_at; verified: the server holds a passing
  * verdict dated after cycled_at; done: slurmd registered after the cycle
  * and the node was resumed.  A step is done again after an interruption
  * only when it had not been recorded, and each is harmless to repeat.
@@ -335,6 +336,15 @@ static int advance(struct run *r, json_t *nd, int *busy)
 		return set_step(r, nd, POINTED);
 	}
 	case POINTED:
+		if (r->o->before_cycle) {
+			long long secs = r->o->boot_timeout_ms / 1000;
+
+			if ((e = r->o->before_cycle(r->o->cycle_userdata, name,
+						    secs)))
+				return fail_node(r, nd, nf_errmsg(r->ctx));
+			event(r, "enroll", nd, json_pack("{s:I}", "seconds",
+							 (json_int_t)secs));
+		}
 		if ((e = bmc(r, nd, NF_BOOTDEV_PXE, 1, NULL, 0)) ||
 		    (e = bmc(r, nd, NF_POWER_STATUS, 0, buf, sizeof(buf))))
 			return fail_node(r, nd, nf_errmsg(r->ctx));

@@ -54,6 +54,14 @@ struct nf_reimage_opts {
 	long bmc_timeout_ms;    /* per BMC request; 0: the site's */
 	nf_reimage_event_fn event;
 	void *userdata;
+	/* called for each node just before its power cycle, with the
+	 * seconds it has to boot (boot_timeout_ms): a PXE node comes back
+	 * without the munge key it was given, so nodeforge reimage opens
+	 * its enrollment again (nf_enroll_open with reenroll) when the site
+	 * hands out keys; an error fails the node, uncycled.  NULL: none */
+	int (*before_cycle)(void *cycle_userdata, const char *node,
+			    long long seconds);
+	void *cycle_userdata;
 	/* set (by a signal handler): the run saves its state at the next
 	 * step and returns -EINTR; --resume continues it */
 	volatile sig_atomic_t *stop;

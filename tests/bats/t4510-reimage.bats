@@ -329,6 +329,56 @@ two_images() {
 	ev start | jq -e '.roles.compute | startswith("'"$SHA"'")'
 }
 
+# the site hands out munge keys (secrets.munge_key), as a site whose boot
+# server enrolls its nodes does
+site_with_keys() {
+	( umask 077 && head -c 1024 /dev/urandom > munge.key )
+	sed -i "s|^secrets:\$|secrets:\n  munge_key: { path: $SCRATCH/munge.key }|" site.yaml
+	grep -q munge_key site.yaml
+}
+
+@test "a site that hands out munge keys: each node's enrollment is opened again just before its power cycle, for --boot-timeout" {
+	site_with_keys
+	mkdir -m 0700 enroll
+	# an earlier window of another node stays as it was
+	nf -s site.yaml enroll open cpu-02 --for 1h --enroll-state enroll -i racks.yaml >/dev/null
+	echo '{"result":"pass"}' > verdict-cpu-01.json
+	node_standin cpu-01 1
+	sleep 1
+	run reimage cpu-01 --image "compute@$SHA" --enroll-state enroll --json
+	status_is 0
+	echo "$output" > events.json
+	# between the boot entry and the power cycle
+	[ "$(jq -r .event events.json | grep -E '^(point|enroll|power)$' | paste -sd' ')" = "point enroll power" ]
+	[ "$(ev enroll | jq -r '"\(.node) \(.seconds)"')" = "cpu-01 60" ]
+	# the boot server's state: cpu-01 may claim its key for 60 s
+	jq -e '(.windows["cpu-01"] | .until - .opened == 60) and (.windows["cpu-02"] | .until - .opened == 3600)' enroll/enroll.json
+	state_is cpu-01 IDLE
+	# as a line on a terminal
+	run reimage cpu-01 --image "compute@$SHA" --enroll-state enroll
+	status_is 0
+	echo "$output" | grep -Eqx "[0-9]{2}:[0-9]{2}:[0-9]{2} cpu-01 +enroll +open for 60 s"
+}
+
+@test "an enrollment state the run cannot use fails before any node is touched; a site without munge keys opens none" {
+	echo '{"result":"pass"}' > verdict-cpu-01.json
+	node_standin cpu-01 1
+	sleep 1
+	# no secrets.munge_key: no enroll step, and no state written
+	run reimage cpu-01 --image "compute@$SHA" --enroll-state enroll --json
+	status_is 0
+	[ -z "$(jq -r 'select(.event == "enroll")' <<< "$output")" ]
+	[ ! -e enroll ]
+	site_with_keys
+	: > notadir
+	run reimage cpu-01 --image "compute@$SHA" --enroll-state notadir
+	echo "$output"
+	status_is 1
+	[[ "$output" == *notadir* ]]
+	[[ "$output" != *drain* ]]
+	state_is cpu-01 IDLE
+}
+
 @test "--batch 2 --max-down 1: batches shrink to one node at a time; --batch 2 alone drains both together" {
 	echo '{"result":"pass"}' > verdict-cpu-01.json
 	cp verdict-cpu-01.json verdict-cpu-02.json
