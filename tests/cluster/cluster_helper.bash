@@ -57,6 +57,23 @@ cl_build() {
 	[ $rc -eq 0 ] || { tail -n 30 "$W/log/build-$role.log" >&2; return 1; }
 }
 
+# The CPU role's next build, for the reimage test: the shipped profiles
+# with one more sysctl in cpu.yaml, built in the background from the
+# image's cached root into $W/next/out; its exit status in $W/next/rc
+cl_build_next() {
+	mkdir -p "$W/next"
+	cp -r "$PROFS" "$W/next/profiles"
+	sed -i 's/^  kernel.numa_balancing: 0$/&\n  vm.max_map_count: 262144/' "$W/next/profiles/cpu.yaml"
+	grep -q 'vm.max_map_count: 262144' "$W/next/profiles/cpu.yaml" || return 1
+	(
+		rc=0
+		"$NF_BIN" -C "$W/next/profiles" -s "$NF_TEST_SITE" build cpu --cache "$E2E" \
+			--out "$W/next/out" --overlays "$IMG_OVL" >"$W/log/build-next.log" 2>&1 || rc=$?
+		echo "$rc" > "$W/next/rc"
+	) </dev/null 3>&- &
+	echo $! > "$W/pids/build-next"
+}
+
 # The boot tree, from the server's site (cl_secrets: two controllers need
 # its shared StateSaveLocation); each role's kernel arguments plus a
 # serial console (the test reads the consoles; a site with serial-over-LAN
@@ -83,6 +100,10 @@ cl_secrets() {
 	mkdir -m 700 "$W/secrets" "$W/enroll"
 	nf keys munge -o "$W/secrets/munge.key" >/dev/null || return 1
 	(umask 077; openssl rand -hex 24 > "$W/secrets/slurmdbd.password") || return 1
+	# the BMCs' user and password (cl_bmcs)
+	(umask 077; openssl rand -hex 8 > "$W/secrets/bmc.password" &&
+		echo "default: { user: admin, password_file: $W/secrets/bmc.password }" \
+			> "$W/secrets/bmc.yaml") || return 1
 	"${CL_PY:-python3}" - "$PROFS/site.yaml" "$W" "$SRV" "$IMG_STATE_NFS" > "$W/site.yaml" <<-'PY' || return 1
 	import sys, yaml
 	site, w, url, nfs = sys.argv[1:]
@@ -91,7 +112,11 @@ cl_secrets() {
 	d["server"]["url"] = url
 	d["server"]["state_dir"] = w + "/enroll"
 	d["secrets"] = {"munge_key": {"path": w + "/secrets/munge.key"},
-	                "slurmdbd_password": {"path": w + "/secrets/slurmdbd.password"}}
+	                "slurmdbd_password": {"path": w + "/secrets/slurmdbd.password"},
+	                "bmc": {"path": w + "/secrets/bmc.yaml"}}
+	# ipmi_sim answers no Get Channel Cipher Suites: without one named,
+	# ipmitool waits for that answer before every command
+	d["bmc"] = {"protocol": "ipmi", "timeout": 20, "cipher_suite": 3}
 	d["slurm"] = {"state_save": {"nfs": nfs}}
 	print(yaml.safe_dump(d, sort_keys=False), end="")
 	PY
@@ -309,23 +334,155 @@ print("-smp %d,sockets=%d,cores=%d,threads=%d -m %d" % (s * c * t, s, c, t, mem)
 ' "$role" "$IMG_OUT"
 }
 
-# cl_power_on NODE: start its VM; it PXE-boots from its inventory MAC
-cl_power_on() {
+# cl_vm_script NODE: $W/vm/NODE.on, the script that starts NODE's VM (it
+# PXE-boots from its inventory MAC) inside the namespace and writes its
+# PID to pids/vm-NODE; the node's BMC runs the same script
+cl_vm_script() {
 	local node=$1 mac role tap shape
+	[ -e "$W/vm/$node.on" ] && return 0
+	mkdir -p "$W/vm"
 	mac=$(cl_node_field "$node" 2)
 	role=$(cl_node_field "$node" 4)
 	tap=$(cat "$W/tap-$node")
 	shape=$(cl_vm_shape "$role") || return 1
-	# shellcheck disable=SC2086
-	cl_bg "vm-$node" ip netns exec "$NS" qemu-system-x86_64 \
-		$(cl_accel_opts) $shape -display none -no-reboot \
-		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no" \
-		-device "virtio-net-pci,netdev=n0,mac=$mac,disable-legacy=on,romfile=$ROM" \
-		-boot n -serial "file:$W/log/console-$node.log" -monitor none \
-		>>"$W/log/qemu-$node.out" 2>&1
+	cat > "$W/vm/$node.on" <<-EOF
+	#!/bin/sh
+	qemu-system-x86_64 $(cl_accel_opts) $shape -display none -no-reboot \\
+		-netdev tap,id=n0,ifname=$tap,script=no,downscript=no \\
+		-device virtio-net-pci,netdev=n0,mac=$mac,disable-legacy=on,romfile=$ROM \\
+		-boot n -serial file:$W/log/console-$node.log -monitor none \\
+		</dev/null >>$W/log/qemu-$node.out 2>&1 3>&- &
+	echo \$! > $W/pids/vm-$node
+	EOF
+}
+
+# cl_power_on NODE: start its VM; a node with a BMC (cl_bmcs) through
+# `nodeforge power on`, as a site powers a rack
+cl_power_on() {
+	local node=$1
+	cl_vm_script "$node" || return 1
+	if [ -e "$W/bmc/$node/lan.conf" ]; then
+		cl_nf power on "$node" >>"$W/log/power.log" 2>&1 ||
+			{ tail -n 5 "$W/log/power.log" >&2; return 1; }
+	else
+		nsx sh "$W/vm/$node.on"
+	fi
 }
 
 cl_power_off() { cl_stop "vm-$1"; }
+
+# nodeforge as the server's operator runs it, inside the namespace: the
+# server's site and the test's inventory; scontrol is the cluster's own,
+# on the login node ($W/bin/scontrol, cl_scontrol)
+cl_nf() {
+	local cmd=$1
+	shift
+	nsx env PATH="$W/bin:$PATH" "$NF_BIN" -C "$PROFS" -s "$W/site.yaml" "$cmd" -i "$INV" "$@"
+}
+
+# ------------------------------------------------------------ BMCs
+
+# The BMC of every node whose inventory entry has one (the test gives
+# the CPU nodes theirs): an ipmi_sim, OpenIPMI's IPMI 2.0 LAN BMC, at
+# the bmc address on the namespace's loopback, port 623, whose chassis
+# control ($W/bmc/control) starts and stops the node's VM: power on and
+# off, cycle, reset, and the boot device it records.  nodeforge power,
+# bootdev and reimage speak IPMI to them as to a server's BMC, with the
+# user and password from the site's secrets (cl_secrets).
+cl_bmcs() {
+	local node addr d
+	mkdir -p "$W/bmc"
+	cat > "$W/bmc/control" <<-EOF
+	#!/bin/sh
+	# ipmi_sim's chassis control: NODE get PARM... | NODE set PARM VALUE...
+	node=\$1 op=\$2
+	shift 2
+	echo "\$(date -u +%T) \$op \$*" >> $W/log/bmc-\$node.log
+	pidf=$W/pids/vm-\$node
+	alive() { p=\$(cat "\$pidf" 2>/dev/null) && [ -n "\$p" ] && kill -0 "\$p" 2>/dev/null; }
+	off() {
+		p=\$(cat "\$pidf" 2>/dev/null) || return 0
+		kill "\$p" 2>/dev/null
+		i=0
+		while kill -0 "\$p" 2>/dev/null && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i + 1)); done
+		kill -9 "\$p" 2>/dev/null
+		rm -f "\$pidf"
+	}
+	on() { alive || sh $W/vm/\$node.on; }
+	case \$op in
+	get)
+		for p in "\$@"; do
+			case \$p in
+			power) if alive; then echo power:1; else echo power:0; fi ;;
+			boot) echo "boot:\$(cat $W/bmc/\$node/boot 2>/dev/null || echo default)" ;;
+			esac
+		done ;;
+	set)
+		while [ \$# -ge 2 ]; do
+			case \$1 in
+			power) if [ "\$2" = 1 ]; then on; else off; fi ;;
+			reset) off; on ;;
+			boot) echo "\$2" > $W/bmc/\$node/boot ;;
+			esac
+			shift 2
+		done ;;
+	esac
+	EOF
+	chmod +x "$W/bmc/control"
+	nf -C "$PROFS" inventory show -i "$INV" --json | "${CL_PY:-python3}" -c '
+import json, sys
+for n in json.load(sys.stdin)["nodes"]:
+    if n.get("bmc"):
+        print(n["name"], n["bmc"])' > "$W/bmc/nodes"
+	while read -r node addr; do
+		d=$W/bmc/$node
+		mkdir -p "$d/state"
+		cl_vm_script "$node" || return 1
+		nsx ip addr add "$addr/32" dev lo
+		cat > "$d/lan.conf" <<-EOF
+		name "$node"
+		set_working_mc 0x20
+		  startlan 1
+		    addr $addr 623
+		    priv_limit admin
+		    allowed_auths_callback none md2 md5 straight
+		    allowed_auths_user none md2 md5 straight
+		    allowed_auths_operator none md2 md5 straight
+		    allowed_auths_admin none md2 md5 straight
+		    guid a123456789abcdefa123456789abcd$(printf %02x "${addr##*.}")
+		  endlan
+		  chassis_control "$W/bmc/control $node"
+		user 2 true "admin" "$(cat "$W/secrets/bmc.password")" admin 10 none md2 md5 straight
+		EOF
+		printf 'mc_setbmc 0x20\nmc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr\nmc_enable 0x20\n' > "$d/emu.cmd"
+		cl_bg "bmc-$node" ip netns exec "$NS" ipmi_sim -c "$d/lan.conf" -f "$d/emu.cmd" \
+			-s "$d/state" -n >"$W/log/ipmi_sim-$node.log" 2>&1
+	done < "$W/bmc/nodes"
+	# each answers over the network
+	while read -r node addr; do
+		for _ in $(seq 50); do
+			cl_nf power status "$node" >/dev/null 2>&1 && continue 2
+			sleep 0.2
+		done
+		cl_nf power status "$node" >&2
+		cat "$W/log/ipmi_sim-$node.log" >&2
+		return 1
+	done < "$W/bmc/nodes"
+}
+
+# scontrol as `nodeforge reimage` runs it: the cluster's own, on the
+# login node over ssh (the host's Slurm is another release), each
+# argument quoted for the remote shell
+cl_scontrol() {
+	mkdir -p "$W/bin"
+	cat > "$W/bin/scontrol" <<-EOF
+	#!/bin/bash
+	exec ssh -F /dev/null -i $KEY -o BatchMode=yes -o StrictHostKeyChecking=no \\
+		-o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=10 \\
+		root@$(cl_ip "$LOGIN") "timeout 60 scontrol \$(printf '%q ' "\$@")"
+	EOF
+	chmod +x "$W/bin/scontrol"
+}
 
 # ------------------------------------------------------------ the server's view
 

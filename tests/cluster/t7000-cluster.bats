@@ -8,7 +8,9 @@
 # dnsmasq.conf and `nodeforge serve`, with the controllers' shared
 # StateSaveLocation on an NFS export there; the test then works as a user
 # would, over ssh to the login node: sinfo, srun, sbatch, sacct, and a
-# takeover by the backup controller.
+# takeover by the backup controller.  The CPU nodes have BMCs (ipmi_sim,
+# driving their VMs): they are powered on, power-cycled and reimaged with
+# nodeforge power and reimage.
 #
 # Slow: the first run bootstraps four images from Debian's mirror (cached
 # in $NF_E2E_CACHE/bootstrap and $NF_E2E_CACHE/cluster), then six systemd
@@ -21,7 +23,8 @@ load cluster_helper
 setup_file() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespace, image builds)"
 	local t
-	for t in qemu-system-x86_64 dnsmasq chronyd mmdebstrap ssh ssh-keygen ip openssl ganesha.nfsd; do
+	for t in qemu-system-x86_64 dnsmasq chronyd mmdebstrap ssh ssh-keygen ip openssl ganesha.nfsd \
+		ipmi_sim ipmitool jq; do
 		command -v "$t" >/dev/null || skip "$t is not installed"
 	done
 	[ -f "$ROM" ] || skip "ipxe-qemu is not installed"
@@ -76,6 +79,8 @@ setup_file() {
 	cl_chronyd
 	cl_dnsmasq
 	cl_serve
+	cl_bmcs
+	cl_scontrol
 	# every node may claim its secrets once, during the bring-up
 	nf -C "$PROFS" -s "$W/site.yaml" enroll open "$(cl_nodes | awk '{ print $1 }' | paste -sd,)" \
 		--for 2h -i "$INV" >/dev/null
@@ -190,6 +195,8 @@ cl_boot_wave() {
 	date +%s > "$W/power-on-3"
 	# shellcheck disable=SC2046
 	cl_power_on_wave $(cl_wave 3)
+	# the CPU role's next build, for the reimage below, meanwhile
+	cl_build_next
 	[ $rc -eq 0 ]
 	touch "$W/ok-cpus"
 }
@@ -543,6 +550,61 @@ cl_node_reason() {
 	status_is 0
 }
 
+# A rolling reimage (docs/nodeforge-reimage.md) of the first CPU node to
+# the CPU role's next build (one more sysctl: cl_build_next), while a job
+# runs on the other: drained in Slurm, its boot entry pointed at the new
+# image, its enrollment opened again, PXE once and a power cycle through
+# its BMC, resumed once its verdict passed and its slurmd registered.
+@test "reimage: a CPU node moves to its role's next build through its BMC while a job runs on the other, which is not killed" {
+	needs idle
+	local n other id new old t0 events
+	n=$(cl_node_of cpu)
+	other=$(cl_nodes | awk '$4 == "cpu" { m = $1 } END { print m }')
+	cl_wait "$(cl_scale 900)" '[ -e "$W/next/rc" ]' || true
+	[ "$(cat "$W/next/rc" 2>/dev/null)" = 0 ] || { tail -n 30 "$W/log/build-next.log"; return 1; }
+	new=$(jq -r .rootfs_sha256 "$W/next/out/cpu/cpu.current" | cut -c1-12)
+	old=$(jq -r .rootfs_sha256 "$IMG_OUT/cpu/cpu.current" | cut -c1-12)
+	[ "$new" != "$old" ]
+	# a job on the other node, running when the reimage starts and after
+	run cl_ssh "$LOGIN" "sbatch --parsable -A box -p cpu -w $other -o /var/tmp/nf-reimage-%j.out --wrap 'sleep 90; echo done'"
+	status_is 0
+	id=${output%%;*}
+	cl_wait 120 "[ \"\$(cl_ssh \"\$LOGIN\" 'squeue -h -j $id -o %T')\" = RUNNING ]" ||
+		{ echo "job $id on $other never ran"; return 1; }
+	t0=$(date +%s)
+	events=$W/log/reimage-$n.json
+	cl_nf reimage "$n" --image "cpu@$new" --images "$W/next/out" --tree "$TREE" \
+		--server "$SRV" --run-dir "$W/reimage" --poll 5 --boot-timeout "$(cl_scale 900)" \
+		--json > "$events" 2> "$W/log/reimage-$n.err"
+	local rc=$?
+	# the timeline: drain, idle, point, enroll, power, verdict, resume
+	jq -r '"\(.time[11:19]) \(.node // "-") \(.event) \(.reason // .state // .image // .action // .result // .status // "")"' \
+		"$events" | cl_show
+	[ "$rc" = 0 ] || { cat "$W/log/reimage-$n.err"; return 1; }
+	jq -e 'select(.event == "end") | .resumed == 1 and .failed == 0' "$events"
+	[ "$(jq -r 'select(.event != "warning") | .event' "$events" | paste -sd' ')" = \
+	  "start batch drain idle point enroll power verdict resume end" ]
+	cl_time "$n reimage to cpu@$new: start -> resumed: $(( $(date +%s) - t0 )) s"
+	cl_log "$n BMC: $(tr '\n' ';' < "$W/log/bmc-$n.log" | tail -c 200)"
+	# the server's view: the new image, verified
+	run cl_status_json
+	echo "$output" | jq -e --arg n "$n" --arg s "$new" \
+		'.nodes[] | select(.name == $n) | (.image | contains($s)) and .state == "verified"' ||
+		{ echo "$output"; return 1; }
+	cl_log "$n in nodeforge status: $(echo "$output" | jq -r --arg n "$n" '.nodes[] | select(.name == $n) | "\(.state) \(.image)"')"
+	cl_idle "$n"
+	# the new build's value is the node's
+	run cl_ssh "$n" 'sysctl -n vm.max_map_count'
+	[ "$output" = 262144 ]
+	run cl_ssh "$LOGIN" "timeout 60 srun -p cpu -w $n hostname"
+	[ "$output" = "$n" ]
+	# the other node's job was not touched: it ran to its end
+	cl_wait 300 "cl_ssh \"\$LOGIN\" 'sacct -n -X -P -j $id -o State' | grep -qx COMPLETED" || {
+		cl_ssh "$LOGIN" "sacct -n -X -P -j $id -o JobID,State,ExitCode,NodeList"
+		return 1
+	}
+}
+
 # Two controllers (site slurm.state_save): both mount the boot server's
 # NFS export on StateSaveLocation.  With slurmctld stopped on the primary,
 # the backup takes over after SlurmctldTimeout (the profile's 120 s) with
@@ -579,7 +641,7 @@ cl_node_reason() {
 	touch "$W/ok-ha"
 }
 
-@test "a power-cycled CPU node boots again, re-enrolls and rejoins idle" {
+@test "a CPU node power-cycled through its BMC (nodeforge power cycle) boots again, re-enrolls and rejoins idle" {
 	needs idle
 	local n before t0
 	n=$(cl_nodes | awk '$4 == "cpu" { print $1; exit }')
@@ -588,9 +650,11 @@ cl_node_reason() {
 	# lets it claim it once more
 	run nf -C "$PROFS" -s "$W/site.yaml" enroll open "$n" --for 30m --reenroll -i "$INV"
 	status_is 0
-	cl_power_off "$n"
 	t0=$(date +%s)
-	cl_power_on "$n"
+	# through its BMC, as an operator cycles a hung node
+	run cl_nf power cycle "$n"
+	echo "$output" | cl_show
+	status_is 0
 	# a new event, and past booting: the new verdict
 	cl_wait "$(cl_scale 900)" '{ cl_check_panic "$n" || true; } &&
 		[ "$(cl_verdict_at "$n")" != "$before" ] &&
