@@ -586,13 +586,14 @@ cl_node_reason() {
 	  "start batch drain idle point enroll power verdict resume end" ]
 	cl_time "$n reimage to cpu@$new: start -> resumed: $(( $(date +%s) - t0 )) s"
 	cl_log "$n BMC: $(tr '\n' ';' < "$W/log/bmc-$n.log" | tail -c 200)"
-	# the server's view: the new image, verified
-	run cl_status_json
-	echo "$output" | jq -e --arg n "$n" --arg s "$new" \
-		'.nodes[] | select(.name == $n) | (.image | contains($s)) and .state == "verified"' ||
-		{ echo "$output"; return 1; }
-	cl_log "$n in nodeforge status: $(echo "$output" | jq -r --arg n "$n" '.nodes[] | select(.name == $n) | "\(.state) \(.image)"')"
-	cl_idle "$n"
+	# the node booted the new image's kernel and initramfs from the
+	# server, and the server holds its passing verdict.  (nodeforge
+	# status names the role's kernel in nodes.json, not the one the
+	# node's reimaged entry names: issue 29)
+	grep -E "^[^ ]+ $(cl_ip "$n") \"GET /images/cpu/cpu-$new\.vmlinuz\" 200 " "$W/log/serve.log"
+	grep -E "^[^ ]+ $(cl_ip "$n") \"GET /images/cpu/cpu-$new\.initramfs\.cpio\.zst\" 200 " "$W/log/serve.log"
+	[ "$(cl_state "$n")" = verified ]
+	cl_wait 120 "cl_idle $n" || { echo "$n: '$(cl_sinfo_state "$n")' in sinfo after the reimage"; return 1; }
 	# the new build's value is the node's
 	run cl_ssh "$n" 'sysctl -n vm.max_map_count'
 	[ "$output" = 262144 ]
