@@ -51,7 +51,7 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_BIN  := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
 
-.PHONY: FORCE deb rpm rpm-build pkg-src image-pkgs fuzz-lib test all check check-unit check-bats check-layers check-e2e e2e-prebuild e2e-prepare asan fuzz fuzz-run deps install \
+.PHONY: FORCE deb rpm rpm-build pkg-src image-pkgs fuzz-lib test all check check-unit check-bats check-layers check-e2e e2e-prebuild e2e-prepare asan asan-bats fuzz fuzz-run deps install \
         clean bench ci-image check-cluster man
 all: $(BUILD)/nodeforge man
 
@@ -111,12 +111,16 @@ check-layers: $(BUILD)/nodeforge
 
 # the stand-in bootstrap roots of these tests have no package manager:
 # their images get this binary (build --self-package host).  BATS_JOBS
-# files run side by side (GNU parallel; the tests of one file in order)
+# files run side by side (GNU parallel; the tests of one file in order).
+# NF_BATS_PART=early or late: one of the two parts make test runs apart
+# (tests/bats-part.sh); unset, every file
 BATS_JOBS ?= 2
 BATS_PAR  := $(if $(filter-out 1,$(BATS_JOBS)),$(if $(shell command -v parallel),--jobs $(BATS_JOBS) --no-parallelize-within-files))
 check-bats: $(BUILD)/nodeforge man
+	@files=$$(tests/bats-part.sh tests/bats) || exit 2; \
+	[ -n "$$files" ] || { echo "check-bats: no file in part '$$NF_BATS_PART'"; exit 0; }; set -x; \
 	NODEFORGE_SELF_PACKAGE=host NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
-		bats --timing --print-output-on-failure $(BATS_PAR) tests/bats
+		bats --timing --print-output-on-failure $(BATS_PAR) $$files
 
 # the image-building tests share one bootstrap cache; the package install
 # tests take the packages from $(PKG); the pinned sources (enroot, pyxis)
@@ -160,11 +164,16 @@ check-cluster: $(BUILD)/nodeforge $(call PKG_DEPS)
 ci-image: $(BUILD)/nodeforge
 	$(BUILD)/nodeforge ci compute --boot --junit $(BUILD)/ci-compute.junit.xml $(CI_ARGS)
 
+# The unit and CLI tests built with ASan/UBSan; asan-bats: the CLI tests
+# alone (make test runs their second part beside the cluster, on the
+# build asan made)
+ASAN_MAKE = $(MAKE) BUILD=build-asan CC=clang \
+	EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	EXTRA_LDLIBS="-fsanitize=address,undefined" CFLAGS="-O1 -g"
 asan:
-	$(MAKE) BUILD=build-asan CC=clang \
-		EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-		EXTRA_LDLIBS="-fsanitize=address,undefined" \
-		CFLAGS="-O1 -g" check-unit check-bats
+	$(ASAN_MAKE) check-unit check-bats
+asan-bats:
+	$(ASAN_MAKE) check-bats
 
 # One fuzz-instrumented library, linked into every target
 FUZZ_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer

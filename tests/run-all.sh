@@ -4,7 +4,9 @@
 #
 #   unit        the cmocka unit tests on the plain build, and the
 #               library's layering (make check-layers)
-#   asan        the unit and CLI (bats) tests built with ASan/UBSan
+#   asan        the unit tests and the first part of the CLI (bats)
+#               tests, built with ASan/UBSan (NF_BATS_PART=early:
+#               tests/bats-part.sh)
 #   prepare     the images' bootstraps and compiled artifacts (make
 #               e2e-prepare: nodeforge build --prepare, which needs no
 #               package), started in the background right after the
@@ -30,6 +32,10 @@
 #   fuzz (beside)
 #               every libFuzzer target for FUZZ_SECONDS (default 10),
 #               niced to the last place
+#   asan CLI (beside)
+#               the second part of the CLI tests under ASan (the files
+#               marked "# make test: beside the cluster": long image,
+#               build and reimage files), one file at a time, niced 5
 #
 # A stage that fails stops the run (after the table).  The packages'
 # output is in build/pkgs.log, shown when they failed; the images' in
@@ -160,12 +166,12 @@ finish_packages() {
 # group, set -m) is stopped, not waited for
 stop_background() {
 	local p
-	for p in "$fuzz_pid" "$late_pid"; do
+	for p in "$fuzz_pid" "$late_pid" "$cli_pid"; do
 		[ -n "$p" ] || continue
 		kill -- -"$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
-	fuzz_pid= late_pid=
+	fuzz_pid= late_pid= cli_pid=
 	if [ -n "$prep_pid" ]; then
 		kill -- -"$prep_pid" 2>/dev/null || true
 		wait "$prep_pid" 2>/dev/null || true
@@ -193,15 +199,19 @@ finish_images() {
 
 # Beside the cluster test, whose VMs leave the CPUs idle between their
 # boots (tests/cluster/cluster_helper.bash): the fuzz targets, niced to
-# the last place (each runs for FUZZ_SECONDS of wall time), and the e2e
-# files that use the images (t2950, t4920), started once the cluster's
-# second boot wave has its verdicts (its line in the cluster's
-# timings.log) or the cluster has ended.  Each lane's output is in its
+# the last place (each runs for FUZZ_SECONDS of wall time); the second
+# part of the CLI tests under ASan, one file at a time, niced 5 (the
+# first 30 minutes of the run are CPU-bound: what runs here is not in
+# their way); and the e2e files that use the images (t2950, t4920),
+# started once the cluster's second boot wave has its verdicts (its line
+# in the cluster's timings.log) or the cluster has ended.  Each lane's
+# output is in its
 # log, printed when the cluster stage is over; "STATUS SECONDS-SINCE-
 # EPOCH" in its done file.
 E2E_CACHE=${NF_E2E_CACHE:-$(realpath -m "$BUILD/e2e-cache")}
 fuzz_pid= fuzz_t0= fuzz_rc=0
-late_pid= late_t0= late_rc=0
+late_pid= late_rc=0
+cli_pid= cli_rc=0
 
 start_fuzz() {
 	rm -f "$BUILD/fuzz.done"
@@ -214,6 +224,19 @@ start_fuzz() {
 		echo "$rc $fuzz_t0 $(date +%s)" >"$BUILD/fuzz.done"
 	) &
 	fuzz_pid=$!
+}
+
+start_late_cli() {
+	rm -f "$BUILD/asan-cli.done"
+	echo "== $(date -u +%T) asan CLI, second part (beside the cluster: $BUILD/asan-cli.log)"
+	(
+		t0=$(date +%s)
+		rc=0
+		NF_BATS_PART=late nice -n 5 $MAKE asan-bats BATS_JOBS=1 \
+			>"$BUILD/asan-cli.log" 2>&1 || rc=$?
+		echo "$rc $t0 $(date +%s)" >"$BUILD/asan-cli.done"
+	) &
+	cli_pid=$!
 }
 
 start_late_e2e() {
@@ -255,6 +278,13 @@ finish_late_e2e() {
 	late_pid=
 }
 
+finish_late_cli() {
+	[ -n "$cli_pid" ] || return 0
+	finish_lane "asan CLI (beside)" "$cli_pid" "$BUILD/asan-cli.done" \
+		"$BUILD/asan-cli.log" 100000 || cli_rc=$?
+	cli_pid=
+}
+
 finish_fuzz() {
 	[ -n "$fuzz_pid" ] || return 0
 	finish_lane "fuzz (beside)" "$fuzz_pid" "$BUILD/fuzz.done" \
@@ -266,7 +296,7 @@ stage build $MAKE -j"$JOBS" all
 start_prepare
 stage unit $MAKE -j"$JOBS" check-unit check-layers
 start_packages
-stage asan $MAKE -j"$JOBS" asan
+stage asan env NF_BATS_PART=early $MAKE -j"$JOBS" asan
 echo "== $(date -u +%T) waiting for the packages"
 if ! finish_packages; then
 	stop_background
@@ -278,9 +308,11 @@ finish_images
 finish_prepare
 start_fuzz
 start_late_e2e
+start_late_cli
 stage cluster $MAKE -j"$JOBS" check-cluster PKGS_READY=1
 touch "$BUILD/cluster.done"
+finish_late_cli
 finish_late_e2e
 finish_fuzz
 table
-[ "$late_rc$fuzz_rc" = 00 ] || exit 1
+[ "$cli_rc$late_rc$fuzz_rc" = 000 ] || exit 1

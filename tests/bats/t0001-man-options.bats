@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# make test: beside the cluster
 # Each command's options are written once, in its --help text; the man
 # page's OPTIONS section comes from there (docs/man.sh).  These tests read
 # both as a user sees them (--help, man -l) and fail on any option that one

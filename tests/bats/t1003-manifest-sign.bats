@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# make test: beside the cluster
 # keys signing, sign, manifest verify.
 load helper
 load pack_helper

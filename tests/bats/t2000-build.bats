@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# make test: beside the cluster
 # nodeforge build with a stand-in bootstrap tool (tests/fixtures/bin/
 # mmdebstrap makes a tiny root): the whole pipeline after the bootstrap is
 # real.  The real mmdebstrap build is in tests/e2e/.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# make test: beside the cluster
 # nodeforge build for an EL site also publishes the rootfs as tar.xz, the
 # tarball a kickstart's 'liveimg' can install (Anaconda goes by the URL's
 # suffix and knows no .tar.zst).  tests/fixtures/bin/dnf stands in for

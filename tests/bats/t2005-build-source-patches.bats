@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# make test: beside the cluster
 # Source artifacts that are patched before they are built, and source
 # tarballs that one of the image's packages brings (from:), each pinned by
 # sha256.  The bootstrap is the stand-in tool with a busybox shell

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# make test: beside the cluster
 # nodeforge image list|show|prune on the images real builds published
 # (tests/fixtures/bin/mmdebstrap and dnf stand in for the bootstraps, as in
 # t2000 and t2003; everything after them is the real build).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# make test: beside the cluster
 # nodeforge ci with the stand-in bootstrap tool (tests/fixtures/bin/
 # mmdebstrap): build, static stage and JUnit report are real.
 load helper

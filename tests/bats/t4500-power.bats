@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# make test: beside the cluster
 # nodeforge power and bootdev: against ipmi_sim (OpenIPMI's IPMI LAN BMC,
 # on loopback, its chassis driven by a script that keeps the power state
 # in a file) and against a Redfish stand-in (tests/bats/redfish_standin.py,

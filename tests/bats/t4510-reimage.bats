@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# make test: beside the cluster
 # nodeforge reimage against a real slurmctld and slurmd (Debian's slurm
 # packages, auth/none, on loopback), a real `nodeforge serve`, and the
 # Redfish stand-in of t4500 as each node's BMC.  The machine itself is a
@@ -148,6 +149,7 @@ start_slurmd() {
 
 # The node NAME (stand-in for the machine, not for Slurm or the server):
 # every power cycle or power on its BMC (stand-in $2) takes from now on
+# fetches its boot entry from the server (by its MAC, 52:54:00:00:05:0$2),
 # restarts its slurmd (unless frozen-NAME exists) and posts
 # verdict-NAME.json, as its verifier would
 node_standin() {
@@ -157,6 +159,7 @@ node_standin() {
 			n=$(grep -c '"POST"' "rf$2.log")
 			if [ "$n" -gt "$seen" ]; then
 				seen=$n
+				curl -sf "$U/ipxe/mac/52-54-00-00-05-0$2.ipxe" >/dev/null
 				[ -e "frozen-$1" ] || start_slurmd "$1"
 				curl -sf -X POST --data-binary "@verdict-$1.json" \
 					"$U/api/v1/nodes/$1/verdict" >/dev/null
@@ -264,6 +267,16 @@ two_images() {
 	cmp out/compute/compute-$OLD.rootfs.tar.zst tree/images/compute/compute-$OLD.rootfs.tar.zst
 	# the other node still boots the current one
 	grep -q "compute-$NEW.vmlinuz" tree/ipxe/mac/52-54-00-00-05-02.ipxe
+	# the server names the kernel each node fetched its entry for: the
+	# older one for cpu-01, its role's current one for cpu-02 (booted
+	# now, by the same stand-in's fetch)
+	curl -sf "$U/ipxe/mac/52-54-00-00-05-02.ipxe" >/dev/null
+	run nf status 'cpu-[01-02]' --server "$U" --json
+	status_is 3
+	echo "$output" | jq -e --arg old "compute-$OLD.vmlinuz" --arg new "compute-$NEW.vmlinuz" \
+		'[.nodes[] | {(.name): [.state, .image]}] | add ==
+		 {"cpu-01": ["verified", $old], "cpu-02": ["booting", $new]}' ||
+		{ echo "$output"; return 1; }
 	jq -e '.roles.compute | startswith("'"$OLD"'")' run/*.json
 	# prune honours the rolled-back entry: both images stay
 	run nf image prune compute --keep 0 --tree tree --images out

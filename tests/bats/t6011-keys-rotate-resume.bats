@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# make test: beside the cluster
 # keys rotate munge --resume/--abort: a rotation stopped at any write (a
 # SIGKILL injected by the NODEFORGE_TEST_CRASH_AT test hook, or SIGTERM)
 # is completed by the next run, against the real 'nodeforge serve' with
