@@ -384,7 +384,6 @@ static int render_index(struct pxe *p, struct role *roles, size_t nroles,
 {
 	const struct nf_inventory *inv = p->o->inv;
 	json_t *doc = json_object(), *nodes = json_array(), *rj = json_object();
-	char *s;
 	int e;
 
 	if (!doc || !nodes || !rj) {
@@ -417,14 +416,20 @@ static int render_index(struct pxe *p, struct role *roles, size_t nroles,
 						"rack", nd->rack));
 	}
 	json_object_set_new(doc, "nodes", nodes);
-	s = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS);
+	e = nf_pxe_put_index(p, doc, b);
 	json_decref(doc);
+	return e;
+}
+
+int nf_pxe_put_index(struct pxe *p, const json_t *doc, struct nf_buf *b)
+{
+	char *s = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS);
+
 	if (!s)
 		return -ENOMEM;
 	nf_buf_printf(b, "%s\n", s);
 	free(s);
-	e = nf_pxe_bput(p, "", "nodes.json", b);
-	return e;
+	return nf_pxe_bput(p, "", "nodes.json", b);
 }
 
 static int valid_url(const char *u)

@@ -48,6 +48,8 @@ struct role {
 /* the node's iPXE script and GRUB config, staged */
 int nf_pxe_render_node(struct pxe *p, const struct nf_node *nd,
 		       const struct role *r, struct nf_buf *b);
+/* DOC as the tree's nodes.json, staged (as nf_pxe_render writes it) */
+int nf_pxe_put_index(struct pxe *p, const json_t *doc, struct nf_buf *b);
 
 /* the tree's files (lib/pxe_stage.c) */
 int nf_pxe_dir_fd(struct pxe *p, const char *sub);

@@ -2,9 +2,11 @@
 /*
  * One node's boot entry rewritten in a rendered tree: its iPXE script and
  * GRUB config pointed at its role's current image or an older one OUT
- * still publishes (a rollback), the image's files placed first, both
- * entries published by rename.  The rest of the tree
- * (other nodes, dnsmasq, nginx, nodes.json) is left as it is.
+ * still publishes (a rollback), the image's files placed first, and its
+ * entry in nodes.json naming that kernel when it is not the role's (the
+ * boot server shows it as the node's image); all published by rename,
+ * nodes.json last.  The rest of the tree (other nodes, dnsmasq, nginx)
+ * is left as it is.
  */
 #include "pxe_int.h"
 
@@ -171,34 +173,63 @@ int nf_pxe_image_sha(struct nf_ctx *ctx, const char *images_dir,
 	return e;
 }
 
-/* The server URL and ROLE's kernel arguments the tree was rendered with */
-static int read_index(struct nf_ctx *ctx, const char *tree, const char *role,
-		      char **url, char **args)
+/* The tree's nodes.json into *doc: its server URL and ROLE's kernel
+ * arguments into url and args (borrowed from *doc), ND's entry into *entry */
+static int read_index(struct nf_ctx *ctx, const char *tree,
+		      const struct nf_node *nd, json_t **doc, const char **url,
+		      const char **args, json_t **entry)
 {
 	char *path = nf_asprintf("%s/nodes.json", tree), *buf = NULL;
-	json_t *j = NULL;
-	const char *u, *a;
+	json_t *j = NULL, *n;
+	size_t i;
 	int e;
 
+	*entry = NULL;
 	if (!path)
 		return -ENOMEM;
-	e = nf_read_file(ctx, path, NF_PXE_INDEX_MAX, &buf, NULL);
-	if (!e) {
-		j = json_loads(buf, 0, NULL);
-		u = json_string_value(json_object_get(j, "server_url"));
-		a = json_string_value(json_object_get(json_object_get(
-			json_object_get(j, "roles"), role), "kernel_args"));
-		if (!u || !a)
-			e = nf_fail(ctx, NF_E_INVALID, "'%s' names no server_url "
-				    "or no kernel_args for role '%s': render the "
-				    "tree with 'nodeforge pxe' first", path, role);
-		else if (!(*url = nf_strdup(u)) || !(*args = nf_strdup(a)))
-			e = -ENOMEM;
-	}
-	json_decref(j);
+	if ((e = nf_read_file(ctx, path, NF_PXE_INDEX_MAX, &buf, NULL)))
+		goto out;
+	j = json_loads(buf, 0, NULL);
+	*url = json_string_value(json_object_get(j, "server_url"));
+	*args = json_string_value(json_object_get(json_object_get(
+		json_object_get(j, "roles"), nd->role), "kernel_args"));
+	json_array_foreach(json_object_get(j, "nodes"), i, n)
+		if (!*entry && json_is_object(n) &&
+		    !strcmp(json_string_value(json_object_get(n, "name")) ?: "",
+			    nd->name))
+			*entry = n;
+	if (!*url || !*args)
+		e = nf_fail(ctx, NF_E_INVALID, "'%s' names no server_url or no "
+			    "kernel_args for role '%s': render the tree with "
+			    "'nodeforge pxe' first", path, nd->role);
+	else if (!*entry)
+		e = nf_fail(ctx, NF_E_NOTFOUND, "'%s' has no node '%s': render "
+			    "the tree with 'nodeforge pxe' for this inventory "
+			    "first", path, nd->name);
+out:
+	if (e)
+		json_decref(j);
+	else
+		*doc = j;
 	free(buf);
 	free(path);
 	return e;
+}
+
+/* ND's entry in the index names the kernel it boots when that is not its
+ * role's (the server shows it as the node's image); a node pointed back
+ * at its role's has the entry 'nodeforge pxe' renders */
+static int index_kernel(json_t *doc, json_t *entry, const struct role *r)
+{
+	const char *rk = json_string_value(json_object_get(json_object_get(
+		json_object_get(doc, "roles"), r->name), "kernel"));
+
+	if (rk && !strcmp(rk, r->kernel)) {
+		json_object_del(entry, "kernel");
+		return 0;
+	}
+	return json_object_set_new(entry, "kernel", json_string(r->kernel))
+		? -ENOMEM : 0;
 }
 
 int nf_pxe_point_node(struct nf_ctx *ctx, const char *tree,
@@ -210,13 +241,14 @@ int nf_pxe_point_node(struct nf_ctx *ctx, const char *tree,
 	struct pxe p = { .ctx = ctx, .o = &o, .st = &st, .root = -1 };
 	struct role r = { .name = nd->role };
 	struct nf_buf b = { 0 };
-	char *url = NULL, *args = NULL;
+	const char *url, *args;
+	json_t *doc = NULL, *entry;
 	int e;
 
 	if (sha && !hex_prefix(sha))
 		return nf_fail(ctx, NF_E_INVALID, "invalid image hash '%s': 12 to "
 			       "64 lower-case hex digits", sha);
-	if ((e = read_index(ctx, tree, nd->role, &url, &args)))
+	if ((e = read_index(ctx, tree, nd, &doc, &url, &args, &entry)))
 		goto out;
 	o.server_url = url;
 	r.args = args;
@@ -248,6 +280,8 @@ int nf_pxe_point_node(struct nf_ctx *ctx, const char *tree,
 	    (e = nf_pxe_place_image(&p, &r, r.initramfs)) ||
 	    (e = nf_pxe_place_image(&p, &r, r.rootfs)) ||
 	    (e = nf_pxe_render_node(&p, nd, &r, &b)) ||
+	    (e = index_kernel(doc, entry, &r)) ||
+	    (e = nf_pxe_put_index(&p, doc, &b)) ||
 	    (e = nf_pxe_publish(&p)))
 		goto out;
 	snprintf(image, 96, "%s@%.12s", nd->role, r.rootfs_sha256);
@@ -255,7 +289,6 @@ out:
 	nf_pxe_release(&p);
 	nf_pxe_role_clear(&r);
 	free(b.s);
-	free(url);
-	free(args);
+	json_decref(doc);
 	return e;
 }

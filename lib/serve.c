@@ -331,7 +331,7 @@ static void mark_booting(void *data, struct MHD_Connection *c,
 	struct nf_server *s = data;
 	const char *base = strrchr(url, '/') + 1;
 	char mac[18], when[32], peer[INET6_ADDRSTRLEN];
-	json_t *n, *role, *st, *old;
+	json_t *n, *kernel, *st, *old;
 	const char *name, *rname, *ip;
 	int local;
 
@@ -349,9 +349,14 @@ static void mark_booting(void *data, struct MHD_Connection *c,
 	ip = json_string_value(json_object_get(n, "ip"));
 	if (name && nf_srv_valid_name(name) &&
 	    (local || (ip && *ip && !strcmp(ip, peer)))) {
-		rname = json_string_value(json_object_get(n, "role"));
-		role = json_object_get(json_object_get(s->index, "roles"),
-				       rname ? rname : "");
+		/* the kernel the node's own entry boots (a reimage or a
+		 * rollback pointed it elsewhere), else its role's */
+		kernel = json_object_get(n, "kernel");
+		if (!json_is_string(kernel)) {
+			rname = json_string_value(json_object_get(n, "role"));
+			kernel = json_object_get(json_object_get(json_object_get(
+				s->index, "roles"), rname ? rname : ""), "kernel");
+		}
 		old = json_object_get(s->state, name);
 		st = json_is_object(old) ? json_deep_copy(old) : json_object();
 		if (st) {
@@ -360,9 +365,8 @@ static void mark_booting(void *data, struct MHD_Connection *c,
 			bad |= json_object_set_new(st, "state", json_string("booting"));
 			bad |= json_object_set_new(st, "booted_at", json_string(when));
 			bad |= json_object_set_new(st, "mac", json_string(mac));
-			if (json_object_get(role, "kernel"))
-				bad |= json_object_set(st, "image",
-						       json_object_get(role, "kernel"));
+			if (kernel)
+				bad |= json_object_set(st, "image", kernel);
 			if (bad) {
 				json_decref(st);
 				st = NULL;

@@ -125,10 +125,13 @@ int nf_pxe_image_sha(struct nf_ctx *ctx, const char *images_dir,
 /* Rewrite the one node ND's entries of the rendered tree TREE
  * (ipxe/mac/MAC.ipxe, grub/grub.cfg-01-MAC) for an image of its role in
  * IMAGES_DIR, the image's files placed first, each entry published by
- * rename; the server URL and kernel arguments are those of TREE/nodes.json.
- * SHA NULL: the current image; else (12 to 64 hex digits) the image
- * nf_pxe_image_sha() finds for it, else NF_E_NOTFOUND and nothing is
- * written.  IMAGE gets "ROLE@sha12" */
+ * rename, then its entry in TREE/nodes.json: "kernel" names the image's
+ * kernel when it is not the role's there (the boot server records it as
+ * the node's image), and is dropped when it is; the server URL and kernel
+ * arguments are those of TREE/nodes.json.  SHA NULL: the current image;
+ * else (12 to 64 hex digits) the image nf_pxe_image_sha() finds for it,
+ * else NF_E_NOTFOUND and nothing is written; NF_E_NOTFOUND too when
+ * TREE/nodes.json has no node ND.  IMAGE gets "ROLE@sha12" */
 int nf_pxe_point_node(struct nf_ctx *ctx, const char *tree,
 		      const char *images_dir, const struct nf_node *nd,
 		      const char *sha, char image[96]);

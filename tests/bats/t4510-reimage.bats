@@ -53,6 +53,7 @@ setup() {
 		--images "$FIXTURES/boot/out" --network 10.0.0.0/16 \
 		--kernel-args compute=quiet >/dev/null
 	cp tree/ipxe/mac/52-54-00-00-05-01.ipxe rendered.ipxe
+	cp tree/nodes.json rendered.json
 	"$NF_BIN" serve --tree tree --listen 127.0.0.1:0 --state state -q > serve.log 2>&1 3>&- &
 	PIDS="$PIDS $!"
 	for _ in $(seq 50); do
@@ -214,8 +215,10 @@ ev() {
 	# back in service, with a slurmd started after the cycle
 	state_is cpu-01 IDLE
 	[ "$(node_field cpu-01 SlurmdStartTime)" != "$before" ]
-	# the entry names the role's current image again
+	# the entry names the role's current image again, and the index is
+	# as rendered: no kernel of the node's own
 	cmp rendered.ipxe tree/ipxe/mac/52-54-00-00-05-01.ipxe
+	cmp rendered.json tree/nodes.json
 	# the BMC: boot from the network once, then a cycle
 	python3 - <<-'EOF'
 	import json
@@ -277,6 +280,9 @@ two_images() {
 		'[.nodes[] | {(.name): [.state, .image]}] | add ==
 		 {"cpu-01": ["verified", $old], "cpu-02": ["booting", $new]}' ||
 		{ echo "$output"; return 1; }
+	# from the node's entry in the index; the other's is as rendered
+	jq -e --arg old "compute-$OLD.vmlinuz" \
+		'[.nodes[] | {(.name): .kernel}] | add == {"cpu-01": $old, "cpu-02": null}' tree/nodes.json
 	jq -e '.roles.compute | startswith("'"$OLD"'")' run/*.json
 	# prune honours the rolled-back entry: both images stay
 	run nf image prune compute --keep 0 --tree tree --images out
@@ -291,6 +297,12 @@ two_images() {
 	status_is 1
 	[[ "$output" == *"image compute@$OLD is not published in 'out' (pruned, or never built): the images of role 'compute' are compute@$NEW (current)"* ]]
 	state_is cpu-02 IDLE
+	# a render points every node at its role's image again: no node's
+	# own kernel stays in the index
+	nf -C "$PROFILES" -s site.yaml pxe -i racks.yaml -o tree -u http://10.0.0.1:8080 \
+		--images out --network 10.0.0.0/16 --kernel-args compute=quiet >/dev/null
+	grep -q "compute-$NEW.vmlinuz" tree/ipxe/mac/52-54-00-00-05-01.ipxe
+	jq -e '[.nodes[] | has("kernel")] == [false, false]' tree/nodes.json
 }
 
 @test "a running job is not killed: the node is drained, and cycled only once the job ended" {
@@ -423,6 +435,21 @@ site_with_keys() {
 	state_is cpu-01 IDLE+DRAIN
 	scontrol show node -o cpu-01 | grep -q "Reason=nodeforge reimage failed: gpu.count: expected 8, seen 0"
 	jq -e '.nodes[0].step == "failed"' run/*.json
+}
+
+@test "a tree rendered without the node: its point fails naming nodes.json, before any power cycle; it stays drained" {
+	{ echo "nodes:"; sed -n '/name: cpu-02/,$p' racks.yaml; } > racks-02.yaml
+	[ "$(grep -c 'name: cpu-0' racks-02.yaml)" = 1 ]
+	nf -C "$PROFILES" -s site.yaml pxe -i racks-02.yaml -o tree -u http://10.0.0.1:8080 \
+		--images "$FIXTURES/boot/out" --network 10.0.0.0/16 --kernel-args compute=quiet >/dev/null
+	cp tree/nodes.json rendered.json
+	run reimage cpu-01 --image current
+	status_is 1
+	[[ "$output" == *"cpu-01"*"fail"*"'tree/nodes.json' has no node 'cpu-01': render the tree with 'nodeforge pxe' for this inventory first"* ]]
+	[[ "$output" != *"cpu-01"*"power"* ]]
+	state_is cpu-01 IDLE+DRAIN
+	[ ! -e tree/ipxe/mac/52-54-00-00-05-01.ipxe ]
+	cmp rendered.json tree/nodes.json
 }
 
 @test "a passing verdict is not enough: without a slurmd registered after the cycle the node stays drained" {

@@ -587,12 +587,16 @@ cl_node_reason() {
 	cl_time "$n reimage to cpu@$new: start -> resumed: $(( $(date +%s) - t0 )) s"
 	cl_log "$n BMC: $(tr '\n' ';' < "$W/log/bmc-$n.log" | tail -c 200)"
 	# the node booted the new image's kernel and initramfs from the
-	# server, and the server holds its passing verdict.  (nodeforge
-	# status names the role's kernel in nodes.json, not the one the
-	# node's reimaged entry names: issue 29)
+	# server, and the server's view is the new image, verified
+	# (nodeforge status names the kernel of the node's own entry in
+	# nodes.json, not its role's: issue 29)
 	grep -E "^[^ ]+ $(cl_ip "$n") \"GET /images/cpu/cpu-$new\.vmlinuz\" 200 " "$W/log/serve.log"
 	grep -E "^[^ ]+ $(cl_ip "$n") \"GET /images/cpu/cpu-$new\.initramfs\.cpio\.zst\" 200 " "$W/log/serve.log"
-	[ "$(cl_state "$n")" = verified ]
+	run cl_status_json
+	echo "$output" | jq -e --arg n "$n" --arg s "cpu-$new" \
+		'.nodes[] | select(.name == $n) | (.image | startswith($s)) and .state == "verified"' ||
+		{ echo "$output"; return 1; }
+	cl_log "$n in nodeforge status: $(echo "$output" | jq -r --arg n "$n" '.nodes[] | select(.name == $n) | "\(.state) \(.image)"')"
 	cl_wait 120 "cl_idle $n" || { echo "$n: '$(cl_sinfo_state "$n")' in sinfo after the reimage"; return 1; }
 	# the new build's value is the node's
 	run cl_ssh "$n" 'sysctl -n vm.max_map_count'
