@@ -10,6 +10,8 @@
  */
 #include "pxe_int.h"
 
+#include <sys/file.h>
+
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -248,6 +250,22 @@ int nf_pxe_point_node(struct nf_ctx *ctx, const char *tree,
 	if (sha && !hex_prefix(sha))
 		return nf_fail(ctx, NF_E_INVALID, "invalid image hash '%s': 12 to "
 			       "64 lower-case hex digits", sha);
+	/* one point at a time per tree (two reimages of other nodes each
+	 * rewrite nodes.json): the lock is the tree's directory's, held
+	 * until its files are published */
+	p.root = open(tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p.root < 0) {
+		e = nf_fail(ctx, -errno, "cannot open the boot tree '%s': %s",
+			    tree, strerror(errno));
+		goto out;
+	}
+	while ((e = flock(p.root, LOCK_EX)) < 0 && errno == EINTR)
+		;
+	if (e < 0) {
+		e = nf_fail(ctx, -errno, "cannot lock the boot tree '%s': %s",
+			    tree, strerror(errno));
+		goto out;
+	}
 	if ((e = read_index(ctx, tree, nd, &doc, &url, &args, &entry)))
 		goto out;
 	o.server_url = url;
@@ -256,12 +274,6 @@ int nf_pxe_point_node(struct nf_ctx *ctx, const char *tree,
 		goto out;
 	if (!(p.keep = json_object())) {
 		e = -ENOMEM;
-		goto out;
-	}
-	p.root = open(tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (p.root < 0) {
-		e = nf_fail(ctx, -errno, "cannot open the boot tree '%s': %s",
-			    tree, strerror(errno));
 		goto out;
 	}
 	if ((e = nf_pxe_read_current(&p, &r)))

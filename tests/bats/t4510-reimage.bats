@@ -305,6 +305,36 @@ two_images() {
 	jq -e '[.nodes[] | has("kernel")] == [false, false]' tree/nodes.json
 }
 
+@test "two reimages of other nodes at once: each waits for the boot tree's lock to point its node (nodes.json is rewritten by one at a time)" {
+	local n
+	for n in 1 2; do
+		echo '{"result":"pass"}' > verdict-cpu-0$n.json
+		node_standin cpu-0$n $n
+	done
+	sleep 1
+	# another point holds the tree for 4 s
+	flock tree -c 'sleep 4; date +%s > released' &
+	holder=$!
+	for _ in $(seq 50); do [ ! -e released ] && flock -n tree true 2>/dev/null || break; sleep 0.1; done
+	for n in 1 2; do
+		reimage cpu-0$n --image "compute@$SHA" --json > events-$n.json 2> err-$n &
+		eval "pid$n=\$!"
+	done
+	wait "$pid1" || { cat err-1; return 1; }
+	wait "$pid2" || { cat err-2; return 1; }
+	wait "$holder"
+	# neither pointed its node before the holder let go of the tree
+	for n in 1 2; do
+		p=$(jq -r 'select(.event == "point") | .time' events-$n.json)
+		[ -n "$p" ]
+		[ "$(date -d "$p" +%s)" -ge "$(cat released)" ] ||
+			{ echo "cpu-0$n pointed at $p, before the lock was released at $(date -d @"$(cat released)")"; return 1; }
+	done
+	state_is cpu-01 IDLE
+	state_is cpu-02 IDLE
+	cmp rendered.json tree/nodes.json
+}
+
 @test "a running job is not killed: the node is drained, and cycled only once the job ended" {
 	echo '{"result":"pass"}' > verdict-cpu-01.json
 	node_standin cpu-01 1
