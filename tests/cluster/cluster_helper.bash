@@ -57,19 +57,27 @@ cl_build() {
 	[ $rc -eq 0 ] || { tail -n 30 "$W/log/build-$role.log" >&2; return 1; }
 }
 
-# The CPU role's next build, for the reimage test: the shipped profiles
+# The CPU role's next build, for the reimage tests: the shipped profiles
 # with one more sysctl in cpu.yaml, built in the background from the
-# image's cached root into $W/next/out; its exit status in $W/next/rc
+# image's cached root into $W/next/out, its exit status in $W/next/rc;
+# then a broken build of it into $W/broken/out ($W/broken/rc)
 cl_build_next() {
-	mkdir -p "$W/next"
+	mkdir -p "$W/next" "$W/broken"
 	cp -r "$PROFS" "$W/next/profiles"
 	sed -i 's/^  kernel.numa_balancing: 0$/&\n  vm.max_map_count: 262144/' "$W/next/profiles/cpu.yaml"
 	grep -q 'vm.max_map_count: 262144' "$W/next/profiles/cpu.yaml" || return 1
+	# the broken one: the next with a value its kernel refuses (pid_max
+	# above the kernel's limit, 4194304), as a typo in a profile would be
+	cp -r "$W/next/profiles" "$W/broken/profiles"
+	sed -i 's/^  vm.max_map_count: 262144$/&\n  kernel.pid_max: 99999999/' "$W/broken/profiles/cpu.yaml"
+	grep -q 'kernel.pid_max: 99999999' "$W/broken/profiles/cpu.yaml" || return 1
 	(
-		rc=0
-		"$NF_BIN" -C "$W/next/profiles" -s "$NF_TEST_SITE" build cpu --cache "$E2E" \
-			--out "$W/next/out" --overlays "$IMG_OVL" >"$W/log/build-next.log" 2>&1 || rc=$?
-		echo "$rc" > "$W/next/rc"
+		for b in next broken; do
+			rc=0
+			"$NF_BIN" -C "$W/$b/profiles" -s "$NF_TEST_SITE" build cpu --cache "$E2E" \
+				--out "$W/$b/out" --overlays "$IMG_OVL" >"$W/log/build-$b.log" 2>&1 || rc=$?
+			echo "$rc" > "$W/$b/rc"
+		done
 	) </dev/null 3>&- &
 	echo $! > "$W/pids/build-next"
 }

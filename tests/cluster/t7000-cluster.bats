@@ -550,53 +550,93 @@ cl_node_reason() {
 	status_is 0
 }
 
+# cl_reimage NODE ROLE@SHA IMAGES: nodeforge reimage of NODE (its events
+# in log/reimage-NODE-SHA.json, its errors beside them); its exit status
+cl_reimage() {
+	local ev=$W/log/reimage-$1-${2#*@}.json
+	cl_nf reimage "$1" --image "$2" --images "$3" --tree "$TREE" \
+		--server "$SRV" --run-dir "$W/reimage" --poll 5 --boot-timeout "$(cl_scale 900)" \
+		--json > "$ev" 2> "${ev%.json}.err"
+}
+
+# cl_reimage_show NODE ROLE@SHA: its timeline to the test's log (drain,
+# idle, point, enroll, power, verdict, resume or fail), its errors; the
+# events in order on stdout
+cl_reimage_show() {
+	local ev=$W/log/reimage-$1-${2#*@}.json
+	jq -r '"\(.time[11:19]) \(.node // "-") \(.event) \(.reason // .state // .image // .action // .result // .status // "")"' \
+		"$ev" | cl_show
+	sed 's/^/# stderr: /' "${ev%.json}.err" >&3
+	jq -r 'select(.event != "warning") | .event' "$ev" | paste -sd' '
+}
+
+# a node's state and image in nodeforge status: "STATE IMAGE ROOT-CAUSE"
+cl_status_of() {
+	cl_status_json | jq -r --arg n "$1" \
+		'.nodes[] | select(.name == $n) | "\(.state) \(.image) \(.root_cause // "-")"'
+}
+
+# a job on NODE for SECONDS, running when this returns; its id on stdout
+cl_job_on() {
+	local id
+	id=$(cl_ssh "$LOGIN" "sbatch --parsable -A box -p cpu -w $1 -o /var/tmp/nf-reimage-%j.out --wrap 'sleep $2; echo done'") || return 1
+	id=${id%%;*}
+	cl_wait 120 "[ \"\$(cl_ssh \"\$LOGIN\" 'squeue -h -j $id -o %T')\" = RUNNING ]" ||
+		{ echo "job $id on $1 never ran" >&2; return 1; }
+	echo "$id"
+}
+
+# the job ran to its end, not killed
+cl_job_completed() {
+	cl_wait 300 "cl_ssh \"\$LOGIN\" 'sacct -n -X -P -j $1 -o State' | grep -qx COMPLETED" || {
+		cl_ssh "$LOGIN" "sacct -n -X -P -j $1 -o JobID,State,ExitCode,NodeList"
+		return 1
+	}
+}
+
 # A rolling reimage (docs/nodeforge-reimage.md) of the first CPU node to
 # the CPU role's next build (one more sysctl: cl_build_next), while a job
 # runs on the other: drained in Slurm, its boot entry pointed at the new
 # image, its enrollment opened again, PXE once and a power cycle through
 # its BMC, resumed once its verdict passed and its slurmd registered.
-@test "reimage: a CPU node moves to its role's next build through its BMC while a job runs on the other, which is not killed" {
+# At the same time the other node is given a broken build (a sysctl value
+# its kernel refuses): drained at once, cycled only once its job ended,
+# and left drained with its root cause as the reason.
+@test "reimage: a CPU node moves to its role's next build through its BMC while a job runs on the other, which is not killed; the other, given a broken build, stays drained with its root cause" {
 	needs idle
-	local n other id new old t0 events
+	local n other id new bad old t0 rc=0 brc=0 bpid b
 	n=$(cl_node_of cpu)
 	other=$(cl_nodes | awk '$4 == "cpu" { m = $1 } END { print m }')
-	cl_wait "$(cl_scale 900)" '[ -e "$W/next/rc" ]' || true
-	[ "$(cat "$W/next/rc" 2>/dev/null)" = 0 ] || { tail -n 30 "$W/log/build-next.log"; return 1; }
+	cl_wait "$(cl_scale 900)" '[ -e "$W/broken/rc" ]' || true
+	for b in next broken; do
+		[ "$(cat "$W/$b/rc" 2>/dev/null)" = 0 ] || { tail -n 30 "$W/log/build-$b.log"; return 1; }
+	done
 	new=$(jq -r .rootfs_sha256 "$W/next/out/cpu/cpu.current" | cut -c1-12)
+	bad=$(jq -r .rootfs_sha256 "$W/broken/out/cpu/cpu.current" | cut -c1-12)
 	old=$(jq -r .rootfs_sha256 "$IMG_OUT/cpu/cpu.current" | cut -c1-12)
-	[ "$new" != "$old" ]
-	# a job on the other node, running when the reimage starts and after
-	run cl_ssh "$LOGIN" "sbatch --parsable -A box -p cpu -w $other -o /var/tmp/nf-reimage-%j.out --wrap 'sleep 90; echo done'"
-	status_is 0
-	id=${output%%;*}
-	cl_wait 120 "[ \"\$(cl_ssh \"\$LOGIN\" 'squeue -h -j $id -o %T')\" = RUNNING ]" ||
-		{ echo "job $id on $other never ran"; return 1; }
+	[ "$new" != "$old" ] && [ "$bad" != "$new" ] && [ "$bad" != "$old" ]
+	echo "$new" > "$W/next/sha"
+	# a job on the other node, running when both reimages start
+	id=$(cl_job_on "$other" 60)
 	t0=$(date +%s)
-	events=$W/log/reimage-$n.json
-	cl_nf reimage "$n" --image "cpu@$new" --images "$W/next/out" --tree "$TREE" \
-		--server "$SRV" --run-dir "$W/reimage" --poll 5 --boot-timeout "$(cl_scale 900)" \
-		--json > "$events" 2> "$W/log/reimage-$n.err"
-	local rc=$?
+	cl_reimage "$other" "cpu@$bad" "$W/broken/out" 3>&- &
+	bpid=$!
+	cl_reimage "$n" "cpu@$new" "$W/next/out" || rc=$?
 	# the timeline: drain, idle, point, enroll, power, verdict, resume
-	jq -r '"\(.time[11:19]) \(.node // "-") \(.event) \(.reason // .state // .image // .action // .result // .status // "")"' \
-		"$events" | cl_show
-	[ "$rc" = 0 ] || { cat "$W/log/reimage-$n.err"; return 1; }
-	jq -e 'select(.event == "end") | .resumed == 1 and .failed == 0' "$events"
-	[ "$(jq -r 'select(.event != "warning") | .event' "$events" | paste -sd' ')" = \
-	  "start batch drain idle point enroll power verdict resume end" ]
+	run cl_reimage_show "$n" "cpu@$new"
+	[ "$rc" = 0 ] || { kill "$bpid" 2>/dev/null; return 1; }
+	[ "$output" = "start batch drain idle point enroll power verdict resume end" ]
+	jq -e 'select(.event == "end") | .resumed == 1 and .failed == 0' "$W/log/reimage-$n-$new.json"
 	cl_time "$n reimage to cpu@$new: start -> resumed: $(( $(date +%s) - t0 )) s"
 	cl_log "$n BMC: $(tr '\n' ';' < "$W/log/bmc-$n.log" | tail -c 200)"
 	# the node booted the new image's kernel and initramfs from the
-	# server, and the server's view is the new image, verified
-	# (nodeforge status names the kernel of the node's own entry in
-	# nodes.json, not its role's: issue 29)
+	# server, and nodeforge status names that image (the kernel of the
+	# node's own entry in nodes.json, not its role's), verified
 	grep -E "^[^ ]+ $(cl_ip "$n") \"GET /images/cpu/cpu-$new\.vmlinuz\" 200 " "$W/log/serve.log"
 	grep -E "^[^ ]+ $(cl_ip "$n") \"GET /images/cpu/cpu-$new\.initramfs\.cpio\.zst\" 200 " "$W/log/serve.log"
-	run cl_status_json
-	echo "$output" | jq -e --arg n "$n" --arg s "cpu-$new" \
-		'.nodes[] | select(.name == $n) | (.image | startswith($s)) and .state == "verified"' ||
-		{ echo "$output"; return 1; }
-	cl_log "$n in nodeforge status: $(echo "$output" | jq -r --arg n "$n" '.nodes[] | select(.name == $n) | "\(.state) \(.image)"')"
+	run cl_status_of "$n"
+	cl_log "$n in nodeforge status: $output"
+	[[ "$output" == "verified cpu-$new."* ]]
 	cl_wait 120 "cl_idle $n" || { echo "$n: '$(cl_sinfo_state "$n")' in sinfo after the reimage"; return 1; }
 	# the new build's value is the node's
 	run cl_ssh "$n" 'sysctl -n vm.max_map_count'
@@ -604,10 +644,25 @@ cl_node_reason() {
 	run cl_ssh "$LOGIN" "timeout 60 srun -p cpu -w $n hostname"
 	[ "$output" = "$n" ]
 	# the other node's job was not touched: it ran to its end
-	cl_wait 300 "cl_ssh \"\$LOGIN\" 'sacct -n -X -P -j $id -o State' | grep -qx COMPLETED" || {
-		cl_ssh "$LOGIN" "sacct -n -X -P -j $id -o JobID,State,ExitCode,NodeList"
-		return 1
-	}
+	cl_job_completed "$id"
+	# the other node: drained at once, idle once its job ended, then its
+	# broken build's verdict failed; it stays drained with the root cause
+	wait "$bpid" || brc=$?
+	run cl_reimage_show "$other" "cpu@$bad"
+	cl_time "$other reimage to the broken cpu@$bad: start -> failed: $(( $(date +%s) - t0 )) s"
+	[ "$brc" = 1 ]
+	[ "$output" = "start batch drain idle point enroll power verdict fail end" ]
+	jq -e 'select(.event == "end") | .resumed == 0 and .failed == 1' "$W/log/reimage-$other-$bad.json"
+	run cl_node_reason "$other"
+	cl_log "$other in Slurm: $output"
+	[[ "$output" == *DRAIN*"Reason=nodeforge reimage failed: "*sysctl* ]]
+	run cl_status_of "$other"
+	cl_log "$other in nodeforge status: $output"
+	[[ "$output" == "failed cpu-$bad."*sysctl* ]]
+	# the value its kernel refused is not the node's
+	run cl_ssh "$other" 'sysctl -n kernel.pid_max'
+	[ "$output" != 99999999 ]
+	touch "$W/ok-reimage"
 }
 
 # Two controllers (site slurm.state_save): both mount the boot server's
@@ -705,4 +760,35 @@ cl_node_reason() {
 	cl_nodes | awk '$4 == "cpu" { print $1 }' | grep -qx "$output"
 	run cl_ssh "$LOGIN" "scancel $id"
 	status_is 0
+	touch "$W/ok-takeover"
+}
+
+# The node the broken build left drained is reimaged to the next build,
+# under the backup controller, while a job runs on the first (which the
+# reimage above and the power cycle left on the next build): both CPU
+# nodes end idle on it, and nodeforge status names it for both.
+@test "reimage under the backup controller: the node its broken build left drained moves to the next build while a job runs on the other; both CPU nodes idle on it" {
+	needs reimage takeover
+	local n other id new t0 rc=0
+	n=$(cl_nodes | awk '$4 == "cpu" { m = $1 } END { print m }')
+	other=$(cl_node_of cpu)
+	new=$(cat "$W/next/sha")
+	id=$(cl_job_on "$other" 45)
+	t0=$(date +%s)
+	cl_reimage "$n" "cpu@$new" "$W/next/out" || rc=$?
+	run cl_reimage_show "$n" "cpu@$new"
+	[ "$rc" = 0 ]
+	[ "$output" = "start batch drain idle point enroll power verdict resume end" ]
+	cl_time "$n reimage to cpu@$new (under the backup controller): start -> resumed: $(( $(date +%s) - t0 )) s"
+	cl_job_completed "$id"
+	for n in "$n" "$other"; do
+		cl_wait 120 "cl_idle $n" || { echo "$n: '$(cl_sinfo_state "$n")' in sinfo"; return 1; }
+		run cl_status_of "$n"
+		cl_log "$n in nodeforge status: $output"
+		[[ "$output" == "verified cpu-$new."* ]]
+		run cl_ssh "$n" 'sysctl -n vm.max_map_count'
+		[ "$output" = 262144 ]
+	done
+	run cl_ssh "$LOGIN" 'scontrol ping'
+	[[ "$output" == *"Slurmctld(backup) at"*"is UP"* ]]
 }
