@@ -113,13 +113,15 @@ check-layers: $(BUILD)/nodeforge
 # their images get this binary (build --self-package host).  BATS_JOBS
 # files run side by side (GNU parallel; the tests of one file in order).
 # NF_BATS_PART=early or late: one of the two parts make test runs apart
-# (tests/bats-part.sh); unset, every file
+# (tests/bats-part.sh); unset, every file.  The tests never see it: one
+# of them runs make test's schedule, whose parts it names
 BATS_JOBS ?= 2
 BATS_PAR  := $(if $(filter-out 1,$(BATS_JOBS)),$(if $(shell command -v parallel),--jobs $(BATS_JOBS) --no-parallelize-within-files))
 check-bats: $(BUILD)/nodeforge man
 	@files=$$(tests/bats-part.sh tests/bats) || exit 2; \
 	[ -n "$$files" ] || { echo "check-bats: no file in part '$$NF_BATS_PART'"; exit 0; }; set -x; \
-	NODEFORGE_SELF_PACKAGE=host NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
+	env -u NF_BATS_PART -u NF_E2E_PART \
+		NODEFORGE_SELF_PACKAGE=host NF_BIN=$(CURDIR)/$(BUILD)/nodeforge NF_SRCDIR=$(CURDIR) \
 		bats --timing --print-output-on-failure $(BATS_PAR) $$files
 
 # the image-building tests share one bootstrap cache; the package install

@@ -51,6 +51,9 @@ BUILD=${BUILD:-build}
 JOBS=${JOBS:-2}
 # the sub-makes are ours: no jobserver of a parent make to inherit
 unset MAKEFLAGS MFLAGS MAKELEVEL
+# the parts are this script's to name, stage by stage: a caller's (or
+# an enclosing test run's) would split every stage
+unset NF_BATS_PART NF_E2E_PART
 # Debian's python3 (with make deps' python3-yaml and python3-requests),
 # not a version manager's shim in front of it on PATH: the tests run
 # python3 hundreds of times, and a shim (pyenv's is a chain of shell

@@ -9,6 +9,9 @@ load helper
 
 setup() {
 	nf_setup
+	# a part named by whatever runs this file (make test's asan stage
+	# runs it with NF_BATS_PART=early) is not the one these tests name
+	export NF_BATS_PART=early NF_E2E_PART=late
 	mkdir -p t/tests t/bin cache/cluster
 	cp "$NF_SRCDIR/tests/run-all.sh" t/tests/
 	# the stand-in make: "TARGETS [NF_E2E_PART]" on a line of make.log
@@ -109,7 +112,7 @@ EOF
 	status_is 0
 	[[ "$output" == *t2-images.bats* ]]
 	[[ "$output" != *plain* ]]
-	run "$NF_SRCDIR/tests/bats-files.sh" e2e
+	run env -u NF_E2E_PART "$NF_SRCDIR/tests/bats-files.sh" e2e
 	status_is 0
 	[[ "$output" == *t1-plain.bats*t3-plain.bats*t2-images.bats* ]]
 	run env NF_E2E_PART=middle "$NF_SRCDIR/tests/bats-files.sh" e2e
@@ -128,7 +131,7 @@ EOF
 	run env NF_BATS_PART=late "$NF_SRCDIR/tests/bats-part.sh" b
 	status_is 0
 	[ "$output" = b/t2.bats ]
-	run "$NF_SRCDIR/tests/bats-part.sh" b
+	run env -u NF_BATS_PART "$NF_SRCDIR/tests/bats-part.sh" b
 	[ "$output" = b ]
 	rm b/t2.bats
 	run env NF_BATS_PART=late "$NF_SRCDIR/tests/bats-part.sh" b
