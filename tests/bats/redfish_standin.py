@@ -15,11 +15,13 @@ waits DELAY seconds (default 0), one thread per connection.  A reset
 changes PowerState at once, or after TRANSITION seconds of PoweringOn or
 PoweringOff; TRANSITION "stuck", or a file LOG.stuck: a reset is taken
 and PowerState does not change (a machine whose power does not follow
-its BMC).
+its BMC).  With RF_TLS=CERT:KEY in the environment it speaks https
+with that certificate (as BMCs do), else plain http.
 """
 import base64
 import json
 import os
+import ssl
 import sys
 import threading
 import time
@@ -127,6 +129,11 @@ class H(BaseHTTPRequestHandler):
 
 
 srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+if os.environ.get("RF_TLS"):
+    cert, key = os.environ["RF_TLS"].split(":")
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    srv.socket = tls.wrap_socket(srv.socket, server_side=True)
 with open(portfile + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))
 os.rename(portfile + ".tmp", portfile)

@@ -3,7 +3,8 @@
 # nodeforge power and bootdev: against ipmi_sim (OpenIPMI's IPMI LAN BMC,
 # on loopback, its chassis driven by a script that keeps the power state
 # in a file) and against a Redfish stand-in (tests/bats/redfish_standin.py,
-# only the resources nodeforge uses).
+# only the resources nodeforge uses; over http, and over https with a
+# certificate a test CA signed).
 load helper
 
 PROFILES=$FIXTURES/boot/profiles
@@ -294,6 +295,52 @@ assert d["failed"] == 0'
 	    {"BootSourceOverrideTarget": "Hdd", "BootSourceOverrideEnabled": "Continuous"},
 	], boots
 	EOF
+}
+
+@test "Redfish stand-in over https: the site's bmc.ca verifies the BMC's certificate; one it did not sign is refused before any credential is sent; tls_verify: false accepts it" {
+	command -v openssl >/dev/null || skip "openssl not installed"
+	# a site CA that signs the BMC's certificate (for 127.0.0.1), and
+	# another CA that does not
+	cert() { openssl "$@" 2>/dev/null; }
+	cert req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-subj /CN=site-bmc-ca -keyout ca.key -out ca.pem
+	cert req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-subj /CN=other-ca -keyout other.key -out other.pem
+	cert req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+		-subj /CN=127.0.0.1 -keyout bmc.key -out bmc.csr
+	printf 'subjectAltName=IP:127.0.0.1\n' > san.ext
+	cert x509 -req -in bmc.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+		-extfile san.ext -out bmc.pem
+	[ -s bmc.pem ]
+	RF_TLS=$SCRATCH/bmc.pem:$SCRATCH/bmc.key start_redfish
+	echo "nodes:" > racks.yaml
+	node gpu-01 1 "{ address: 127.0.0.1, port: $RF_PORT, protocol: redfish }"
+	site() { sed -i "s|^bmc:.*|bmc: { cipher_suite: 3, $1 }|" site.yaml; }
+	site "ca: $SCRATCH/ca.pem"
+	run nf -C "$PROFILES" -s site.yaml power on gpu-01
+	status_is 0
+	[[ "${lines[1]}" =~ ^gpu-01\ +redfish\ +127\.0\.0\.1:$RF_PORT\ +on\ +on$ ]]
+	n=$(wc -l < rf.log)
+	[ "$n" -gt 0 ]
+	# a certificate the site's CA did not sign: refused, named, and the
+	# BMC got no request (so no password)
+	site "ca: $SCRATCH/other.pem"
+	run nf -C "$PROFILES" -s site.yaml power status gpu-01
+	status_is 1
+	[[ "$output" =~ gpu-01\ +redfish\ +127\.0\.0\.1:$RF_PORT\ +status\ +failed:\ cannot\ fetch\ \'https://127\.0\.0\.1:$RF_PORT/redfish/v1/Systems\':\ SSL\ certificate\ problem ]]
+	[ "$(wc -l < rf.log)" = "$n" ]
+	# no ca: the system's CAs, which did not sign it either
+	site "timeout: 5"
+	run nf -C "$PROFILES" -s site.yaml power status gpu-01
+	status_is 1
+	[[ "$output" == *"gpu-01 "*"failed: cannot fetch 'https://"*"SSL certificate problem"* ]]
+	[ "$(wc -l < rf.log)" = "$n" ]
+	# tls_verify: false accepts it (a self-signed BMC)
+	site "ca: $SCRATCH/other.pem, tls_verify: false"
+	run nf -C "$PROFILES" -s site.yaml power off gpu-01
+	status_is 0
+	[[ "${lines[1]}" == *" off     off" ]]
+	[ "$(wc -l < rf.log)" -gt "$n" ]
 }
 
 @test "at most --fanout BMCs are asked at once (Redfish stand-in counting requests in flight)" {
