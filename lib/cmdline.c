@@ -201,11 +201,16 @@ void nf_karg_format(const struct nf_karg *a, char *out, size_t sz)
 
 int nf_cmdline_get(struct nf_ctx *ctx, const char *key, char **out)
 {
+	return nf_cmdline_get_at(ctx, nf_ctx_sysroot(ctx), key, out);
+}
+
+int nf_cmdline_get_at(struct nf_ctx *ctx, const char *sysroot, const char *key, char **out)
+{
 	struct nf_cmdline *c;
 	const char *v;
 	int r;
 
-	if ((r = nf_cmdline_read(ctx, nf_ctx_sysroot(ctx), &c)))
+	if ((r = nf_cmdline_read(ctx, sysroot, &c)))
 		return r;
 	v = nf_cmdline_value(c, key);
 	r = !v ? -ENOENT : (*out = strdup(v)) ? 0 : -ENOMEM;

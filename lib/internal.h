@@ -61,6 +61,9 @@ const char *nf_cmdline_value(const struct nf_cmdline *c, const char *key);
 /* SYSROOT/proc/cmdline, split: every reader of the running kernel's
  * command line (the verifier's through nf_v_cmdline) */
 int nf_cmdline_read(struct nf_ctx *ctx, const char *sysroot, struct nf_cmdline **out);
+/* The value of KEY in SYSROOT/proc/cmdline (a copy), -ENOENT without
+ * it (nf_cmdline_get: the context's sysroot) */
+int nf_cmdline_get_at(struct nf_ctx *ctx, const char *sysroot, const char *key, char **out);
 /* 1 when the one parameter ARG ("key=value", "flag", "k=\"a b\"") is
  * one of C's: the same key ('-' and '_' alike, as the kernel compares
  * names) and the same value, once unquoted */

@@ -104,7 +104,11 @@ int nf_v_cmdline(struct nf_vcheck *c, struct nf_cmdline **out)
 
 int nf_v_netboot(struct nf_vcheck *c)
 {
-	return nf_vcmdline_value(c->run->sysroot, "nodeforge.server", NULL, 0) == 0;
+	char *v = NULL;
+	int r = nf_cmdline_get_at(NULL, c->run->sysroot, "nodeforge.server", &v);
+
+	free(v);
+	return r == 0;
 }
 
 struct nf_ctx *nf_v_ctx(struct nf_vcheck *c)
@@ -526,34 +530,18 @@ int nf_hw_fixture_load(struct nf_ctx *ctx, const char *path, json_t **out)
 	return 0;
 }
 
-/* KEY=VALUE of the kernel command line, 0 if present */
-int nf_vcmdline_value(const char *sysroot, const char *key, char *out, size_t sz)
-{
-	struct nf_cmdline *c;
-	const char *v;
-	int r;
-
-	if ((r = nf_cmdline_read(NULL, sysroot, &c)))
-		return r;
-	v = nf_cmdline_value(c, key);
-	if (v && sz)
-		snprintf(out, sz, "%s", v);
-	nf_cmdline_free(c);
-	return v ? 0 : -ENOENT;
-}
-
 /* The node's name: nodeforge.node= when the boot server named it (a
  * network-booted node knows no other name before its hostname is set),
  * else the kernel's host name */
 static char *read_host(const char *sysroot)
 {
-	char p[4096], buf[256] = "";
+	char p[4096], buf[256] = "", *node = NULL;
 	FILE *f;
 
-	if (!nf_vcmdline_value(sysroot, "nodeforge.node", buf, sizeof(buf)) && *buf &&
-	    !strpbrk(buf, "/\\?#%\"'"))
-		return strdup(buf);
-	*buf = '\0';
+	if (!nf_cmdline_get_at(NULL, sysroot, "nodeforge.node", &node) && *node &&
+	    strlen(node) < sizeof(buf) && !strpbrk(node, "/\\?#%\"'"))
+		return node;
+	free(node);
 	snprintf(p, sizeof(p), "%s/proc/sys/kernel/hostname", sysroot ? sysroot : "");
 	if ((f = fopen(p, "re"))) {
 		if (!fgets(buf, sizeof(buf), f))

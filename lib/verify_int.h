@@ -78,8 +78,6 @@ struct nf_verify {
 int nf_vrun_new(struct nf_ctx *ctx, const json_t *prof,
 		const struct nf_verify_opts *o, struct nf_vrun **out);
 void nf_vrun_unref(struct nf_vrun *r);
-/* KEY= of SYSROOT/proc/cmdline (the last one) into out; 0 or -errno */
-int nf_vcmdline_value(const char *sysroot, const char *key, char *out, size_t sz);
 
 /* The check's id: a family member's own, else its definition's */
 static inline const char *entry_id(const struct entry *e)

@@ -111,19 +111,25 @@ int nf_verify_write_junit(struct nf_ctx *ctx, const struct nf_verify *v,
 
 int nf_verify_server_url(struct nf_ctx *ctx, const char *sysroot, char **url)
 {
-	char buf[4096];
-	int r = nf_vcmdline_value(sysroot, "nodeforge.server", buf, sizeof(buf));
+	char *buf = NULL;
+	int r = nf_cmdline_get_at(NULL, sysroot, "nodeforge.server", &buf);
 
-	if (r == -ENOENT || (!r && !*buf))
+	if (r == -ENOENT || (!r && !*buf)) {
+		free(buf);
 		return nf_fail(ctx, NF_E_NOTFOUND,
 			       "no nodeforge.server= on the kernel command line");
+	}
 	if (r)
 		return nf_fail(ctx, r, "cannot read '%s/proc/cmdline': %s",
-			       sysroot ? sysroot : "", strerror(-r));
-	if (strncmp(buf, "http://", 7) && strncmp(buf, "https://", 8))
-		return nf_fail(ctx, NF_E_INVALID,
-			       "nodeforge.server '%s' is not an http(s) URL", buf);
-	return (*url = strdup(buf)) ? 0 : -ENOMEM;
+			       sysroot ? sysroot : "", r < 0 ? strerror(-r) : nf_strerror(r));
+	if (strncmp(buf, "http://", 7) && strncmp(buf, "https://", 8)) {
+		r = nf_fail(ctx, NF_E_INVALID,
+			    "nodeforge.server '%s' is not an http(s) URL", buf);
+		free(buf);
+		return r;
+	}
+	*url = buf;
+	return 0;
 }
 
 static int health_exec(struct nf_ctx *ctx, struct nf_vcheck *c,
