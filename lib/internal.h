@@ -143,6 +143,13 @@ int nf_spawn_run(struct nf_spawn *s);
  * killed by one (lib/verify.c) */
 int nf_spawn_capture(const char *const *argv, const char *in,
 		     const struct timespec *deadline, char **out, int *status);
+/* The same, telling WATCH of the child's process group while it may be
+ * alive: watch(arg, pgid, 1) once started, watch(arg, pgid, 0) once it
+ * was reaped (so that what abandons the caller can kill the group) */
+int nf_spawn_capture_watched(const char *const *argv, const char *in,
+			     const struct timespec *deadline,
+			     void (*watch)(void *arg, pid_t pgid, int alive),
+			     void *arg, char **out, int *status);
 
 /* Escape text for XML (JUnit reports) */
 void nf_xml_escape(FILE *f, const char *s);

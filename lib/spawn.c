@@ -431,6 +431,14 @@ int nf_spawn_run(struct nf_spawn *s)
 int nf_spawn_capture(const char *const *argv, const char *in,
 		     const struct timespec *deadline, char **out, int *status)
 {
+	return nf_spawn_capture_watched(argv, in, deadline, NULL, NULL, out, status);
+}
+
+int nf_spawn_capture_watched(const char *const *argv, const char *in,
+			     const struct timespec *deadline,
+			     void (*watch)(void *arg, pid_t pgid, int alive),
+			     void *arg, char **out, int *status)
+{
 	struct nf_spawn s = {
 		.argv = argv,
 		.in = in,
@@ -440,8 +448,16 @@ int nf_spawn_capture(const char *const *argv, const char *in,
 		.deadline = deadline,
 		.flags = NF_SPAWN_PGROUP,
 	};
-	int r = nf_spawn_run(&s);
+	int r = nf_spawn_start(&s);
+	pid_t pgid = s.pid;
 
+	if (!r) {
+		if (watch)
+			watch(arg, pgid, 1);
+		r = nf_spawn_wait(&s);
+		if (watch)
+			watch(arg, pgid, 0);
+	}
 	if (r) {
 		free(s.cap);
 		return r;

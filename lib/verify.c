@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -38,6 +39,34 @@ void nf_vrun_unref(struct nf_vrun *r)
 	json_decref(r->cache);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
+}
+
+void nf_vrun_probe_watch(void *arg, pid_t pgid, int alive)
+{
+	struct nf_vrun *r = arg;
+
+	pthread_mutex_lock(&r->lock);
+	if (alive && r->over)
+		kill(-pgid, SIGKILL);
+	else if (alive && r->nprobes < sizeof(r->probes) / sizeof(r->probes[0]))
+		r->probes[r->nprobes++] = pgid;
+	for (size_t i = 0; !alive && i < r->nprobes; i++)
+		if (r->probes[i] == pgid) {
+			r->probes[i] = r->probes[--r->nprobes];
+			break;
+		}
+	pthread_mutex_unlock(&r->lock);
+}
+
+void nf_vrun_end(struct nf_vrun *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->over = true;
+	/* a group here was not reaped yet (its watch removes it first), so
+	 * its id is still the probe's */
+	for (size_t i = 0; i < r->nprobes; i++)
+		kill(-r->probes[i], SIGKILL);
+	pthread_mutex_unlock(&r->lock);
 }
 
 static void check_unref(struct nf_vcheck *c)
@@ -747,6 +776,8 @@ int nf_verify_run(struct nf_ctx *ctx, const struct nf_profile *p,
 		e->done = true;
 		left--;
 	}
+	/* an abandoned probe does not outlive the run (nor the verifier) */
+	nf_vrun_end(run);
 	nf_vrun_unref(run);
 	explain(v);
 	if ((r = not_an_image(v))) {

@@ -95,7 +95,9 @@ static int exec_wrapped(struct nf_vcheck *c, const char *const *argv,
 			 * deadline and the kill */
 			static const char *const sl[] = { "sleep", "3600", NULL };
 
-			return nf_spawn_capture(sl, NULL, &c->deadline, out, status);
+			return nf_spawn_capture_watched(sl, NULL, &c->deadline,
+							nf_vrun_probe_watch, c->run,
+							out, status);
 		}
 		*status = (int)json_integer_value(json_object_get(a, "rc"));
 		if (out) {
@@ -107,7 +109,8 @@ static int exec_wrapped(struct nf_vcheck *c, const char *const *argv,
 		}
 		return 0;
 	}
-	return nf_spawn_capture(argv, in, &c->deadline, out, status);
+	return nf_spawn_capture_watched(argv, in, &c->deadline, nf_vrun_probe_watch,
+					c->run, out, status);
 }
 
 int nf_v_exec(struct nf_vcheck *c, const char *const *argv, const char *in,

@@ -31,6 +31,12 @@ struct nf_vrun {
 	json_t *fixture;     /* NULL: real ops */
 	pthread_mutex_t lock;
 	json_t *cache;
+	/* under lock: the process groups of the exec'd probes still running
+	 * (a check abandoned as hung leaves its probe behind), killed when
+	 * the run is over; a probe started after that is killed at once */
+	pid_t probes[64];
+	size_t nprobes;
+	bool over;
 };
 
 struct nf_vcheck {
@@ -78,6 +84,10 @@ struct nf_verify {
 int nf_vrun_new(struct nf_ctx *ctx, const json_t *prof,
 		const struct nf_verify_opts *o, struct nf_vrun **out);
 void nf_vrun_unref(struct nf_vrun *r);
+/* The run is over: kill the probes still running, and any started later */
+void nf_vrun_end(struct nf_vrun *r);
+/* nf_spawn_capture_watched's watch for a probe of run ARG */
+void nf_vrun_probe_watch(void *arg, pid_t pgid, int alive);
 
 /* The check's id: a family member's own, else its definition's */
 static inline const char *entry_id(const struct entry *e)

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "build_int.h"
+#include "verify_int.h"
 
 static double now_s(void)
 {
@@ -227,6 +229,64 @@ static void test_deadline_kills_group(void **state)
 	}
 }
 
+/* A probe abandoned as hung (its check's thread still waiting on it) does
+ * not outlive the verifier's run: the run's end kills its group, and one
+ * started after the end is killed at once */
+struct probe {
+	struct nf_vrun *run;
+	pthread_t th;
+	int rc, status;
+};
+
+static void *probe_thread(void *arg)
+{
+	struct probe *p = arg;
+	const char *argv[] = { "sh", "-c", "sleep 3600 & wait", NULL };
+	struct timespec dl;
+
+	in_ms(&dl, 60 * 1000);
+	p->rc = nf_spawn_capture_watched(argv, NULL, &dl, nf_vrun_probe_watch,
+					 p->run, NULL, &p->status);
+	return NULL;
+}
+
+static void test_run_end_kills_probes(void **state)
+{
+	json_t *prof = json_object();
+	struct nf_verify_opts o = { 0 };
+	struct probe p = { 0 };
+	double t0;
+	int i;
+
+	(void)state;
+	assert_int_equal(nf_vrun_new(NULL, prof, &o, &p.run), 0);
+	t0 = now_s();
+	assert_int_equal(pthread_create(&p.th, NULL, probe_thread, &p), 0);
+	for (i = 0; i < 500; i++) {
+		pthread_mutex_lock(&p.run->lock);
+		size_t n = p.run->nprobes;
+		pthread_mutex_unlock(&p.run->lock);
+		if (n)
+			break;
+		usleep(10 * 1000);
+	}
+	assert_int_equal(p.run->nprobes, 1);
+	nf_vrun_end(p.run);
+	assert_int_equal(pthread_join(p.th, NULL), 0);
+	assert_true(now_s() - t0 < 30.0);	/* not its 60 s deadline */
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(p.status, 128 + SIGKILL);
+	assert_int_equal(p.run->nprobes, 0);	/* reaped: no longer watched */
+
+	/* started after the end: killed at once */
+	t0 = now_s();
+	probe_thread(&p);
+	assert_true(now_s() - t0 < 30.0);
+	assert_int_equal(p.status, 128 + SIGKILL);
+	nf_vrun_unref(p.run);
+	json_decref(prof);
+}
+
 static void test_capture_wrapper(void **state)
 {
 	const char *argv[] = { "sh", "-c", "cat; kill -TERM $$", NULL };
@@ -365,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_capture_bound),
 		cmocka_unit_test(test_stdin),
 		cmocka_unit_test(test_deadline_kills_group),
+		cmocka_unit_test(test_run_end_kills_probes),
 		cmocka_unit_test(test_capture_wrapper),
 		cmocka_unit_test(test_output_to_fd),
 		cmocka_unit_test(test_env_cwd),
