@@ -148,10 +148,38 @@ static int load_profile(struct nf_global *g, const char *cmd,
 	return r ? NF_EXIT_FAILURE : 0;
 }
 
+/* 0 when the pager command's program (its first word) is not there: a
+ * minimal node image has no less, and a pager that cannot start would
+ * take the report with it.  A first word the shell must read (an
+ * assignment, a quote) is the shell's to run. */
+static int pager_present(const char *pg)
+{
+	char prog[256], cand[PATH_MAX];
+	const char *path = getenv("PATH");
+	size_t n = strcspn(pg, " \t");
+
+	if (n >= sizeof(prog) || strcspn(pg, "=\"'$\\") < n)
+		return 1;
+	memcpy(prog, pg, n);
+	prog[n] = '\0';
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0;
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		size_t k = strcspn(p, ":");
+
+		if (k && snprintf(cand, sizeof(cand), "%.*s/%s", (int)k, p, prog) <
+			 (int)sizeof(cand) && access(cand, X_OK) == 0)
+			return 1;
+		p += k + (p[k] == ':');
+	}
+	return 0;
+}
+
 /* The report through a pager when it goes to a terminal: $NODEFORGE_PAGER,
  * else $PAGER, else "less -FRX" (one screen or less: printed as is; colour
- * kept; the screen not cleared); "" or "cat" is none.  Returns the pager's
- * pid with stdout now its pipe, or 0 (stdout as it was) */
+ * kept; the screen not cleared); "" or "cat" is none, and so is a pager
+ * whose program is not there.  Returns the pager's pid with stdout now its
+ * pipe, or 0 (stdout as it was) */
 static pid_t pager_start(void)
 {
 	const char *pg = getenv("NODEFORGE_PAGER");
@@ -164,7 +192,7 @@ static pid_t pager_start(void)
 		pg = getenv("PAGER");
 	if (!pg)
 		pg = "less -FRX";
-	if (!*pg || !strcmp(pg, "cat") || pipe(fd) < 0)
+	if (!*pg || !strcmp(pg, "cat") || !pager_present(pg) || pipe(fd) < 0)
 		return 0;
 	fflush(stdout);
 	if ((pid = fork()) < 0) {

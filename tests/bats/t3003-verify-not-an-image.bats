@@ -95,6 +95,15 @@ fits_screen() {
 	status_is 3
 	[[ "$output" == *"FAIL system.init"* ]]
 	[ ! -e paged.one ]
+	# a pager that is not there (a minimal node image has no less) is
+	# none: the report is on the terminal, not lost with it
+	rm -f paged.*
+	env -u NODEFORGE_PAGER PAGER="$SCRATCH/nopager one" script -qec "$cmd" /dev/null > tty.out || true
+	grep -q 'FAIL system.init' tty.out
+	mkdir -p nobin
+	env -u NODEFORGE_PAGER -u PAGER PATH="$SCRATCH/nobin" "$(command -v script)" -qec "$cmd" /dev/null > tty.out || true
+	grep -q 'FAIL system.init' tty.out
+	! grep -q 'not found' tty.out
 	# the exit status is verify's, not the pager's
 	NODEFORGE_PAGER="$SCRATCH/pager one" script -qec "$cmd; echo rc=\$?" /dev/null > tty.out || true
 	grep -q 'rc=3' tty.out
