@@ -8,6 +8,11 @@ nf_setup() {
 	SCRATCH=$(mktemp -d "${BATS_TMPDIR:-/tmp}/nf.XXXXXX")
 	export HOME=$SCRATCH/home LC_ALL=C TZ=UTC
 	unset NODEFORGE_PROFILES NODEFORGE_SITE
+	# the tests that run nodeforge on a terminal (script) expect colour
+	# there: not the caller's NO_COLOR or TERM=dumb (a CI shell, a
+	# chroot, a user's own setting)
+	unset NO_COLOR
+	export TERM=xterm
 	mkdir -p "$HOME"
 	cd "$SCRATCH"
 }

@@ -61,7 +61,7 @@ setup() {
 	bad 's/rootfs\.tar\.xz/rootfs.tar.zst/' "rootfs.tar.zst' for a disk image"
 	bad 's/^rootpw --lock$/rootpw --iscrypted $6$salt$abcdefghijklmnop/' "a crypt(3) password hash"
 	bad "s|^zerombr\$|# $(base64 -w0 munge.key | head -c 60)|" "base64 blob"
-	bad "s|^zerombr\$|# $(xxd -p munge.key | tr -d '\n')|" "holds the secret of 'munge.key'"
+	bad "s|^zerombr\$|# $(od -An -tx1 munge.key | tr -d ' \n')|" "holds the secret of 'munge.key'"
 	bad 's/--device=link //' "network needs --device"
 	bad 's/ --activate//' "network needs --activate"
 	bad 's/--bootproto=dhcp/--bootprto=dhcp/' "'--bootprto' is not a RHEL 9 option"

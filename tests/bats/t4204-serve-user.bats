@@ -20,6 +20,15 @@ setup() {
 	install -d -m 0700 -o "$U" -g "$G" u u/creds
 	install -m 0400 -o "$U" -g "$G" sec/munge.key u/creds/munge.key
 	install -m 0400 -o "$U" -g "$G" sec/db u/creds/slurmdbd.password
+	# the serving user reads the shipped profiles and runs the binary
+	# from where it can: a checkout under root's 0700 home is not that
+	cp -r "$NF_SRCDIR/profiles" profiles
+	export NODEFORGE_PROFILES=$SCRATCH/profiles
+	if ! as_user test -x "$NF_BIN"; then
+		install -D -m 0755 "$NF_BIN" bin/nodeforge
+		NF_BIN=$SCRATCH/bin/nodeforge
+	fi
+	as_user "$NF_BIN" profile list >/dev/null
 }
 
 teardown() {
