@@ -42,16 +42,24 @@ as_user() {
 	setpriv --reuid="$U" --regid="$G" --clear-groups --inh-caps=-all -- "$@"
 }
 
+# the same in a background job (cmd &): the job's process becomes the
+# command, so that $! is the server's pid and teardown's kill reaches it
+as_user_exec() {
+	exec setpriv --reuid="$U" --regid="$G" --clear-groups --inh-caps=-all -- "$@"
+}
+
 # start_serve_as_user: the real serve as $U with enrollment, the
 # credentials in u/creds; URL in $SERVER
 start_serve_as_user() {
 	nf pxe --out boot -i racks.yaml --images "$FIXTURES/boot/out" >/dev/null
-	CREDENTIALS_DIRECTORY=$SCRATCH/u/creds as_user "$NF_BIN" serve \
+	CREDENTIALS_DIRECTORY=$SCRATCH/u/creds as_user_exec "$NF_BIN" serve \
 		--tree boot --listen 127.0.0.1:0 --state u/nodes \
 		--enroll-state u/enroll -i racks.yaml \
 		>serve.out 2>serve.log 3>&- &
 	PIDS+=($!)
 	wait_listening
+	# the job is the server itself, which teardown's kill stops
+	[ "$(cat "/proc/${PIDS[-1]}/comm")" = nodeforge ]
 }
 
 # wait_listening: the URL the server started in the background prints,
@@ -133,7 +141,7 @@ enroll_gpu01() {
 	cmd=$(sed -n 's/^ExecStart=@BINDIR@\/nodeforge //p' "$unit")
 	[ -n "$cmd" ]
 	eval "set -- $cmd"
-	CREDENTIALS_DIRECTORY=$SCRATCH/u/unitcreds as_user "$NF_BIN" "$@" \
+	CREDENTIALS_DIRECTORY=$SCRATCH/u/unitcreds as_user_exec "$NF_BIN" "$@" \
 		>serve.out 2>serve.log 3>&- &
 	PIDS+=($!)
 	wait_listening
