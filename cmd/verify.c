@@ -155,24 +155,13 @@ static int load_profile(struct nf_global *g, const char *cmd,
 static int pager_present(const char *pg)
 {
 	char prog[256], cand[PATH_MAX];
-	const char *path = getenv("PATH");
 	size_t n = strcspn(pg, " \t");
 
 	if (n >= sizeof(prog) || strcspn(pg, "=\"'$\\") < n)
 		return 1;
 	memcpy(prog, pg, n);
 	prog[n] = '\0';
-	if (strchr(prog, '/'))
-		return access(prog, X_OK) == 0;
-	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
-		size_t k = strcspn(p, ":");
-
-		if (k && snprintf(cand, sizeof(cand), "%.*s/%s", (int)k, p, prog) <
-			 (int)sizeof(cand) && access(cand, X_OK) == 0)
-			return 1;
-		p += k + (p[k] == ':');
-	}
-	return 0;
+	return nf_which(prog, cand, sizeof(cand)) != NULL;
 }
 
 /* The report through a pager when it goes to a terminal: $NODEFORGE_PAGER,

@@ -84,6 +84,11 @@ void nf_text_defang(char *buf, size_t sz);
  * one is relative to the working directory. */
 int nf_is_url(const char *s);
 
+/* The program PROG as $PATH finds it (else /usr/bin:/bin), written into
+ * BUF; PROG itself when it names a path; NULL when it is not there or
+ * cannot be run */
+const char *nf_which(const char *prog, char *buf, size_t sz);
+
 /* Seconds on the monotonic clock: for durations (stage times, timeouts),
  * never for dates */
 double nf_now_s(void);

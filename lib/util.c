@@ -28,6 +28,23 @@ int nf_is_url(const char *s)
 	return !strncmp(p, "://", 3);
 }
 
+const char *nf_which(const char *prog, char *buf, size_t sz)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0 ? prog : NULL;
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+
+		if (n && (size_t)snprintf(buf, sz, "%.*s/%s", (int)n, p, prog) < sz &&
+		    access(buf, X_OK) == 0)
+			return buf;
+		p += n + (p[n] == ':');
+	}
+	return NULL;
+}
+
 char *nf_asprintf(const char *fmt, ...)
 {
 	va_list ap;

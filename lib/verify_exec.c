@@ -119,25 +119,6 @@ int nf_v_exec(struct nf_vcheck *c, const char *const *argv, const char *in,
 	return exec_wrapped(c, argv, 0, in, out, status);
 }
 
-/* The program's full path from the verifier's PATH: setpriv --reset-env
- * gives the user a PATH of its own */
-static const char *which(const char *prog, char *buf, size_t sz)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(prog, '/') || !path)
-		return prog;
-	for (const char *p = path; *p;) {
-		size_t n = strcspn(p, ":");
-
-		if (n && (size_t)snprintf(buf, sz, "%.*s/%s", (int)n, p, prog) < sz &&
-		    access(buf, X_OK) == 0)
-			return buf;
-		p += n + (p[n] == ':');
-	}
-	return prog;
-}
-
 int nf_v_exec_unprivileged(struct nf_vcheck *c, const char *const *argv,
 			   char **out, int *status)
 {
@@ -158,8 +139,11 @@ int nf_v_exec_unprivileged(struct nf_vcheck *c, const char *const *argv,
 	if (argv[i])
 		return -E2BIG;
 	v[n + i] = NULL;
-	if (!c->run->fixture || fixture_passthrough(c->run->fixture, argv[0]))
-		v[n] = which(argv[0], prog, sizeof(prog));
+	/* the program's full path from the verifier's PATH: setpriv
+	 * --reset-env gives the user a PATH of its own */
+	if ((!c->run->fixture || fixture_passthrough(c->run->fixture, argv[0])) &&
+	    !(v[n] = nf_which(argv[0], prog, sizeof(prog))))
+		v[n] = argv[0];
 	return exec_wrapped(c, v, n, NULL, out, status);
 }
 
