@@ -52,13 +52,23 @@ nf_serve_bg() {
 	: > serve.log
 	"$NF_BIN" serve --listen 127.0.0.1:0 "$@" > serve.log 2>&1 3>&- &
 	SERVE_PID=$!
-	for _ in $(seq 100); do
-		U=$(sed -n 's/^listening on //p' serve.log)
-		[ -n "$U" ] && break
+	nf_wait_url serve.log
+	PORT=${U##*:}
+}
+
+# nf_wait_url LOG: the URL a server started in the background prints on
+# its 'listening on URL' line of LOG, in $U; up to 20 s (an ASan build
+# on a loaded machine), since the job may not even have opened LOG yet
+nf_wait_url() {
+	U=
+	for _ in $(seq 400); do
+		U=$(sed -n 's/^listening on //p' "$1" 2>/dev/null || true)
+		[ -n "$U" ] && return 0
 		sleep 0.05
 	done
-	[ -n "$U" ] || { cat serve.log; return 1; }
-	PORT=${U##*:}
+	echo "no 'listening on' line in $1 after 20 s:" >&2
+	cat "$1" >&2 2>/dev/null || true
+	return 1
 }
 
 # The status tests' boot server: the example racks' PXE tree served by a

@@ -13,12 +13,7 @@ setup() {
 	: > serve.log
 	"$NF_BIN" serve --tree tree --listen 127.0.0.1:0 --state state --threads 2 -q > serve.log 2>&1 3>&- &
 	SERVE_PID=$!
-	for _ in $(seq 50); do
-		U=$(sed -n 's/^listening on //p' serve.log)
-		[ -n "$U" ] && break
-		sleep 0.05
-	done
-	[ -n "$U" ] || { cat serve.log; false; }
+	nf_wait_url serve.log
 }
 
 teardown() {

@@ -13,12 +13,7 @@ setup() {
 	"$NF_BIN" serve --tree tree --listen 127.0.0.1:0 --state state --threads 2 \
 		--trusted-proxy 127.0.0.1 > serve.log 2>&1 3>&- &
 	SERVE_PID=$!
-	for _ in $(seq 50); do
-		U=$(sed -n 's/^listening on //p' serve.log)
-		[ -n "$U" ] && break
-		sleep 0.05
-	done
-	[ -n "$U" ] || { cat serve.log; false; }
+	nf_wait_url serve.log
 	K=$(python3 -c 'import json;print(json.load(open("tree/nodes.json"))["roles"]["compute"]["kernel"])')
 }
 
@@ -146,7 +141,7 @@ assert len(d) == 6'
 	: > serve2.log
 	"$NF_BIN" serve --tree tree --listen 127.0.0.1:0 --state state > serve2.log 2>&1 3>&- &
 	SERVE_PID=$!
-	for _ in $(seq 50); do U=$(sed -n 's/^listening on //p' serve2.log); [ -n "$U" ] && break; sleep 0.05; done
+	nf_wait_url serve2.log
 	[[ "$(curl -s "$U/api/v1/nodes/ctl-01")" == *'"state":"verified"'* ]]
 }
 

@@ -73,7 +73,7 @@ assert d["summary"] == {"nodes": 6, "verified": 1, "failed": 0, "booting": 0, "n
 	"$NF_BIN" serve --tree tree --listen 127.0.0.1:0 --state state -q > serve.log 2>&1 3>&- &
 	SERVE_PID=$!
 	U=
-	for _ in $(seq 50); do U=$(sed -n 's/^listening on //p' serve.log); [ -n "$U" ] && break; sleep 0.05; done
+	nf_wait_url serve.log
 	curl -sf "$U/api/v1/unknown/52-54-00-99-00-03" >/dev/null
 	run nf status --server "$U" --unknown
 	status_is 0

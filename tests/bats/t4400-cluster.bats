@@ -21,12 +21,7 @@ serve_tree() {
 	"$NF_BIN" serve --tree "$1" --listen 127.0.0.1:0 --state state \
 		> serve.log 2>&1 3>&- &
 	SPID=$!
-	for _ in $(seq 100); do
-		U=$(sed -n 's/^listening on //p' serve.log)
-		[ -n "$U" ] && break
-		sleep 0.05
-	done
-	[ -n "$U" ] || { cat serve.log; false; }
+	nf_wait_url serve.log
 }
 
 # root/ trusts keys/signing.pub, as an image trusts the key it was built with

@@ -56,12 +56,7 @@ setup() {
 	cp tree/nodes.json rendered.json
 	"$NF_BIN" serve --tree tree --listen 127.0.0.1:0 --state state -q > serve.log 2>&1 3>&- &
 	PIDS="$PIDS $!"
-	for _ in $(seq 50); do
-		U=$(sed -n 's/^listening on //p' serve.log)
-		[ -n "$U" ] && break
-		sleep 0.05
-	done
-	[ -n "$U" ]
+	nf_wait_url serve.log
 	nf -C "$PROFILES" -s site.yaml power on 'cpu-[01-02]' >/dev/null
 	start_slurm
 	SHA=$(jq -r .rootfs_sha256 "$FIXTURES/boot/out/compute/compute.current" | cut -c1-12)
