@@ -25,7 +25,7 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 BUILD     ?= build
 CC        ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS      := yaml-0.1 jansson libarchive libcurl libcrypto blkid efivar efiboot libmicrohttpd libzstd
+PKGS      := yaml-0.1 jansson libarchive libcurl libcrypto blkid efivar efiboot libmicrohttpd libzstd libsystemd
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
@@ -207,7 +207,7 @@ bench: $(BUILD)/nodeforge
 
 DEPS_BUILD := build-essential clang pkg-config go-md2man libyaml-dev libjansson-dev libarchive-dev \
 	libcurl4-openssl-dev libssl-dev libblkid-dev libefivar-dev libefiboot-dev \
-	libmicrohttpd-dev libcmocka-dev libclang-rt-14-dev bats zstd libzstd-dev
+	libmicrohttpd-dev libcmocka-dev libclang-rt-14-dev bats zstd libzstd-dev libsystemd-dev
 DEPS_TEST := cpio pigz jq tar libarchive-tools xz-utils munge slurmd slurmctld slurm-client \
 	mariadb-server chrony dnsmasq nginx-light qemu-system-x86 ipxe-qemu mmdebstrap eatmydata \
 	systemd python3 squashfs-tools fakeroot attr libcap2-bin util-linux \

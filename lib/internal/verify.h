@@ -127,9 +127,16 @@ struct nf_timex {
 int nf_v_nvml(struct nf_vcheck *c, json_t **snapshot);
 int nf_v_adjtimex(struct nf_vcheck *c, struct nf_timex *t);
 int nf_v_cgroup2(struct nf_vcheck *c, const char *path);
-/* `systemctl is-active UNIT`: 1 active, 0 not, <0 error */
+/* `systemctl is-active UNIT`: 1 active, 0 not, <0 error; asked over the
+ * service manager's bus (nf_unit_active_state), else of systemctl (the
+ * fixture answers for it) */
 int nf_v_service_active(struct nf_vcheck *c, const char *unit, char *state,
 			size_t statesz);
+/* lib/adapters/sdbus.c: a unit's ActiveState into `state` ("UNIT" without
+ * a type is UNIT.service), within `deadline` (CLOCK_MONOTONIC): 1 active,
+ * 0 not, NF_E_TIMEOUT, or -errno (no service manager to ask) */
+int nf_unit_active_state(const char *unit, const struct timespec *deadline,
+			 char *state, size_t statesz);
 
 /* Small parsing helpers shared by the facets */
 /* Value of `key` in a "key = value" / "Key=Value" / "key value" text, last
