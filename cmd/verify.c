@@ -40,7 +40,7 @@ const struct nf_cmd nf_cmd_verify = {
 		"  --fixture FILE    answer NVML, adjtimex, cgroup2 and external\n"
 		"                    commands from a JSON fixture (tests)\n"
 		"  --budget SECONDS  the whole run's time budget (default 10)\n"
-		"  --only ID         run only the checks of a facet or an id prefix\n"
+		"  --only ID[,ID..]  run only the checks of these facets or id prefixes\n"
 		"  --junit FILE      also write JUnit XML (image CI)\n"
 		"  --gate            first-boot mode: write the verdict to\n"
 		"                    ROOT/run/nodeforge/verdict.json (or --verdict FILE),\n"

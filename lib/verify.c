@@ -501,16 +501,74 @@ static int not_an_image(struct nf_verify *v)
 	return 0;
 }
 
+/* one item of --only, its first n bytes: a facet or an id prefix */
+static int only_item(const char *it, size_t n, const struct entry *e)
+{
+	return (strlen(e->facet) == n && !strncmp(e->facet, it, n)) ||
+	       (!strncmp(entry_id(e), it, n) &&
+		(entry_id(e)[n] == '\0' || entry_id(e)[n] == '.'));
+}
+
+/* --only: a comma-separated list of items; any one selects */
 static int only_match(const char *only, const struct entry *e)
 {
-	size_t n;
-
 	if (!only || !*only)
 		return 1;
-	n = strlen(only);
-	return !strcmp(e->facet, only) ||
-	       (!strncmp(entry_id(e), only, n) &&
-		(entry_id(e)[n] == '\0' || entry_id(e)[n] == '.'));
+	for (const char *p = only;; p++) {
+		size_t n = strcspn(p, ",");
+
+		if (n && only_item(p, n, e))
+			return 1;
+		p += n;
+		if (!*p)
+			return 0;
+	}
+}
+
+/* The first item of --only that selects no check of v (or is empty),
+ * its length in *len; NULL when each selects one */
+static const char *only_unmatched(const char *only, const struct nf_verify *v,
+				  size_t *len)
+{
+	for (const char *p = only;; p++) {
+		size_t n = strcspn(p, ","), i;
+
+		for (i = 0; n && i < v->n && !only_item(p, n, &v->v[i]); i++)
+			;
+		if (!n || i == v->n) {
+			*len = n;
+			return p;
+		}
+		p += n;
+		if (!*p)
+			return NULL;
+	}
+}
+
+/* The checks --only selects, and what they need: a check's dependencies
+ * run with it (gpu.ecc reads the GPUs gpu.driver found), transitively */
+static void select_checks(struct nf_verify *v, const char *only)
+{
+	bool more = true;
+
+	for (size_t i = 0; i < v->n; i++)
+		v->v[i].selected = only_match(only, &v->v[i]);
+	while (more) {
+		more = false;
+		for (size_t i = 0; i < v->n; i++) {
+			const char *d = v->v[i].def->deps;
+
+			while (v->v[i].selected && d && *d) {
+				size_t len = strcspn(d, " ");
+				struct entry *x = len ? find_entry(v, d, len) : NULL;
+
+				if (x && !x->selected)
+					more = x->selected = true;
+				d += len;
+				d += strspn(d, " ");
+			}
+		}
+	}
 }
 
 static int rank_of(const struct entry *e)
@@ -723,20 +781,23 @@ int nf_verify_run(struct nf_ctx *ctx, const struct nf_profile *p,
 		}
 	}
 	if (o->only && *o->only) {
-		size_t i;
+		size_t n;
+		const char *bad = only_unmatched(o->only, v, &n);
 
-		for (i = 0; i < v->n && !only_match(o->only, &v->v[i]); i++)
-			;
-		if (i == v->n) {
-			r = nf_fail(ctx, NF_E_USAGE, "--only '%s' names no facet "
-				    "and no check of role '%s'", o->only,
-				    v->role ? v->role : "?");
+		if (bad) {
+			r = n ? nf_fail(ctx, NF_E_USAGE, "--only '%.*s' names no facet "
+					"and no check of role '%s'", (int)n, bad,
+					v->role ? v->role : "?")
+			      : nf_fail(ctx, NF_E_USAGE, "--only '%s': an empty item "
+					"(facets and id prefixes, separated by commas)",
+					o->only);
 			nf_verify_free(v);
 			nf_vrun_unref(run);
 			return r;
 		}
 	}
 
+	select_checks(v, o->only);
 	for (left = v->n; left > 0;) {
 		struct entry *e = NULL, *bad = NULL;
 
@@ -753,7 +814,7 @@ int nf_verify_run(struct nf_ctx *ctx, const struct nf_profile *p,
 				}
 			break;
 		}
-		if (!only_match(o->only, e)) {
+		if (!e->selected) {
 			e->res.verdict = NF_V_SKIP;
 			e->reason = nf_asprintf("not selected");
 		} else if (bad) {

@@ -65,6 +65,7 @@ struct entry {
 	const char *facet;
 	const json_t *section;
 	bool done;
+	bool selected;          /* by --only, or needed by a check it selects */
 	struct nf_check_result res;
 	char *expected, *seen, *remedy, *reason, *cause;
 	unsigned order;

@@ -44,6 +44,13 @@ setup() {
 	run nf verify --profile prof.json --only gpux --sysroot /
 	status_is 2
 	[[ "$output" == *"--only 'gpux' names no facet and no check of role 'compute'"* ]]
+	# in a list, the item that names nothing; an empty item
+	run nf verify --profile prof.json --only gpu,gpux,munge --sysroot /
+	status_is 2
+	[[ "$output" == *"--only 'gpux' names no facet and no check of role 'compute'"* ]]
+	run nf verify --profile prof.json --only gpu,,munge --sysroot /
+	status_is 2
+	[[ "$output" == *"--only 'gpu,,munge': an empty item"* ]]
 	run nf verify --profile prof.json --only gpu --sysroot /
 	[ "$status" -ne 2 ]
 	[[ "$output" == *"compute: "* ]]

@@ -90,6 +90,18 @@ PY
 	[[ "$(verdict_of gpu.ecc)" == "skip not selected" ]]
 }
 
+@test "verify: --only with a list runs the checks of each facet or id prefix it names, and what they need" {
+	vfx fail-gpu
+	vrun --only ib,gpu.ecc --json
+	status_is 3
+	# gpu.ecc reads the GPUs gpu.driver found: it runs too
+	[ "$(verdict_of gpu.ecc)" = "fail ECC off now but on after a reset: GPUs 5" ]
+	[[ "$(verdict_of gpu.driver)" == pass* ]]
+	[[ "$(verdict_of gpu.remap)" == "skip not selected" ]]
+	[[ "$(verdict_of munge.key.mode)" == "skip not selected" ]]
+	[ "$(echo "$output" | jq '[.checks[] | select(.id | startswith("ib.")) | select(.reason != "not selected")] | length')" -gt 0 ]
+}
+
 @test "verify: static mode (--root alone) runs only the offline checks" {
 	vfx pass
 	run nf verify --root "$SYS" --json
