@@ -32,13 +32,14 @@ static int cmp_str(const void *x, const void *y)
 static const char *const self_libs[] = {
 	"libyaml-0-2", "libjansson4", "libarchive13", "libcurl4", "libssl3",
 	"libblkid1", "libefivar1", "libefiboot1", "libmicrohttpd12", "libzstd1",
+	"libsystemd0",
 };
 
 /* the same libraries in Debian 13, renamed by the 64-bit time_t transition */
 static const char *const self_libs_trixie[] = {
 	"libyaml-0-2", "libjansson4", "libarchive13t64", "libcurl4t64",
 	"libssl3t64", "libblkid1", "libefivar1t64", "libefiboot1t64",
-	"libmicrohttpd12t64", "libzstd1",
+	"libmicrohttpd12t64", "libzstd1", "libsystemd0",
 };
 
 /* The package list: the profile's (system.packages.install, and .build,
