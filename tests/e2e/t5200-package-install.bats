@@ -63,6 +63,8 @@ rpm_payload() {
 		libarchive13t64 libcurl4t64 libefiboot1t64 libefivar1t64 libmicrohttpd12t64 libssl3t64)" >&3
 	# built on trixie: it names trixie's t64 libraries and glibc 2.38+
 	dpkg-deb -f "$DEB" Depends | grep -q 'libcurl4t64'
+	# loaded on first use (dlopen), named by debian/rules
+	dpkg-deb -f "$DEB" Depends | grep -q 'libmicrohttpd12t64'
 	dpkg-deb -f "$DEB" Depends | grep -Eq 'libc6 \(>= 2\.(3[89]|[4-9][0-9])\)'
 	[ "$(chroot root dpkg -S /usr/bin/nodeforge)" = "nodeforge: /usr/bin/nodeforge" ]
 	run chroot root sh -c 'ldd /usr/bin/nodeforge'
@@ -72,6 +74,10 @@ rpm_payload() {
 	status_is 0
 	echo "# deb: chroot trixie-root nodeforge version: $output" >&3
 	[ "$output" = "$("$NF_BIN" version)" ] # the same version and commit
+	# libcurl, loaded on first use, is there: the fetch reaches the socket
+	run chroot root nodeforge status --server http://127.0.0.1:9
+	[ "$status" = 1 ]
+	[[ "$output" == *"Couldn't connect to server"* ]]
 	run chroot root nodeforge verify --help
 	status_is 0
 	echo "# deb: chroot trixie-root nodeforge verify --help: ${lines[0]}" >&3
@@ -89,7 +95,7 @@ rpm_payload() {
 	[ ! -e root/etc/systemd/system/multi-user.target.wants/nodeforge-serve.service ]
 }
 
-@test "rpm: Requires holds one soname()(64bit) for each library the payload's binary links, and no other library" {
+@test "rpm: Requires holds one soname()(64bit) for each library the payload's binary links or loads on first use (libcurl, libmicrohttpd), and no other library" {
 	command -v rpm2cpio >/dev/null && command -v readelf >/dev/null || skip "rpm2cpio and readelf are needed"
 	need_pkg "$RPMF"
 	rpm_payload payload
@@ -97,8 +103,8 @@ rpm_payload() {
 	status_is 0
 	echo "$output" | sed 's/^/# rpm -qpR: /' >&3
 	req=$(echo "$output" | sed -n 's/^\(lib[^(]*\.so[.0-9]*\)()(64bit)$/\1/p' | sort -u)
-	needed=$(readelf -d payload/usr/bin/nodeforge | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' \
-		| grep -v '^ld-linux' | sort -u)
+	needed=$({ readelf -d payload/usr/bin/nodeforge | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' \
+		| grep -v '^ld-linux'; echo libcurl.so.4; echo libmicrohttpd.so.12; } | sort -u)
 	[ -n "$needed" ]
 	echo "requires: $req"
 	echo "NEEDED:   $needed"
