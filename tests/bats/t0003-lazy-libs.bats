@@ -35,7 +35,7 @@ opened() {
 
 @test "lazy libraries: a fetch loads libcurl on its first call and reaches the socket; serve loads libmicrohttpd and answers" {
 	LD_DEBUG=files "$NF_BIN" status --server http://127.0.0.1:9 2> ld.log > out || true
-	grep -q "Couldn't connect to server" ld.log
+	grep -q 'Failed to connect to 127.0.0.1 port 9' ld.log
 	opened ld.log | grep -q '^libcurl\.so\.4$'
 	! opened ld.log | grep -q libmicrohttpd
 	mkdir tree

@@ -76,8 +76,9 @@ rpm_payload() {
 	[ "$output" = "$("$NF_BIN" version)" ] # the same version and commit
 	# libcurl, loaded on first use, is there: the fetch reaches the socket
 	run chroot root nodeforge status --server http://127.0.0.1:9
+	echo "# deb: chroot trixie-root nodeforge status --server http://127.0.0.1:9: $output" >&3
 	[ "$status" = 1 ]
-	[[ "$output" == *"Couldn't connect to server"* ]]
+	[[ "$output" == *"Failed to connect to 127.0.0.1 port 9"* ]]
 	run chroot root nodeforge verify --help
 	status_is 0
 	echo "# deb: chroot trixie-root nodeforge verify --help: ${lines[0]}" >&3
