@@ -25,9 +25,9 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 BUILD     ?= build
 CC        ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS      := yaml-0.1 jansson libarchive libcrypto blkid efivar efiboot libzstd libsystemd
+PKGS      := yaml-0.1 jansson libcrypto blkid efivar efiboot libzstd libsystemd
 # loaded on the first call (lib/adapters/lazy.c): their headers only
-PKGS_LAZY := libcurl libmicrohttpd
+PKGS_LAZY := libcurl libmicrohttpd libarchive
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) $(PKGS_LAZY) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)

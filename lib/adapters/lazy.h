@@ -3,7 +3,7 @@
 #ifndef NF_ADAPTERS_LAZY_H
 #define NF_ADAPTERS_LAZY_H
 
-enum nf_lazy_lib { NF_LAZY_CURL, NF_LAZY_MHD };
+enum nf_lazy_lib { NF_LAZY_CURL, NF_LAZY_MHD, NF_LAZY_ARCHIVE };
 
 /* The library's function NAME, loading the library on the first call;
  * NULL (said on stderr) when it cannot be loaded or lacks NAME */

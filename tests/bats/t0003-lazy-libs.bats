@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
-# libcurl and libmicrohttpd are loaded on their first call
+# libcurl, libmicrohttpd and libarchive are loaded on their first call
 # (lib/adapters/lazy.c): not at the start of every command (verify, gate,
-# version, the shell completion), only by the commands that fetch or
-# serve.  The dynamic loader's own log (LD_DEBUG=files) says which
+# version, the shell completion), only by the commands that fetch, serve
+# or read and write archives.  The dynamic loader's own log (LD_DEBUG=files) says which
 # shared objects a run opened.
 load helper
 
@@ -26,11 +26,13 @@ opened() {
 	[[ "$output" != *libcurl* ]]
 	[[ "$output" != *libmicrohttpd* ]]
 	[[ "$output" != *libgnutls* ]]
+	[[ "$output" != *libarchive* ]]
+	[[ "$output" != *libxml2* ]]
 	LD_DEBUG=files "$NF_BIN" version 2> ld.log >/dev/null
 	LD_DEBUG=files "$NF_BIN" verify --help 2>> ld.log >/dev/null
 	opened ld.log > libs
 	grep -q '^libjansson' libs
-	! grep -E 'libcurl|libmicrohttpd|libgnutls|libnghttp2' libs
+	! grep -E 'libcurl|libmicrohttpd|libgnutls|libnghttp2|libarchive|libxml2|libicu' libs
 }
 
 @test "lazy libraries: a fetch loads libcurl on its first call and reaches the socket; serve loads libmicrohttpd and answers" {
@@ -42,4 +44,14 @@ opened() {
 	LD_DEBUG=files nf_serve_bg --tree tree --state state
 	curl -sf "$U/api/v1/nodes" | jq -e '.nodes' >/dev/null
 	opened serve.log | grep -q '^libmicrohttpd\.so\.12$'
+}
+
+@test "lazy libraries: unpack loads libarchive on its first call and unpacks" {
+	mkdir -p src/d
+	echo hello > src/d/f
+	tar -C src -cf a.tar d
+	LD_DEBUG=files "$NF_BIN" unpack a.tar out 2> ld.log
+	[ "$(cat out/d/f)" = hello ]
+	opened ld.log | grep -q '^libarchive\.so\.13$'
+	! opened ld.log | grep -q libcurl
 }

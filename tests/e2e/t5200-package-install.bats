@@ -65,6 +65,7 @@ rpm_payload() {
 	dpkg-deb -f "$DEB" Depends | grep -q 'libcurl4t64'
 	# loaded on first use (dlopen), named by debian/rules
 	dpkg-deb -f "$DEB" Depends | grep -q 'libmicrohttpd12t64'
+	dpkg-deb -f "$DEB" Depends | grep -q 'libarchive13t64'
 	dpkg-deb -f "$DEB" Depends | grep -Eq 'libc6 \(>= 2\.(3[89]|[4-9][0-9])\)'
 	[ "$(chroot root dpkg -S /usr/bin/nodeforge)" = "nodeforge: /usr/bin/nodeforge" ]
 	run chroot root sh -c 'ldd /usr/bin/nodeforge'
@@ -96,7 +97,7 @@ rpm_payload() {
 	[ ! -e root/etc/systemd/system/multi-user.target.wants/nodeforge-serve.service ]
 }
 
-@test "rpm: Requires holds one soname()(64bit) for each library the payload's binary links or loads on first use (libcurl, libmicrohttpd), and no other library" {
+@test "rpm: Requires holds one soname()(64bit) for each library the payload's binary links or loads on first use (libcurl, libmicrohttpd, libarchive), and no other library" {
 	command -v rpm2cpio >/dev/null && command -v readelf >/dev/null || skip "rpm2cpio and readelf are needed"
 	need_pkg "$RPMF"
 	rpm_payload payload
@@ -105,7 +106,7 @@ rpm_payload() {
 	echo "$output" | sed 's/^/# rpm -qpR: /' >&3
 	req=$(echo "$output" | sed -n 's/^\(lib[^(]*\.so[.0-9]*\)()(64bit)$/\1/p' | sort -u)
 	needed=$({ readelf -d payload/usr/bin/nodeforge | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' \
-		| grep -v '^ld-linux'; echo libcurl.so.4; echo libmicrohttpd.so.12; } | sort -u)
+		| grep -v '^ld-linux'; echo libcurl.so.4; echo libmicrohttpd.so.12; echo libarchive.so.13; } | sort -u)
 	[ -n "$needed" ]
 	echo "requires: $req"
 	echo "NEEDED:   $needed"
