@@ -116,6 +116,22 @@ static int check_archive(struct nf_ctx *ctx, const json_t *m)
 	return 0;
 }
 
+/* JSON text holds no NUL byte (in a string it is written \u0000);
+ * jansson's reader skips one between two tokens, which the streamed
+ * scanner refuses: both refuse it, named */
+static int refuse_nul(struct nf_ctx *ctx, const char *buf, size_t len)
+{
+	const char *z = memchr(buf, '\0', len);
+	int line = 1;
+
+	if (!z)
+		return 0;
+	for (const char *q = buf; q < z; q++)
+		line += *q == '\n';
+	return nf_fail(ctx, NF_E_PARSE, "line %d: a NUL byte (offset %zu)", line,
+		       (size_t)(z - buf));
+}
+
 int nf_manifest_parse(struct nf_ctx *ctx, const char *buf, size_t len,
 		      json_t **out)
 {
@@ -127,6 +143,8 @@ int nf_manifest_parse(struct nf_ctx *ctx, const char *buf, size_t len,
 	if (len > NF_MANIFEST_MAX)
 		return nf_fail(ctx, NF_E_LIMIT, "manifest larger than %llu bytes",
 			       NF_MANIFEST_MAX);
+	if ((r = refuse_nul(ctx, buf, len)))
+		return r;
 	m = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
 	if (!m)
 		return nf_fail(ctx, NF_E_PARSE, "line %d: %s", err.line,
@@ -293,6 +311,8 @@ int nf_manifest_scan(struct nf_ctx *ctx, const char *buf, size_t len,
 			    NF_MANIFEST_MAX);
 		goto fail;
 	}
+	if ((r = refuse_nul(ctx, buf, len)))
+		goto fail;
 	skip_ws(&s);
 	if (s.p >= s.end || *s.p != '{') {
 		/* not an object: a scalar is parsed whole for jansson's message,
