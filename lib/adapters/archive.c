@@ -23,6 +23,7 @@
  * bytes do not depend on the caller's locale.
  */
 #include "internal.h"
+#include "lazy.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -107,7 +108,7 @@ int nf_awriter_new(struct nf_ctx *ctx, int format, int compressor, int level,
 	w->e = archive_entry_new();
 	if (!w->a || !w->e) {
 		nf_awriter_free(w);
-		return -ENOMEM;
+		return nf_lazy_err(NF_LAZY_ARCHIVE);
 	}
 	r = format == NF_PACK_CPIO ? archive_write_set_format_cpio_newc(w->a)
 				   : archive_write_set_format_pax_restricted(w->a);
@@ -290,7 +291,7 @@ static int ar_setup(struct nf_ctx *ctx, struct nf_areader **out)
 	r->a = archive_read_new();
 	if (!r->a) {
 		free(r);
-		return -ENOMEM;
+		return nf_lazy_err(NF_LAZY_ARCHIVE);
 	}
 	/* Only what nf_pack writes and its peers write: no external
 	 * programs, no exotic formats */

@@ -7,6 +7,7 @@
  * lib/adapters/fetch.c's.
  */
 #include "internal.h"
+#include "lazy.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -82,7 +83,7 @@ int nf_http_request(struct nf_ctx *ctx, const struct nf_http_req *rq,
 			       rq->url);
 	c = nf_curl_init() ? NULL : curl_easy_init();
 	if (!c)
-		return -ENOMEM;
+		return nf_lazy_err(NF_LAZY_CURL);
 	curl_easy_setopt(c, CURLOPT_URL, rq->url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -233,7 +234,7 @@ int nf_http_post(struct nf_ctx *ctx, const char *url, const char *bind,
 		return nf_fail(ctx, NF_E_INVALID,
 			       "'%s' is not an http:// or https:// URL", url);
 	if (nf_curl_init() || !(c = curl_easy_init()))
-		return -ENOMEM;
+		return nf_lazy_err(NF_LAZY_CURL);
 	h = curl_slist_append(h, "Content-Type: application/json");
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);

@@ -8,6 +8,7 @@
  * and no_proxy from the environment.
  */
 #include "internal.h"
+#include "lazy.h"
 
 #include <curl/curl.h>
 #include <fcntl.h>
@@ -225,7 +226,7 @@ static int attempt(struct nf_ctx *ctx, const char *url, const char *part,
 	c = curl_easy_init();
 	if (!c) {
 		close(x.fd);
-		return -ENOMEM;
+		return nf_lazy_err(NF_LAZY_CURL);
 	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);

@@ -33,6 +33,16 @@ static struct lib libs[] = {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+int nf_lazy_err(enum nf_lazy_lib which)
+{
+	int failed;
+
+	pthread_mutex_lock(&lock);
+	failed = libs[which].failed;
+	pthread_mutex_unlock(&lock);
+	return failed ? -ELIBACC : -ENOMEM;
+}
+
 void *nf_lazy_sym(enum nf_lazy_lib which, const char *name)
 {
 	struct lib *l = &libs[which];

@@ -9,6 +9,10 @@ enum nf_lazy_lib { NF_LAZY_CURL, NF_LAZY_MHD, NF_LAZY_ARCHIVE };
  * NULL (said on stderr) when it cannot be loaded or lacks NAME */
 void *nf_lazy_sym(enum nf_lazy_lib lib, const char *name);
 
+/* What a call that got nothing from LIB returns: -ELIBACC when LIB could
+ * not be loaded (said on stderr, naming it), else -ENOMEM */
+int nf_lazy_err(enum nf_lazy_lib lib);
+
 /* The function NAME of LIB, of NAME's own type, looked up once: the
  * variable it is kept in is the caller's */
 #define NF_LAZY_FN(lib, name)                                                  \

@@ -55,3 +55,24 @@ opened() {
 	opened ld.log | grep -q '^libarchive\.so\.13$'
 	! opened ld.log | grep -q libcurl
 }
+
+@test "lazy libraries: one that cannot be loaded (/dev/null over it, in a mount namespace) is named with its package; the command fails, it does not crash" {
+	[ "$(id -u)" = 0 ] || skip "needs root (a mount namespace)"
+	command -v unshare >/dev/null || skip "unshare (util-linux) not installed"
+	lib=$(readlink -f "$(ldconfig -p | sed -n 's/^[[:space:]]*libcurl\.so\.4 (libc6,x86-64) => //p' | head -n1)")
+	[ -f "$lib" ]
+	run unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" status --server http://127.0.0.1:9' \
+		sh "$lib" "$NF_BIN"
+	status_is 1
+	[[ "$output" == *"nodeforge: cannot load libcurl.so.4 (Debian package libcurl4): "* ]]
+	[[ "$output" == *"nodeforge status: Can not access a needed shared library"* ]]
+	[ "$(echo "$output" | grep -c 'cannot load')" = 1 ]
+	# libarchive, for an unpack
+	tar -C "$NF_SRCDIR" -cf a.tar VERSION
+	lib=$(readlink -f "$(ldconfig -p | sed -n 's/^[[:space:]]*libarchive\.so\.13 (libc6,x86-64) => //p' | head -n1)")
+	run unshare -m sh -c 'mount --bind /dev/null "$1" && exec "$2" unpack a.tar out' \
+		sh "$lib" "$NF_BIN"
+	status_is 1
+	[[ "$output" == *"cannot load libarchive.so.13 (Debian package libarchive13)"* ]]
+	[ ! -e out ]
+}
