@@ -50,7 +50,6 @@ cp "$NF_SRCDIR/bench/nhc.conf" "$R/etc/nhc/nhc.conf"
 sysns_mask "$R" systemd-networkd-wait-online.service chrony-wait.service
 sysns_boot "$R" "$W/boot.log"
 
-now_us() { local t=${EPOCHREALTIME/./}; echo "$t"; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : int((a[NR/2] + a[NR/2+1]) / 2)}'; }
 # one run inside: its wall time in µs, measured inside (nsenter's own
 # start is not the tool's)
