@@ -19,6 +19,8 @@
 # include the manifest (every file's sha256) and the fsync that publishes
 # the archive; the peers neither hash nor sync.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 NF_BIN=${NF_BIN:-$(cd "$(dirname "$0")/.." && pwd)/build/nodeforge}
 LEVEL=${BENCH_LEVEL:-3}
@@ -58,8 +60,6 @@ tool() { # NAME OUTPUT COMMAND [the nodeforge run it is compared with]
 	CMD[$1]=$3
 	REF[$1]=${4:-nodeforge}
 }
-median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 }
-	END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
 O=$WORK/out
 tool nodeforge "$O.tar.zst" \

@@ -6,6 +6,8 @@
 # same entries in one profile with no inheritance (the cost of parsing and
 # printing them, without any merge).  Target: < 1 s.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 NF_BIN=${NF_BIN:-$(cd "$(dirname "$0")/.." && pwd)/build/nodeforge}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 N=${N:-100000}
@@ -43,8 +45,6 @@ cp "$SRC/tests/fixtures/site-good.yaml" p/site.yaml
 	seq 1 "$N" | awk '{ printf "    Key%d: %d\n", $1, $1 }'
 } > p/mapflat.yaml
 
-now_us() { local t=${EPOCHREALTIME/./}; echo "$t"; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : int((a[NR/2] + a[NR/2+1]) / 2)}'; }
 timed() {	# timed ROLE -> median microseconds over RUNS
 	local t0 t1
 	for _ in $(seq "$RUNS"); do

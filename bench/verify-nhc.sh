@@ -20,6 +20,8 @@
 # IMAGE=ROLE-SHA.rootfs.tar.zst, by default the cpu image make test
 # builds (build/e2e-cache/cluster/out/cpu).
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 NF_SRCDIR=${NF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 NF_BIN=${NF_BIN:-$NF_SRCDIR/build/nodeforge}
 RUNS=${RUNS:-30}
@@ -50,7 +52,6 @@ cp "$NF_SRCDIR/bench/nhc.conf" "$R/etc/nhc/nhc.conf"
 sysns_mask "$R" systemd-networkd-wait-online.service chrony-wait.service
 sysns_boot "$R" "$W/boot.log"
 
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : int((a[NR/2] + a[NR/2+1]) / 2)}'; }
 # one run inside: its wall time in µs, measured inside (nsenter's own
 # start is not the tool's)
 inside() {

@@ -5,6 +5,8 @@
 # hangs (target: budget + < 100 ms), for an exec'd probe (killed) and an
 # in-process one (NVML, abandoned).
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 NF_SRCDIR=${NF_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 NF_BIN=${NF_BIN:-$NF_SRCDIR/build/nodeforge}
 RUNS=${RUNS:-50}
@@ -12,23 +14,12 @@ FX=$NF_SRCDIR/tests/fixtures/sysroot
 
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-mk() {	# mk NAME VARIANT: pass fixture + variant, like the tests' vfx
-	cp -a "$FX/pass" "$W/$1"
-	if [ -n "${2:-}" ]; then
-		cp -a "$FX/$2/." "$W/$1/"
-		jq -s '.[0] * .[1]' "$W/$1/fixture.json" "$FX/$2/fixture-patch.json" > "$W/$1/f.json"
-		mv "$W/$1/f.json" "$W/$1/fixture.json"
-		rm -f "$W/$1/fixture-patch.json"
-	fi
-	chmod 0400 "$W/$1/etc/munge/munge.key"
-	echo "munge:x:$(id -u):$(id -g)::/nonexistent:/usr/sbin/nologin" >> "$W/$1/etc/passwd"
+mk() {	# mk NAME VARIANT: a fixture node, as the verify tests make it
+	"$FX/node.sh" "$W/$1" "${2:-}"
 }
 mk pass
 mk hang-enroot hang-enroot
 mk hang-nvml hang-nvml
-
-now_us() { local t=${EPOCHREALTIME/./}; echo "$t"; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : int((a[NR/2] + a[NR/2+1]) / 2)}'; }
 
 # warm the page cache
 "$NF_BIN" verify --sysroot "$W/pass" --fixture "$W/pass/fixture.json" -q
