@@ -73,7 +73,6 @@ const struct nf_cmd nf_cmd_build = {
 		"Exit status: 0 built (or current), 1 failure (nothing published),\n"
 		"2 usage error.\n",
 	.run = cmd_build,
-	.flags = NF_CMD_SITE,
 };
 
 struct progress {

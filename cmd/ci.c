@@ -68,7 +68,6 @@ const struct nf_cmd nf_cmd_ci = {
 		"2 usage error,\n"
 		"3 findings.\n",
 	.run = cmd_ci,
-	.flags = NF_CMD_SITE,
 };
 
 static void emit_diff(struct nf_emit *e, const json_t *d)

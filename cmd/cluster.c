@@ -60,7 +60,7 @@ static int cluster_show(struct nf_global *g, const char *inv, int hosts)
 	char *conf = NULL, *h = NULL;
 	int r;
 
-	if ((r = nf_cmd_site_optional(g, "cluster")))
+	if ((r = nf_cmd_setup(g, NULL)))
 		return r;
 	if ((r = nf_cluster_render(g->ctx, inv, g->site, &conf, &h))) {
 		fprintf(stderr, "nodeforge cluster: %s\n", nf_errmsg(g->ctx));

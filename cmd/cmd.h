@@ -9,18 +9,31 @@
 
 #include "nodeforge.h"
 
-/* Setup that main() does once, before the command runs */
+/* The setup a command needs, named with it in commands.def: main() does
+ * what the command's options cannot change before the command runs, and
+ * nf_cmd_setup() the rest once they are parsed */
 enum {
-	NF_CMD_SITE = 1 << 0, /* load the site file (default: embedded) */
+	/* the site file, loaded by main(): one that cannot be loaded stops
+	 * the command (default: the profiles directory's site.yaml) */
+	NF_SETUP_SITE = 1 << 0,
+	/* the site when its file exists (inventory and pxe work without
+	 * one), loaded by nf_cmd_setup() */
+	NF_SETUP_SITE_IF_PRESENT = 1 << 1,
+	/* the inventory the command's options name, loaded and validated
+	 * by nf_cmd_setup() into nf_global.inv */
+	NF_SETUP_INVENTORY = 1 << 2,
 };
 
 struct nf_global {
 	struct nf_ctx *ctx;
 	const char *prog;
+	const struct nf_cmd *cmd;  /* the command that runs */
+	unsigned setup;            /* its NF_SETUP_* (commands.def) */
 	const char *site_path;
 	const char *site_opt;  /* what named it: "-s", "--site", "NODEFORGE_SITE"
 				* (NULL: the profiles directory's default) */
 	struct nf_site *site;
+	struct nf_inventory *inv;  /* NF_SETUP_INVENTORY; main() frees it */
 	int json;
 	int quiet;
 	int verbose;
@@ -33,10 +46,9 @@ struct nf_cmd {
 	/* Full --help text; the first line is the usage line */
 	const char *help;
 	int (*run)(struct nf_global *g, int argc, char **argv);
-	unsigned flags;
 };
 
-#define NF_CMD(n) extern const struct nf_cmd nf_cmd_##n;
+#define NF_CMD(n, setup) extern const struct nf_cmd nf_cmd_##n;
 #include "commands.def"
 #undef NF_CMD
 
@@ -98,20 +110,24 @@ int nf_cmd_complete(int argc, char **argv);
 /* status --state's values, NULL-terminated (cmd/status.c) */
 extern const char *const nf_status_state_args[];
 
+/* The setup the command's commands.def entry names that waits for its
+ * options: the site when its file exists (NF_SETUP_SITE_IF_PRESENT),
+ * then, when INVENTORY is not NULL, that inventory into g->inv
+ * (NF_SETUP_INVENTORY), each once however often it is called (pxe asks
+ * for the site first and the inventory later).  Returns 0, or an exit
+ * status after printing the error: 3 a file with errors (FILE:LINE:COL:
+ * error: MESSAGE), 1 one that cannot be read, 1 a command that asks for
+ * what its entry does not name */
+int nf_cmd_setup(struct nf_global *g, const char *inventory);
+
 /* ---- boot commands (inventory, pxe, serve, status) ---- */
 struct nf_inventory;
-/* Load the site when its file exists (inventory and pxe work without one);
- * returns 0 or an exit status after printing the error */
-int nf_cmd_site_optional(struct nf_global *g, const char *cmd);
 /* Say on stderr, once, that WHAT (a value the command is about to use)
  * comes from the example site, when it does */
 void nf_cmd_site_note(struct nf_global *g, const char *cmd, const char *what);
 /* Add S to the list "a, b, c" in buf (size sz) unless it is there: the
  * known values an error names after an unknown one */
 void nf_cmd_known_add(char *buf, size_t sz, const char *s);
-/* Load and validate an inventory, printing diagnostics; 0 or exit status */
-int nf_cmd_inventory_load(struct nf_global *g, const char *cmd,
-			  const char *path, struct nf_inventory **inv);
 
 /* The options power and bootdev share, as their --help says them */
 #define NF_BMC_HELP_OPTS \

@@ -118,28 +118,19 @@ static int parse_duration(const char *s, long long *out)
 }
 
 static int load_server(struct nf_global *g, const struct enroll_opts *o,
-		       struct nf_inventory **inv, struct nf_enroll **e)
+		       struct nf_enroll **e)
 {
 	int r;
 
-	if ((r = nf_cmd_site_optional(g, "enroll")))
+	if ((r = nf_cmd_setup(g, o->inventory)))
 		return r;
-	if (o->inventory &&
-	    (r = nf_cmd_inventory_load(g, "enroll", o->inventory, inv)))
-		return r;
-	r = nf_enroll_from_site(g->ctx, g->site, *inv, o->state, o->tree, e);
-	if (r) {
-		nf_inventory_free(*inv);
-		*inv = NULL;
-		return nf_cmd_fail(g, "enroll", r);
-	}
-	return 0;
+	r = nf_enroll_from_site(g->ctx, g->site, g->inv, o->state, o->tree, e);
+	return r ? nf_cmd_fail(g, "enroll", r) : 0;
 }
 
 static int enroll_open(struct nf_global *g, const struct enroll_opts *o,
 		       const char *hosts)
 {
-	struct nf_inventory *inv = NULL;
 	struct nf_enroll *e = NULL;
 	struct nf_emit *em;
 	char **names = NULL;
@@ -148,12 +139,12 @@ static int enroll_open(struct nf_global *g, const struct enroll_opts *o,
 
 	if (nf_hostlist_expand(hosts, &names, &n, 100000))
 		return nf_usage_error("enroll", "'%s' is not a hostlist", hosts);
-	if ((r = load_server(g, o, &inv, &e))) {
+	if ((r = load_server(g, o, &e))) {
 		nf_strv_free(names, n);
 		return r;
 	}
-	for (size_t i = 0; inv && i < n; i++)
-		if (!nf_inventory_find(inv, names[i])) {
+	for (size_t i = 0; g->inv && i < n; i++)
+		if (!nf_inventory_find(g->inv, names[i])) {
 			fprintf(stderr,
 				"nodeforge enroll: '%s' is not a node of '%s'\n",
 				names[i], o->inventory);
@@ -175,7 +166,6 @@ static int enroll_open(struct nf_global *g, const struct enroll_opts *o,
 out:
 	nf_strv_free(names, n);
 	nf_enroll_free(e);
-	nf_inventory_free(inv);
 	return r;
 }
 
@@ -191,7 +181,6 @@ static const char *fmt_time(long long t, char *buf, size_t sz)
 
 static int enroll_list(struct nf_global *g, const struct enroll_opts *o)
 {
-	struct nf_inventory *inv = NULL;
 	struct nf_enroll *e = NULL;
 	struct nf_emit *em;
 	json_t *st, *v, *ref;
@@ -201,11 +190,10 @@ static int enroll_list(struct nf_global *g, const struct enroll_opts *o)
 	size_t i;
 	int r;
 
-	if ((r = load_server(g, o, &inv, &e)))
+	if ((r = load_server(g, o, &e)))
 		return r;
 	r = nf_enroll_state(e, &st);
 	nf_enroll_free(e);
-	nf_inventory_free(inv);
 	if (r)
 		return nf_cmd_fail(g, "enroll", r);
 	if (nf_emit_new(&em, stdout, g->json)) {
@@ -266,7 +254,6 @@ static int enroll_list(struct nf_global *g, const struct enroll_opts *o)
 
 static int enroll_answer(struct nf_global *g, const struct enroll_opts *o)
 {
-	struct nf_inventory *inv = NULL;
 	struct nf_enroll *e = NULL;
 	char buf[NF_ENROLL_BODY_MAX + 1];
 	size_t n = 0;
@@ -284,12 +271,11 @@ static int enroll_answer(struct nf_global *g, const struct enroll_opts *o)
 			break;
 		n += got;
 	}
-	if ((r = load_server(g, o, &inv, &e)))
+	if ((r = load_server(g, o, &e)))
 		return r;
 	r = o->rotate ? nf_rotate_poll(e, o->peer, buf, n, &resp, &status)
 		      : nf_enroll_claim(e, o->peer, buf, n, &resp, &status);
 	nf_enroll_free(e);
-	nf_inventory_free(inv);
 	if (r)
 		return nf_cmd_fail(g, "enroll", r);
 	json_object_set_new(resp, "status", json_integer(status));

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cmd.h"
 
@@ -32,54 +31,6 @@ const struct nf_cmd nf_cmd_inventory = {
 		"2 usage error.\n",
 	.run = cmd_inventory,
 };
-
-int nf_cmd_site_optional(struct nf_global *g, const char *cmd)
-{
-	struct nf_diags d;
-	struct stat st;
-	int r;
-
-	if (g->site || !g->site_path || stat(g->site_path, &st) != 0)
-		return 0;
-	nf_diags_init(&d);
-	r = nf_site_load(g->ctx, g->site_path, &g->site, &d);
-	if (r) {
-		if (d.n)
-			nf_print_diags(g, &d);
-		else
-			fprintf(stderr, "nodeforge %s: %s\n", cmd,
-				nf_errmsg(g->ctx));
-		nf_diags_free(&d);
-		return r == NF_E_PARSE || r == NF_E_INVALID ? NF_EXIT_FINDINGS
-							    : NF_EXIT_FAILURE;
-	}
-	nf_diags_free(&d);
-	return 0;
-}
-
-int nf_cmd_inventory_load(struct nf_global *g, const char *cmd,
-			  const char *path, struct nf_inventory **inv)
-{
-	struct nf_diags d;
-	int r;
-
-	nf_diags_init(&d);
-	r = nf_inventory_load(g->ctx, path, g->site, inv, &d);
-	if (r) {
-		if (d.n) {
-			nf_diags_sort(&d);
-			nf_print_diags(g, &d);
-		} else {
-			fprintf(stderr, "nodeforge %s: %s\n", cmd,
-				nf_errmsg(g->ctx));
-		}
-		nf_diags_free(&d);
-		return r == NF_E_PARSE || r == NF_E_INVALID ? NF_EXIT_FINDINGS
-							    : NF_EXIT_FAILURE;
-	}
-	nf_diags_free(&d);
-	return 0;
-}
 
 /* VALUE (of --rack or --role) is what some node has: else a usage error
  * naming the values the nodes have */
@@ -135,7 +86,7 @@ static int cmd_inventory(struct nf_global *g, int argc, char **argv)
 	const char *which[1];
 	struct nf_args args = { .v = which, .max = 1,
 				.hint = " (one hostlist: gpu-[01-04],cpu-01)" };
-	struct nf_inventory *inv = NULL;
+	const struct nf_inventory *inv;
 	struct nf_emit *e;
 	char **names = NULL;
 	size_t nnames = 0, shown = 0;
@@ -176,11 +127,11 @@ static int cmd_inventory(struct nf_global *g, int argc, char **argv)
 	if (args.n && nf_hostlist_expand(which[0], &names, &nnames, NF_INVENTORY_MAX_NODES))
 		return nf_usage_error("inventory", "'%s' is not a node name or a "
 				      "hostlist", which[0]);
-	if ((r = nf_cmd_site_optional(g, "inventory")) ||
-	    (r = nf_cmd_inventory_load(g, "inventory", path, &inv))) {
+	if ((r = nf_cmd_setup(g, path))) {
 		free_names(names, nnames);
 		return r;
 	}
+	inv = g->inv;
 	for (size_t i = 0; i < nnames; i++)
 		if (!nf_inventory_find(inv, names[i])) {
 			r = nf_usage_error("inventory", "no node '%s' in '%s'",
@@ -191,7 +142,6 @@ static int cmd_inventory(struct nf_global *g, int argc, char **argv)
 	    (r = known_value(inv, "role", role)) ||
 	    (nf_emit_new(&e, stdout, g->json) && (r = NF_EXIT_FAILURE))) {
 		free_names(names, nnames);
-		nf_inventory_free(inv);
 		return r;
 	}
 	nf_emit_str(e, "inventory", NULL, nf_inventory_path(inv));
@@ -223,6 +173,5 @@ static int cmd_inventory(struct nf_global *g, int argc, char **argv)
 	r = nf_emit_end(e) ? NF_EXIT_FAILURE : 0;
 	nf_emit_free(e);
 	free_names(names, nnames);
-	nf_inventory_free(inv);
 	return r;
 }

@@ -185,7 +185,6 @@ int nf_keys_rotate(struct nf_global *g, int argc, char **argv)
 	const char *phase = NULL;
 	struct nf_args args = { &what, 1 };
 	long stage_to = 300, group_to = 120;
-	struct nf_inventory *inv = NULL;
 	struct nf_enroll *e = NULL;
 	char fp[NF_FINGERPRINT_LEN];
 	int status_only = 0, resume = 0, abort_ = 0, o, r, late;
@@ -214,11 +213,10 @@ int nf_keys_rotate(struct nf_global *g, int argc, char **argv)
 	if (status_only + resume + abort_ > 1)
 		return nf_usage_error("keys", "rotate: --status, --resume and "
 				      "--abort exclude each other");
-	if ((r = nf_cmd_site_optional(g, "keys")))
+	if ((r = nf_cmd_setup(g, invpath)))
 		return r;
-	if ((r = nf_cmd_inventory_load(g, "keys", invpath, &inv)))
-		return r;
-	if ((r = nf_enroll_from_site(g->ctx, g->site, inv, state, NULL, &e))) {
+	if ((r = nf_enroll_from_site(g->ctx, g->site, g->inv, state, NULL,
+				     &e))) {
 		r = nf_cmd_fail(g, "keys", r);
 		goto out;
 	}
@@ -273,6 +271,5 @@ int nf_keys_rotate(struct nf_global *g, int argc, char **argv)
 	r = late ? NF_EXIT_FAILURE : 0;
 out:
 	nf_enroll_free(e);
-	nf_inventory_free(inv);
 	return r;
 }

@@ -17,9 +17,26 @@
 #endif
 
 static const struct nf_cmd *const commands[] = {
-#define NF_CMD(n) &nf_cmd_##n,
+#define NF_CMD(n, setup) &nf_cmd_##n,
 #include "commands.def"
 #undef NF_CMD
+};
+
+/* commands[i]'s NF_SETUP_* */
+static const unsigned setups[] = {
+#define NF_CMD(n, setup) setup,
+#include "commands.def"
+#undef NF_CMD
+};
+
+/* The setup flags by name, as __commands lists them */
+static const struct {
+	unsigned flag;
+	const char *name;
+} setup_names[] = {
+	{ NF_SETUP_SITE, "site" },
+	{ NF_SETUP_SITE_IF_PRESENT, "site-if-present" },
+	{ NF_SETUP_INVENTORY, "inventory" },
 };
 
 static const char *prog = "nodeforge";
@@ -334,6 +351,84 @@ void nf_cmd_default_profiles(char *out, size_t outsz)
 	default_profiles_dir(out, outsz);
 }
 
+/* A site or inventory that did not load: its diagnostics, else the
+ * library's message; the exit status */
+static int load_failed(struct nf_global *g, int r, const struct nf_diags *d)
+{
+	if (d->n)
+		nf_print_diags(g, d);
+	else
+		fprintf(stderr, "%s %s: %s\n", prog, g->cmd->name,
+			nf_errmsg(g->ctx));
+	return r == NF_E_PARSE || r == NF_E_INVALID ? NF_EXIT_FINDINGS
+						    : NF_EXIT_FAILURE;
+}
+
+static int load_site(struct nf_global *g)
+{
+	struct nf_diags d;
+	int r;
+
+	nf_diags_init(&d);
+	r = nf_site_load(g->ctx, g->site_path, &g->site, &d);
+	if (r)
+		r = load_failed(g, r, &d);
+	nf_diags_free(&d);
+	return r;
+}
+
+static int load_inventory(struct nf_global *g, const char *path)
+{
+	struct nf_diags d;
+	int r;
+
+	nf_diags_init(&d);
+	r = nf_inventory_load(g->ctx, path, g->site, &g->inv, &d);
+	if (r) {
+		nf_diags_sort(&d);
+		r = load_failed(g, r, &d);
+	}
+	nf_diags_free(&d);
+	return r;
+}
+
+int nf_cmd_setup(struct nf_global *g, const char *inventory)
+{
+	unsigned want = NF_SETUP_SITE_IF_PRESENT |
+			(inventory ? NF_SETUP_INVENTORY : 0);
+	struct stat st;
+	int r;
+
+	/* a setup that commands.def does not name: the entry is wrong */
+	if ((g->setup & want) != want) {
+		fprintf(stderr, "%s %s: internal error: commands.def does not "
+			"name the setup the command asks for\n", prog,
+			g->cmd->name);
+		return NF_EXIT_FAILURE;
+	}
+	if (!g->site && g->site_path && stat(g->site_path, &st) == 0 &&
+	    (r = load_site(g)))
+		return r;
+	if (inventory && !g->inv && (r = load_inventory(g, inventory)))
+		return r;
+	return 0;
+}
+
+/* nodeforge __commands (hidden): every command with the setup its
+ * commands.def entry names, one a line, for the tests that hold each
+ * command to its entry */
+static int list_commands(void)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++) {
+		printf("%s", commands[i]->name);
+		for (size_t k = 0; k < sizeof(setup_names) / sizeof(*setup_names); k++)
+			if (setups[i] & setup_names[k].flag)
+				printf(" %s", setup_names[k].name);
+		printf("\n");
+	}
+	return fflush(stdout) ? NF_EXIT_FAILURE : 0;
+}
+
 int nf_cmd_term_width(void)
 {
 	struct winsize ws;
@@ -440,6 +535,8 @@ int main(int argc, char **argv)
 	 * its words are the command line being typed) */
 	if (argc >= 2 && !strcmp(argv[1], "__complete"))
 		return nf_cmd_complete(argc - 2, argv + 2);
+	if (argc == 2 && !strcmp(argv[1], "__commands"))
+		return list_commands();
 	if ((r = take_globals(&g, &argc, argv, &profiles)))
 		return r;
 	if (argc < 2) {
@@ -466,10 +563,13 @@ int main(int argc, char **argv)
 	if (argv[1][0] == '-')
 		return nf_usage_error(NULL, "unknown option '%s'", argv[1]);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
-		if (!strcmp(commands[i]->name, argv[1]))
+		if (!strcmp(commands[i]->name, argv[1])) {
 			cmd = commands[i];
+			g.setup = setups[i];
+		}
 	if (!cmd)
 		return unknown_command(argv[1]);
+	g.cmd = cmd;
 
 	if ((r = nf_ctx_new(&g.ctx)) < 0) {
 		fprintf(stderr, "%s: %s\n", prog, nf_strerror(r));
@@ -519,28 +619,15 @@ int main(int argc, char **argv)
 		nf_ctx_free(g.ctx);
 		return r;
 	}
-	if (cmd->flags & NF_CMD_SITE) {
-		struct nf_diags d;
-
-		nf_diags_init(&d);
-		r = nf_site_load(g.ctx, g.site_path, &g.site, &d);
-		if (r) {
-			if (d.n)
-				nf_print_diags(&g, &d);
-			else
-				fprintf(stderr, "%s %s: %s\n", prog, cmd->name,
-					nf_errmsg(g.ctx));
-			nf_diags_free(&d);
-			nf_ctx_free(g.ctx);
-			return r == NF_E_PARSE || r == NF_E_INVALID
-				       ? NF_EXIT_FINDINGS : NF_EXIT_FAILURE;
-		}
-		nf_diags_free(&d);
+	if ((g.setup & NF_SETUP_SITE) && (r = load_site(&g))) {
+		nf_ctx_free(g.ctx);
+		return r;
 	}
 	optind = 1;
 	r = cmd->run(&g, argc - 1, argv + 1);
 	if (input_path_failed && r == NF_EXIT_USAGE)
 		r = NF_EXIT_FAILURE;
+	nf_inventory_free(g.inv);
 	nf_site_free(g.site);
 	nf_ctx_free(g.ctx);
 	if (fflush(stdout) != 0 && r == 0)

@@ -58,7 +58,6 @@ int nf_cmd_bmc_run(struct nf_global *g, const struct nf_cmd *c, int argc,
 				    .wait_ms = flags & NF_BMC_WAIT
 					       ? NF_POWER_WAIT_MS : 0 };
 	struct nf_power_result *res = NULL;
-	struct nf_inventory *inv = NULL;
 	struct nf_emit *e = NULL;
 	char **names = NULL;
 	size_t nnames = 0, i, failed = 0, verb;
@@ -143,20 +142,16 @@ int nf_cmd_bmc_run(struct nf_global *g, const struct nf_cmd *c, int argc,
 		return nf_usage_error(c->name, "'%s' is not a node name or a "
 				      "hostlist", pos[1]);
 	}
-	if ((r = nf_cmd_site_optional(g, c->name)) ||
-	    (r = nf_cmd_inventory_load(g, c->name, inv_path, &inv))) {
+	if ((r = nf_cmd_setup(g, inv_path))) {
 		nf_strv_free(names, nnames);
 		return r;
 	}
-	r = nf_power_run(g->ctx, g->site, inv, names, nnames, &po, &res);
+	r = nf_power_run(g->ctx, g->site, g->inv, names, nnames, &po, &res);
 	nf_strv_free(names, nnames);
-	if (r) {
-		nf_inventory_free(inv);
+	if (r)
 		return nf_cmd_fail(g, c->name, r);
-	}
 	if (nf_emit_new(&e, stdout, g->json)) {
 		free(res);
-		nf_inventory_free(inv);
 		return NF_EXIT_FAILURE;
 	}
 	nf_emit_text(e, "%-20s %-8s %-22s %-7s %s\n", "NODE", "PROTOCOL", "BMC",
@@ -193,7 +188,6 @@ int nf_cmd_bmc_run(struct nf_global *g, const struct nf_cmd *c, int argc,
 		fprintf(stderr, "nodeforge %s: %zu of %zu node(s) failed\n",
 			c->name, failed, nnames);
 	free(res);
-	nf_inventory_free(inv);
 	return r ? r : failed ? NF_EXIT_FAILURE : 0;
 }
 

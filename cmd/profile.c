@@ -28,7 +28,6 @@ const struct nf_cmd nf_cmd_profile = {
 		"3 the profile has errors (FILE:LINE:COL: error: MESSAGE); list: 3 when a\n"
 		"profile is broken.\n",
 	.run = cmd_profile,
-	.flags = NF_CMD_SITE,
 };
 
 static int profile_list(struct nf_global *g)

@@ -241,7 +241,7 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 	const char *images = NULL;  /* --images, when given */
 	struct nf_pxe_stats st;
 	const char *inv_path = "racks.yaml";
-	struct nf_inventory *inv = NULL;
+	const struct nf_inventory *inv = NULL;
 	json_t *args = json_object(), *repl = json_object(), *add = json_object();
 	char ksdef[PATH_MAX], defkey[PATH_MAX], *abs = NULL, *cconf = NULL;
 	char *chosts = NULL;
@@ -316,7 +316,7 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 	    (po.kickstart_dir &&
 	     (r = nf_cmd_path_arg("pxe", "--kickstart", po.kickstart_dir, 0))))
 		goto done;
-	if ((r = nf_cmd_site_optional(g, "pxe")))
+	if ((r = nf_cmd_setup(g, NULL)))
 		goto done;
 	if (!po.server_url && g->site) {
 		const json_t *srv = json_object_get(nf_site_json(g->site), "server");
@@ -341,8 +341,9 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 			po.kickstart_dir = ksdef;
 	}
 	t0 = nf_now_s();
-	if ((r = nf_cmd_inventory_load(g, "pxe", inv_path, &inv)))
+	if ((r = nf_cmd_setup(g, inv_path)))
 		goto done;
+	inv = g->inv;
 	if ((r = check_arg_roles(inv, repl)) || (r = check_arg_roles(inv, add)))
 		goto done;
 	if ((r = role_args(g, inv, repl, add, args, &slurmd))) {
@@ -418,7 +419,6 @@ done:
 	free(abs);
 	free(cconf);
 	free(chosts);
-	nf_inventory_free(inv);
 	json_decref(args);
 	json_decref(repl);
 	json_decref(add);

@@ -208,7 +208,6 @@ static int cmd_reimage(struct nf_global *g, int argc, char **argv)
 				 "hostlist: gpu-[01-04],cpu-01)" };
 	struct nf_reimage_opts o = { .images_dir = "out" };
 	struct nf_reimage_summary sum;
-	struct nf_inventory *inv = NULL;
 	struct nf_enroll *en = NULL;
 	const char *enroll_state = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -290,8 +289,7 @@ static int cmd_reimage(struct nf_global *g, int argc, char **argv)
 			return NF_EXIT_FAILURE;
 		}
 	}
-	if ((r = nf_cmd_site_optional(g, "reimage")) ||
-	    (r = nf_cmd_inventory_load(g, "reimage", inv_path, &inv))) {
+	if ((r = nf_cmd_setup(g, inv_path))) {
 		nf_strv_free(names, nnames);
 		return r;
 	}
@@ -302,16 +300,14 @@ static int cmd_reimage(struct nf_global *g, int argc, char **argv)
 
 		if (asprintf(&run_dir, "%s/reimage", sd ? sd : "/var/lib/nodeforge") < 0) {
 			nf_strv_free(names, nnames);
-			nf_inventory_free(inv);
 			return NF_EXIT_FAILURE;
 		}
 		o.run_dir = run_dir;
 	}
 	if (hands_out_keys(g) &&
-	    (r = nf_enroll_from_site(g->ctx, g->site, inv, enroll_state, o.tree,
+	    (r = nf_enroll_from_site(g->ctx, g->site, g->inv, enroll_state, o.tree,
 				     &en))) {
 		nf_strv_free(names, nnames);
-		nf_inventory_free(inv);
 		free(run_dir);
 		return nf_cmd_fail(g, "reimage", r);
 	}
@@ -325,9 +321,8 @@ static int cmd_reimage(struct nf_global *g, int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	r = nf_reimage_run(g->ctx, g->site, inv, names, nnames, &o, &sum);
+	r = nf_reimage_run(g->ctx, g->site, g->inv, names, nnames, &o, &sum);
 	nf_strv_free(names, nnames);
-	nf_inventory_free(inv);
 	nf_enroll_free(en);
 	free(run_dir);
 	if (r == -EINTR) {

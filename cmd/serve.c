@@ -126,7 +126,6 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv)
 	};
 	const char *trusted[NF_SERVE_TRUSTED_MAX];
 	const char *inv_path = NULL, *enroll_state = NULL;
-	struct nf_inventory *inv = NULL;
 	struct nf_serve_opts so = { .listen = "0.0.0.0:8080",
 				    .state_dir = "state" };
 	struct nf_server *srv;
@@ -192,12 +191,10 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	raise_nofile();
 	if (inv_path) {
-		if ((r = nf_cmd_site_optional(g, "serve")) ||
-		    (r = nf_cmd_inventory_load(g, "serve", inv_path, &inv)))
+		if ((r = nf_cmd_setup(g, inv_path)))
 			return r;
-		r = nf_enroll_from_site(g->ctx, g->site, inv, enroll_state,
+		r = nf_enroll_from_site(g->ctx, g->site, g->inv, enroll_state,
 					so.tree, &so.enroll);
-		nf_inventory_free(inv);
 		/* under the unit, the secrets come as credentials */
 		if (!r)
 			r = nf_enroll_credentials(so.enroll,

@@ -315,7 +315,7 @@ static int parse_args(struct nf_global *g, int argc, char **argv,
 				      "hostlist", a->which);
 	if (a->server)
 		return -1;
-	if ((r = nf_cmd_site_optional(g, "status")))
+	if ((r = nf_cmd_setup(g, NULL)))
 		return r;
 	if (g->site)
 		a->server = json_string_value(json_object_get(

@@ -300,200 +300,6 @@ static int take_lock(struct build *b)
 }
 
 
-/* Digest of an overlay tree: paths, types, modes and contents */
-/* An overlay's tree into the inputs' hash: each entry's path, mode and
- * content (a symlink's target), in the walk's bytewise order */
-struct ov_hash {
-	struct nf_ctx *ctx;
-	struct nf_sha256 *h;
-};
-
-static int ov_hash_cb(void *data, const struct nf_walk_entry *e)
-{
-	struct ov_hash *oh = data;
-	struct nf_sha256 *h = oh->h;
-	char link[PATH_MAX];
-	char hex[NF_SHA256_HEX];
-	char line[PATH_MAX + 128];
-	unsigned long long sz;
-
-	snprintf(line, sizeof(line), "/%s\n%o\n", e->rel, e->st->st_mode);
-	nf_sha256_update(h, line, strlen(line));
-	if (S_ISLNK(e->st->st_mode)) {
-		ssize_t n = readlinkat(e->dfd, e->name, link, sizeof(link) - 1);
-
-		if (n >= 0)
-			nf_sha256_update(h, link, (size_t)n);
-	} else if (S_ISREG(e->st->st_mode)) {
-		int fd = openat(e->dfd, e->name, O_RDONLY | O_NOFOLLOW |
-				O_CLOEXEC);
-		int r;
-
-		if (fd < 0)
-			return nf_fail(oh->ctx, -errno, "cannot read overlay "
-				       "'%s': %s", e->path, strerror(errno));
-		r = nf_sha256_fd(oh->ctx, fd, e->path, hex, &sz);
-		close(fd);
-		if (r)
-			return r;
-		nf_sha256_update(h, hex, strlen(hex));
-	}
-	return 0;
-}
-
-static const struct nf_walk_ops ov_hash_ops = { .enter = ov_hash_cb };
-
-/* Overlays applied, in order: common, the role's own, system.overlays */
-static int overlay_list(struct build *b)
-{
-	const json_t *names = json_object_get(json_object_get(b->prof, "system"),
-					      "overlays");
-	char p[PATH_MAX * 2];
-	size_t i;
-	json_t *n;
-
-	b->overlay_names = json_array();
-	if (!b->overlay_names)
-		return -ENOMEM;
-	snprintf(p, sizeof(p), "%s/common", b->overlays);
-	if (nf_bld_file_exists(p))
-		json_array_append_new(b->overlay_names, json_string("common"));
-	snprintf(p, sizeof(p), "%s/%s", b->overlays, b->role);
-	if (nf_bld_file_exists(p))
-		json_array_append_new(b->overlay_names, json_string(b->role));
-	json_array_foreach(names, i, n) {
-		const char *s = json_string_value(n);
-
-		if (!s || !*s || strchr(s, '/') || !strcmp(s, ".") ||
-		    !strcmp(s, ".."))
-			return nf_fail(b->ctx, NF_E_UNSAFE, "overlay name '%s' "
-				       "must be a plain directory name", s ? s : "");
-		snprintf(p, sizeof(p), "%s/%s", b->overlays, s);
-		if (!nf_bld_file_exists(p))
-			return nf_fail(b->ctx, NF_E_NOTFOUND, "overlay '%s' "
-				       "(system.overlays) not found: no directory "
-				       "'%s'", s, p);
-		json_array_append_new(b->overlay_names, json_string(s));
-	}
-	return 0;
-}
-
-static int inputs_key(struct build *b, const char *bkey, char out[NF_SHA256_HEX])
-{
-	char *doc = json_dumps(b->prof, JSON_SORT_KEYS | JSON_COMPACT);
-	char line[PATH_MAX * 2 + 64];
-	size_t i;
-	json_t *n;
-	int r = 0;
-	struct nf_sha256 *ov_hash = NULL;
-
-	if (!doc || nf_sha256_new(&ov_hash)) {
-		free(doc);
-		return -ENOMEM;
-	}
-	snprintf(line, sizeof(line), "nodeforge-image-v1\n%s\n%s\nepoch=%lld\n",
-		 NF_VERSION, bkey, b->epoch);
-	nf_sha256_update(ov_hash, line, strlen(line));
-	nf_sha256_update(ov_hash, doc, strlen(doc));
-	free(doc);
-	if (b->nodes) {
-		if (!(doc = json_dumps(b->nodes, JSON_SORT_KEYS | JSON_COMPACT)))
-			return -ENOMEM;
-		nf_sha256_update(ov_hash, "nodes=", 6);
-		nf_sha256_update(ov_hash, doc, strlen(doc));
-		free(doc);
-	}
-	/* the certificate the modules are signed with (its key with it) */
-	if (*b->modcert) {
-		nf_sha256_update(ov_hash, "modcert=", 8);
-		nf_sha256_update(ov_hash, b->modcert, strlen(b->modcert));
-	}
-	/* nodeforge itself goes into the image */
-	{
-		char hex[NF_SHA256_HEX];
-		int r2 = nf_bld_self_sha256(b, hex);
-
-		if (r2) {
-			nf_sha256_free(ov_hash);
-			return r2;
-		}
-		const char *tag = b->self_host ? "self=host:" : "self=pkg:";
-
-		nf_sha256_update(ov_hash, tag, strlen(tag));
-		nf_sha256_update(ov_hash, hex, strlen(hex));
-	}
-	/* the signing key's public half: another key, another image */
-	if (!nf_read_file(b->ctx, b->pub, 64 << 10, &doc, NULL)) {
-		nf_sha256_update(ov_hash, doc, strlen(doc));
-		free(doc);
-	}
-	json_array_foreach(b->overlay_names, i, n) {
-		struct ov_hash oh = { b->ctx, ov_hash };
-
-		snprintf(line, sizeof(line), "%s/%s", b->overlays,
-			 json_string_value(n));
-		nf_sha256_update(ov_hash, json_string_value(n),
-				 strlen(json_string_value(n)) + 1);
-		if ((r = nf_walk_tree(b->ctx, line, &ov_hash_ops, &oh)))
-			break;
-	}
-	nf_sha256_final_hex(ov_hash, out);
-	nf_sha256_free(ov_hash);
-	return r;
-}
-
-/* ROLE.current names the same inputs and its files are there */
-static int published_matches(struct build *b, const char *ikey,
-			     struct nf_build_result *res)
-{
-	char path[PATH_MAX + 64], f[PATH_MAX * 2];
-	static const char *const keys[] = { "kernel", "initramfs", "rootfs",
-					    "manifest" };
-	char *buf = NULL;
-	json_t *j;
-	int ok = 0;
-
-	snprintf(path, sizeof(path), "%s/%s.current", b->out, b->role);
-	if (nf_read_file(NULL, path, NF_POINTER_MAX, &buf, NULL))
-		return 0;
-	j = json_loads(buf, 0, NULL);
-	free(buf);
-	if (!j)
-		return 0;
-	if (!strcmp(json_string_value(json_object_get(j, "inputs_sha256")) ?: "",
-		    ikey)) {
-		ok = 1;
-		for (size_t i = 0; i < NF_ARRAY_SIZE(keys); i++) {
-			const char *v = json_string_value(json_object_get(j, keys[i]));
-
-			snprintf(f, sizeof(f), "%s/%s", b->out, v ? v : "");
-			if (!v || strchr(v, '/') || !nf_bld_file_exists(f))
-				ok = 0;
-		}
-		if (b->el) {
-			const char *v = json_string_value(json_object_get(j,
-								"liveimg"));
-
-			snprintf(f, sizeof(f), "%s/%s", b->out, v ? v : "");
-			if (!v || strchr(v, '/') || !nf_bld_file_exists(f))
-				ok = 0;
-		}
-	}
-	if (ok) {
-		const char *sha = json_string_value(json_object_get(j, "rootfs_sha256"));
-
-		res->kernel = nf_strdup(json_string_value(json_object_get(j, "kernel")));
-		res->initramfs = nf_strdup(json_string_value(json_object_get(j, "initramfs")));
-		res->rootfs = nf_strdup(json_string_value(json_object_get(j, "rootfs")));
-		res->manifest = nf_strdup(json_string_value(json_object_get(j, "manifest")));
-		snprintf(res->rootfs_sha256, sizeof(res->rootfs_sha256), "%s",
-			 sha ? sha : "");
-	}
-	json_decref(j);
-	return ok;
-}
-
-
 /* ----------------------------------------------------------------- main */
 
 static int resolve(struct build *b, const struct nf_site *site)
@@ -550,21 +356,57 @@ void nf_build_result_free(struct nf_build_result *res)
 	memset(res, 0, sizeof(*res));
 }
 
-static int build_image(struct build *b, const struct nf_site *site,
-		       struct nf_build_result *res)
-{
-	char bkey[NF_SHA256_HEX], ikey[NF_SHA256_HEX] = "", tool[256];
-	char tar[PATH_MAX + 96], kernel[PATH_MAX * 2], p[PATH_MAX * 3];
-	char built[PATH_MAX + 96];
+/* One image on its way through the stages */
+struct pipeline {
+	struct build *b;
+	const struct nf_site *site;
+	struct nf_build_result *res;
+	char **pkgs;                     /* the bootstrap's package set */
+	size_t npkgs;
+	char bkey[NF_SHA256_HEX];        /* the bootstrap's key */
+	char ikey[NF_SHA256_HEX];        /* the inputs' hash ("" --prepare) */
+	char built[PATH_MAX + 96];       /* the cached root after the
+					  * artifacts stage, "" none */
+	char tar[PATH_MAX + 96];         /* the root to unpack */
+	int have_built, builtfd, rootfd;
+	int done;                        /* nothing more to do: unchanged, or
+					  * all --prepare caches */
+	/* the published names, ROLE-ID.* */
 	char id[13], rootfs[256], initrd[256], vmlinuz[256], manifest[256],
-	     imanifest[256], lmanifest[256] = "", sig[300],
-	     pubout[PATH_MAX + 32];
-	char **pkgs = NULL;
-	size_t npkgs = 0;
-	int rootfd = -1, cached = 0, have_built = 0, builtfd = -1, r;
+	     imanifest[256], lmanifest[256];
+};
+
+/* The package set, the bootstrap's key and the inputs' hash */
+static int inputs(struct pipeline *pl)
+{
+	struct build *b = pl->b;
+	char tool[256];
+	int r;
+
+	if ((r = nf_bld_package_list(b, &pl->pkgs, &pl->npkgs)))
+		return r;
+	if ((r = nf_bld_tool_version(b->ctx, nf_bld_bootstrap_tool(b), tool, sizeof(tool))) < 0)
+		return r;
+	/* --prepare publishes nothing: no inputs key to compare */
+	if ((r = nf_bld_bootstrap_key(b, pl->pkgs, pl->npkgs, tool, pl->bkey)) ||
+	    (r = nf_bld_built_path(b, pl->bkey, pl->built, sizeof(pl->built))) ||
+	    (!b->o->prepare &&
+	     ((r = nf_bld_overlay_list(b)) ||
+	      (r = nf_bld_inputs_key(b, pl->bkey, pl->ikey)))))
+		return r;
+	pl->have_built = *pl->built && !b->o->no_cache &&
+			 nf_bld_file_exists(pl->built);
+	return 0;
+}
+
+static int stage_resolve(struct pipeline *pl)
+{
+	struct build *b = pl->b;
+	struct nf_build_result *res = pl->res;
+	int r;
 
 	stage_begin(b, "resolve");
-	if ((r = resolve(b, site)) || (r = resolve_nodes(b, site)) ||
+	if ((r = resolve(b, pl->site)) || (r = resolve_nodes(b, pl->site)) ||
 	    (r = setup_paths(b)) ||
 	    (!b->o->prepare && (r = nf_bld_self_resolve(b))))
 		return r;
@@ -577,269 +419,348 @@ static int build_image(struct build *b, const struct nf_site *site,
 	}
 	clean_stale_work(b);
 	res->dir = nf_strdup(b->out);
-	if ((r = nf_bld_package_list(b, &pkgs, &npkgs)))
+	if ((r = inputs(pl)))
 		return r;
-	if ((r = nf_bld_tool_version(b->ctx, nf_bld_bootstrap_tool(b), tool, sizeof(tool))) < 0)
-		goto out;
-	/* --prepare publishes nothing: no inputs key to compare */
-	if ((r = nf_bld_bootstrap_key(b, pkgs, npkgs, tool, bkey)) ||
-	    (r = nf_bld_built_path(b, bkey, built, sizeof(built))) ||
-	    (!b->o->prepare &&
-	     ((r = overlay_list(b)) || (r = inputs_key(b, bkey, ikey)))))
-		goto out;
-	have_built = *built && !b->o->no_cache && nf_bld_file_exists(built);
-	snprintf(res->inputs_sha256, sizeof(res->inputs_sha256), "%s", ikey);
+	snprintf(res->inputs_sha256, sizeof(res->inputs_sha256), "%s", pl->ikey);
 	stage_end(b, 0);
-	if (!b->o->no_cache && !b->o->prepare && published_matches(b, ikey, res)) {
+	if (!b->o->no_cache && !b->o->prepare &&
+	    nf_bld_published_matches(b, pl->ikey, res)) {
 		res->unchanged = 1;
 		res->bootstrap_cached = 1;
 		nf_bld_note(b, "inputs unchanged: the published image is current");
-		r = 0;
-		goto out;
+		pl->done = 1;
 	}
+	return 0;
+}
+
+static int stage_bootstrap(struct pipeline *pl)
+{
+	struct build *b = pl->b;
+	int cached = 0, r;
 
 	stage_begin(b, "bootstrap");
-	if ((r = nf_bld_built_lock(b, built, &have_built, &builtfd)))
-		goto out;
-	if (have_built) {
+	if ((r = nf_bld_built_lock(b, pl->built, &pl->have_built, &pl->builtfd)))
+		return r;
+	if (pl->have_built) {
 		/* the root after the artifacts stage is cached: the
 		 * bootstrap under it is not needed */
-		snprintf(tar, sizeof(tar), "%s", built);
+		snprintf(pl->tar, sizeof(pl->tar), "%s", pl->built);
 		cached = 1;
-	} else if ((r = nf_bld_stage_bootstrap(b, pkgs, npkgs, bkey, tar,
-					       sizeof(tar), &cached)))
-		goto out;
-	res->bootstrap_cached = cached;
+	} else if ((r = nf_bld_stage_bootstrap(b, pl->pkgs, pl->npkgs, pl->bkey,
+					       pl->tar, sizeof(pl->tar),
+					       &cached))) {
+		return r;
+	}
+	pl->res->bootstrap_cached = cached;
 	if (cached)
 		nf_bld_note(b, "cached");
 	stage_end(b, 0);
 	/* --prepare: nothing more to cache when the stage after the
 	 * bootstrap has nothing to do or its root is cached already */
-	if (b->o->prepare && (!*built || have_built || b->o->no_cache)) {
-		res->prepared = 1;
-		goto out;
+	if (b->o->prepare && (!*pl->built || pl->have_built || b->o->no_cache)) {
+		pl->res->prepared = 1;
+		pl->done = 1;
 	}
+	return 0;
+}
+
+/* The bootstrap (or the cached root) into a fresh work root */
+static int stage_unpack(struct pipeline *pl)
+{
+	struct build *b = pl->b;
+	struct nf_unpack_opts uo = { .devices = 1 };
+	int r;
 
 	stage_begin(b, "unpack");
 	snprintf(b->work, sizeof(b->work), "%s/work", b->cache);
 	if ((r = nf_bld_mkdir_p(b->ctx, b->work, 0700)))
-		goto out;
+		return r;
 	snprintf(b->work, sizeof(b->work), "%s/work/%s-%d", b->cache, b->role,
 		 (int)getpid());
 	snprintf(b->root, sizeof(b->root), "%s/root", b->work);
 	nf_rm_tree_at(AT_FDCWD, b->work);
 	if ((r = nf_bld_mkdir_p(b->ctx, b->work, 0700)))
-		goto out;
+		return r;
 	/* the logs of what ran in the root outlive the work directory, so
 	 * the path a failure names is there to read */
-	if ((r = logs_dir(b)))
-		goto out;
-	{
-		struct nf_unpack_opts uo = { .devices = 1 };
-
-		if ((r = nf_unpack(b->ctx, tar, b->root, &uo)))
-			goto out;
-	}
-	if ((r = nf_apply_open_root(b->ctx, b->root, &rootfd)))
-		goto out;
+	if ((r = logs_dir(b)) || (r = nf_unpack(b->ctx, pl->tar, b->root, &uo)) ||
+	    (r = nf_apply_open_root(b->ctx, b->root, &pl->rootfd)))
+		return r;
 	/* the image's / is 0755 root:root whatever the tarball said */
-	if (fchmod(rootfd, 0755) < 0 || fchown(rootfd, 0, 0) < 0) {
-		r = nf_fail(b->ctx, -errno, "cannot set the mode of '%s': %s",
-			    b->root, strerror(errno));
-		goto out;
-	}
+	if (fchmod(pl->rootfd, 0755) < 0 || fchown(pl->rootfd, 0, 0) < 0)
+		return nf_fail(b->ctx, -errno, "cannot set the mode of '%s': %s",
+			       b->root, strerror(errno));
 	stage_end(b, 0);
+	return 0;
+}
+
+static int stage_artifacts(struct pipeline *pl)
+{
+	struct build *b = pl->b;
+	int r;
 
 	stage_begin(b, "artifacts");
-	if (have_built)
+	if (pl->have_built)
 		nf_bld_note(b, "cached (built on this bootstrap before)");
-	else if ((r = nf_bld_stage_artifacts(b, rootfd)) ||
+	else if ((r = nf_bld_stage_artifacts(b, pl->rootfd)) ||
 		 (r = nf_bld_stage_purge(b)) ||
-		 (*built && !b->o->no_cache && (r = nf_bld_built_store(b, built))))
-		goto out;
-	if (builtfd >= 0) {
-		close(builtfd);
-		builtfd = -1;
+		 (*pl->built && !b->o->no_cache &&
+		  (r = nf_bld_built_store(b, pl->built))))
+		return r;
+	if (pl->builtfd >= 0) {
+		close(pl->builtfd);
+		pl->builtfd = -1;
 	}
 	if (b->o->prepare) {
 		stage_end(b, 0);
-		res->prepared = 1;
-		goto out;
+		pl->res->prepared = 1;
+		pl->done = 1;
+		return 0;
 	}
-	if ((r = nf_bld_stage_site_artifacts(b, rootfd)) ||
-	    (r = nf_bld_sign_modules(b, rootfd)))
-		goto out;
+	if ((r = nf_bld_stage_site_artifacts(b, pl->rootfd)) ||
+	    (r = nf_bld_sign_modules(b, pl->rootfd)))
+		return r;
 	stage_end(b, 0);
+	return 0;
+}
 
-	stage_begin(b, "overlays");
-	if ((r = nf_bld_stage_overlays(b, rootfd)))
-		goto out;
-	stage_end(b, 0);
+/* A stage that is one call on the root */
+static int root_stage(struct pipeline *pl, const char *name,
+		      int (*fn)(struct build *b, int rootfd))
+{
+	int r;
+
+	stage_begin(pl->b, name);
+	if ((r = fn(pl->b, pl->rootfd)))
+		return r;
+	stage_end(pl->b, 0);
+	return 0;
+}
+
+static int stage_overlays(struct pipeline *pl)
+{
+	return root_stage(pl, "overlays", nf_bld_stage_overlays);
+}
+
+static int stage_facets(struct pipeline *pl)
+{
+	struct build *b = pl->b;
+	int r;
 
 	stage_begin(b, "facets");
-	if ((r = nf_apply_all_cluster(b->ctx, rootfd, b->profile, b->nodes)) ||
-	    (r = nf_bld_install_self(b, rootfd)) ||
-	    (r = nf_bld_install_trust(b, rootfd)))
-		goto out;
+	if ((r = nf_apply_all_cluster(b->ctx, pl->rootfd, b->profile, b->nodes)) ||
+	    (r = nf_bld_install_self(b, pl->rootfd)) ||
+	    (r = nf_bld_install_trust(b, pl->rootfd)))
+		return r;
 	stage_end(b, 0);
+	return 0;
+}
 
-	stage_begin(b, "identity");
-	if ((r = nf_bld_stage_identity(b, rootfd)))
-		goto out;
-	stage_end(b, 0);
+/* the host's identity removed */
+static int stage_identity(struct pipeline *pl)
+{
+	return root_stage(pl, "identity", nf_bld_stage_identity);
+}
+
+/* One archive of the root into the staging directory, its size the
+ * stage's */
+static int pack_one(struct build *b, const char *stage, const char *name,
+		    const struct nf_pack_opts *po)
+{
+	char p[PATH_MAX * 3];
+	struct stat st;
+	int r;
+
+	stage_begin(b, stage);
+	snprintf(p, sizeof(p), "%s/%s", b->stage, name);
+	if ((r = nf_pack(b->ctx, b->root, p, po)))
+		return r;
+	stat(p, &st);
+	stage_end(b, (unsigned long long)st.st_size);
+	return 0;
+}
+
+static int stage_pack(struct pipeline *pl)
+{
+	struct build *b = pl->b;
+	struct nf_pack_opts po = {
+		.format = NF_PACK_TAR, .compressor = NF_COMP_ZSTD,
+		.level = -1, .threads = 0, .epoch = b->epoch,
+		.progress = pack_progress, .progress_data = b,
+	};
+	int r;
 
 	snprintf(b->stage, sizeof(b->stage), "%s/.tmp-%d", b->out, (int)getpid());
-	if ((r = nf_bld_mkdir_p(b->ctx, b->stage, 0755)))
-		goto out;
-	{
-		struct nf_pack_opts po = {
-			.format = NF_PACK_TAR, .compressor = NF_COMP_ZSTD,
-			.level = -1, .threads = 0, .epoch = b->epoch,
-			.progress = pack_progress, .progress_data = b,
-		};
-		struct stat st;
+	if ((r = nf_bld_mkdir_p(b->ctx, b->stage, 0755)) ||
+	    (r = pack_one(b, "pack rootfs", "rootfs.tar.zst", &po)))
+		return r;
+	po.format = NF_PACK_CPIO;
+	if ((r = pack_one(b, "pack initramfs", "initramfs.cpio.zst", &po)))
+		return r;
+	if (!b->el)
+		return 0;
+	po.format = NF_PACK_TAR;
+	po.compressor = NF_COMP_XZ;
+	return pack_one(b, "pack liveimg", "rootfs.tar.xz", &po);
+}
 
-		stage_begin(b, "pack rootfs");
-		snprintf(p, sizeof(p), "%s/rootfs.tar.zst", b->stage);
-		if ((r = nf_pack(b->ctx, b->root, p, &po)))
-			goto out;
-		stat(p, &st);
-		stage_end(b, (unsigned long long)st.st_size);
+/* The sha256 of the archive a manifest in the staging directory names */
+static int archive_sha256(struct build *b, const char *manifest, char *out,
+			  size_t outsz)
+{
+	char p[PATH_MAX * 3];
+	json_t *m = NULL;
+	int r;
 
-		stage_begin(b, "pack initramfs");
-		po.format = NF_PACK_CPIO;
-		snprintf(p, sizeof(p), "%s/initramfs.cpio.zst", b->stage);
-		if ((r = nf_pack(b->ctx, b->root, p, &po)))
-			goto out;
-		stat(p, &st);
-		stage_end(b, (unsigned long long)st.st_size);
+	snprintf(p, sizeof(p), "%s/%s", b->stage, manifest);
+	if ((r = nf_manifest_load(b->ctx, p, &m)))
+		return r;
+	snprintf(out, outsz, "%s", json_string_value(json_object_get(
+		 json_object_get(m, "archive"), "sha256")) ?: "");
+	json_decref(m);
+	return 0;
+}
 
-		if (b->el) {
-			stage_begin(b, "pack liveimg");
-			po.format = NF_PACK_TAR;
-			po.compressor = NF_COMP_XZ;
-			snprintf(p, sizeof(p), "%s/rootfs.tar.xz", b->stage);
-			if ((r = nf_pack(b->ctx, b->root, p, &po)))
-				goto out;
-			stat(p, &st);
-			stage_end(b, (unsigned long long)st.st_size);
-		}
-	}
+static int sign_staged(struct build *b, const char *name)
+{
+	char p[PATH_MAX * 3];
+
+	snprintf(p, sizeof(p), "%s/%s", b->stage, name);
+	return nf_sign_file(b->ctx, p, b->key);
+}
+
+/* EL's rootfs.tar.xz, named by its own hash: the tree and caches hold a
+ * name forever, and xz's bytes may change with liblzma while the
+ * tar.zst's stay */
+static int name_liveimg(struct pipeline *pl)
+{
+	struct build *b = pl->b;
+	int r;
+
+	if ((r = archive_sha256(b, "rootfs.tar.xz.manifest.json",
+				b->liveimg_sha256, sizeof(b->liveimg_sha256))))
+		return r;
+	snprintf(b->liveimg, sizeof(b->liveimg), "%s-%.12s.rootfs.tar.xz",
+		 b->role, b->liveimg_sha256);
+	snprintf(pl->lmanifest, sizeof(pl->lmanifest),
+		 "%s-%s.liveimg.manifest.json", b->role, pl->id);
+	if ((r = nf_bld_name_archive(b, "rootfs.tar.xz", b->liveimg,
+				     pl->lmanifest, NULL)))
+		return r;
+	return sign_staged(b, pl->lmanifest);
+}
+
+/* The archives named by the rootfs' hash, the kernel copied out beside
+ * them, the manifests signed */
+static int stage_sign(struct pipeline *pl)
+{
+	struct build *b = pl->b;
+	struct nf_build_result *res = pl->res;
+	char kernel[PATH_MAX * 2], p[PATH_MAX * 3];
+	int r;
 
 	stage_begin(b, "sign");
-	if ((r = nf_root_find_kernel(b->ctx, rootfd, p, sizeof(p), NULL, 0)))
-		goto out;
+	if ((r = nf_root_find_kernel(b->ctx, pl->rootfd, p, sizeof(p), NULL, 0)))
+		return r;
 	snprintf(kernel, sizeof(kernel), "%s%s", b->root, p);
-	snprintf(p, sizeof(p), "%s/rootfs.tar.zst.manifest.json", b->stage);
-	{
-		json_t *m = NULL;
-
-		if ((r = nf_manifest_load(b->ctx, p, &m)))
-			goto out;
-		snprintf(res->rootfs_sha256, sizeof(res->rootfs_sha256), "%s",
-			 json_string_value(json_object_get(json_object_get(m,
-				"archive"), "sha256")) ?: "");
-		json_decref(m);
-	}
-	snprintf(id, sizeof(id), "%.12s", res->rootfs_sha256);
-	snprintf(rootfs, sizeof(rootfs), "%s-%s.rootfs.tar.zst", b->role, id);
-	snprintf(initrd, sizeof(initrd), "%s-%s.initramfs.cpio.zst", b->role, id);
-	snprintf(vmlinuz, sizeof(vmlinuz), "%s-%s.vmlinuz", b->role, id);
-	snprintf(manifest, sizeof(manifest), "%s-%s.manifest.json", b->role, id);
-	snprintf(imanifest, sizeof(imanifest), "%s-%s.initramfs.manifest.json",
-		 b->role, id);
-	if ((r = nf_bld_name_archive(b, "rootfs.tar.zst", rootfs, manifest, NULL)) ||
-	    (r = nf_bld_name_archive(b, "initramfs.cpio.zst", initrd, imanifest, NULL)))
-		goto out;
-	if (b->el) {
-		json_t *m = NULL;
-
-		/* named by its own hash: the tree and caches hold a name
-		 * forever, and xz's bytes may change with liblzma while the
-		 * tar.zst's stay */
-		snprintf(p, sizeof(p), "%s/rootfs.tar.xz.manifest.json",
-			 b->stage);
-		if ((r = nf_manifest_load(b->ctx, p, &m)))
-			goto out;
-		snprintf(b->liveimg_sha256, sizeof(b->liveimg_sha256), "%s",
-			 json_string_value(json_object_get(json_object_get(m,
-				"archive"), "sha256")) ?: "");
-		json_decref(m);
-		snprintf(b->liveimg, sizeof(b->liveimg), "%s-%.12s.rootfs.tar.xz",
-			 b->role, b->liveimg_sha256);
-		snprintf(lmanifest, sizeof(lmanifest),
-			 "%s-%s.liveimg.manifest.json", b->role, id);
-		if ((r = nf_bld_name_archive(b, "rootfs.tar.xz", b->liveimg, lmanifest,
-				      NULL)))
-			goto out;
-		snprintf(p, sizeof(p), "%s/%s", b->stage, lmanifest);
-		if ((r = nf_sign_file(b->ctx, p, b->key)))
-			goto out;
-	}
-	snprintf(p, sizeof(p), "%s/%s", b->stage, vmlinuz);
-	if ((r = nf_bld_copy_file(b->ctx, kernel, p)))
-		goto out;
-	snprintf(p, sizeof(p), "%s/%s", b->stage, manifest);
-	if ((r = nf_sign_file(b->ctx, p, b->key)))
-		goto out;
-	snprintf(p, sizeof(p), "%s/%s", b->stage, imanifest);
-	if ((r = nf_sign_file(b->ctx, p, b->key)))
-		goto out;
+	if ((r = archive_sha256(b, "rootfs.tar.zst.manifest.json",
+				res->rootfs_sha256, sizeof(res->rootfs_sha256))))
+		return r;
+	snprintf(pl->id, sizeof(pl->id), "%.12s", res->rootfs_sha256);
+	snprintf(pl->rootfs, sizeof(pl->rootfs), "%s-%s.rootfs.tar.zst", b->role, pl->id);
+	snprintf(pl->initrd, sizeof(pl->initrd), "%s-%s.initramfs.cpio.zst", b->role, pl->id);
+	snprintf(pl->vmlinuz, sizeof(pl->vmlinuz), "%s-%s.vmlinuz", b->role, pl->id);
+	snprintf(pl->manifest, sizeof(pl->manifest), "%s-%s.manifest.json", b->role, pl->id);
+	snprintf(pl->imanifest, sizeof(pl->imanifest), "%s-%s.initramfs.manifest.json",
+		 b->role, pl->id);
+	if ((r = nf_bld_name_archive(b, "rootfs.tar.zst", pl->rootfs,
+				     pl->manifest, NULL)) ||
+	    (r = nf_bld_name_archive(b, "initramfs.cpio.zst", pl->initrd,
+				     pl->imanifest, NULL)) ||
+	    (b->el && (r = name_liveimg(pl))))
+		return r;
+	snprintf(p, sizeof(p), "%s/%s", b->stage, pl->vmlinuz);
+	if ((r = nf_bld_copy_file(b->ctx, kernel, p)) ||
+	    (r = sign_staged(b, pl->manifest)) ||
+	    (r = sign_staged(b, pl->imanifest)))
+		return r;
 	stage_end(b, 0);
+	return 0;
+}
+
+/* The public key beside the images, for 'nodeforge manifest verify' */
+static int publish_pubkey(struct build *b)
+{
+	char pubout[PATH_MAX + 32], *pub = NULL;
+	const char *o = b->o->out && *b->o->out ? b->o->out : "out";
+	size_t len = 0;
+	int r;
+
+	snprintf(pubout, sizeof(pubout), "%s/signing.pub", o);
+	if (nf_read_file(b->ctx, b->pub, 64 << 10, &pub, &len)) {
+		nf_clear_error(b->ctx);
+		return 0;
+	}
+	r = nf_write_atomic(b->ctx, pubout, pub, len, 0644);
+	free(pub);
+	return r;
+}
+
+static int stage_publish(struct pipeline *pl)
+{
+	struct build *b = pl->b;
+	struct nf_build_result *res = pl->res;
+	char s1[300], s2[300], s3[300];
+	/* the manifest the pointer names goes last */
+	const char *names[] = { pl->rootfs, pl->initrd, pl->vmlinuz,
+				pl->imanifest, s2, b->liveimg, pl->lmanifest,
+				s3, pl->manifest, s1 };
+	const char *list[NF_ARRAY_SIZE(names)];
+	size_t n = 0;
+	int r;
 
 	stage_begin(b, "publish");
-	res->kernel = nf_strdup(vmlinuz);
-	res->initramfs = nf_strdup(initrd);
-	res->rootfs = nf_strdup(rootfs);
-	res->manifest = nf_strdup(manifest);
-	{
-		char s1[300], s2[300], s3[300];
-		/* the manifest the pointer names goes last */
-		const char *names[] = { rootfs, initrd, vmlinuz, imanifest, s2,
-					b->liveimg, lmanifest, s3, manifest,
-					s1 };
-		size_t n = 0;
-		const char *list[NF_ARRAY_SIZE(names)];
-
-		snprintf(s1, sizeof(s1), "%s.sig", manifest);
-		snprintf(s2, sizeof(s2), "%s.sig", imanifest);
-		snprintf(s3, sizeof(s3), "%s%s", lmanifest, *lmanifest ? ".sig"
-									 : "");
-		(void)sig;
-		for (size_t i = 0; i < NF_ARRAY_SIZE(names); i++)
-			if (*names[i])
-				list[n++] = names[i];
-		if ((r = nf_bld_publish(b, list, n, res, ikey)))
-			goto out;
-	}
-	/* the public key beside the images, for 'nodeforge manifest verify' */
-	{
-		char *pub = NULL;
-		size_t len = 0;
-		const char *o = b->o->out && *b->o->out ? b->o->out : "out";
-
-		snprintf(pubout, sizeof(pubout), "%s/signing.pub", o);
-		if (!nf_read_file(b->ctx, b->pub, 64 << 10, &pub, &len)) {
-			r = nf_write_atomic(b->ctx, pubout, pub, len, 0644);
-			free(pub);
-			if (r)
-				goto out;
-		} else {
-			nf_clear_error(b->ctx);
-		}
-	}
+	res->kernel = nf_strdup(pl->vmlinuz);
+	res->initramfs = nf_strdup(pl->initrd);
+	res->rootfs = nf_strdup(pl->rootfs);
+	res->manifest = nf_strdup(pl->manifest);
+	snprintf(s1, sizeof(s1), "%s.sig", pl->manifest);
+	snprintf(s2, sizeof(s2), "%s.sig", pl->imanifest);
+	snprintf(s3, sizeof(s3), "%s%s", pl->lmanifest,
+		 *pl->lmanifest ? ".sig" : "");
+	for (size_t i = 0; i < NF_ARRAY_SIZE(names); i++)
+		if (*names[i])
+			list[n++] = names[i];
+	if ((r = nf_bld_publish(b, list, n, res, pl->ikey)) ||
+	    (r = publish_pubkey(b)))
+		return r;
 	stage_end(b, 0);
-	r = 0;
-out:
-	if (rootfd >= 0)
-		close(rootfd);
-	if (builtfd >= 0)
-		close(builtfd);
+	return 0;
+}
+
+static int build_image(struct build *b, const struct nf_site *site,
+		       struct nf_build_result *res)
+{
+	static int (*const stages[])(struct pipeline *) = {
+		stage_resolve, stage_bootstrap, stage_unpack, stage_artifacts,
+		stage_overlays, stage_facets, stage_identity, stage_pack,
+		stage_sign, stage_publish,
+	};
+	struct pipeline pl = { .b = b, .site = site, .res = res,
+			       .builtfd = -1, .rootfd = -1 };
+	int r = 0;
+
+	for (size_t i = 0; !r && !pl.done && i < NF_ARRAY_SIZE(stages); i++)
+		r = stages[i](&pl);
+	if (pl.rootfd >= 0)
+		close(pl.rootfd);
+	if (pl.builtfd >= 0)
+		close(pl.builtfd);
 	if (*b->work)
 		nf_rm_tree_at(AT_FDCWD, b->work);
 	if (*b->stage)
 		nf_rm_tree_at(AT_FDCWD, b->stage);
-	nf_strv_free(pkgs, npkgs);
+	nf_strv_free(pl.pkgs, pl.npkgs);
 	return r;
 }
 

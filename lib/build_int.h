@@ -75,6 +75,18 @@ int nf_bld_tool_version(struct nf_ctx *ctx, const char *tool, char *out,
 int nf_bld_mkdir_p(struct nf_ctx *ctx, const char *path, unsigned mode);
 int nf_bld_file_exists(const char *p);
 
+/* the inputs' hash (lib/build_inputs.c) */
+/* b->overlay_names: common, the role's own, system.overlays, those that
+ * are there */
+int nf_bld_overlay_list(struct build *b);
+/* The hash of everything the image depends on, over the bootstrap's BKEY */
+int nf_bld_inputs_key(struct build *b, const char *bkey,
+		      char out[NF_SHA256_HEX]);
+/* 1 when ROLE.current names IKEY and its files are there, filling res
+ * with their names; else 0 */
+int nf_bld_published_matches(struct build *b, const char *ikey,
+			     struct nf_build_result *res);
+
 /* the package set and the bootstrap backends (lib/build_bootstrap.c) */
 int nf_bld_package_list(struct build *b, char ***out, size_t *n);
 int nf_bld_bootstrap_key(struct build *b, char **pkgs, size_t npkgs,

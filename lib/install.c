@@ -306,39 +306,32 @@ static int set_network_next(struct nf_ctx *ctx, struct nf_efi *efi)
 	return nf_efi_set_boot_next(efi, num);
 }
 
-int nf_install(struct nf_ctx *ctx, const struct nf_install_opts *o,
-	       const struct nf_install_ops *ops, struct nf_install_result *res)
+/* One install, handed from step to step */
+struct install {
+	struct nf_ctx *ctx;
+	const struct nf_install_opts *o;
+	const struct nf_install_ops *ops;
+	struct nf_install_result *res;
+	unsigned long long esp;          /* the ESP's size in bytes */
+	char manifest[PATH_MAX], sig[PATH_MAX];
+	struct nf_disks d;               /* the disk, probed again once made */
+	const char *disk_name;           /* its name in /sys/block */
+	const struct nf_part *esp_part;  /* in d, once the filesystems are made */
+	struct nf_efi *efi;              /* NULL: the boot variables stay */
+	char mnt[32];                    /* the root's mount point */
+	int mounted, rootfd;
+	char grub_img[PATH_MAX];         /* the GRUB image, before the ESP */
+};
+
+/* A block device, not mounted, empty or --wipe given, large enough */
+static int check_disk(struct install *in)
 {
-	char manifest[PATH_MAX], sig[PATH_MAX], what[PATH_MAX], mnt[] =
-		"/tmp/nodeforge-install.XXXXXX";
-	char kernel[PATH_MAX], initrd[PATH_MAX], grub_img[PATH_MAX] = "";
-	unsigned long long esp = o->esp_size ? o->esp_size : 512ULL << 20;
-	struct nf_disks d = { 0 };
-	const struct nf_part *pe, *pr;
-	struct nf_efi *efi = NULL;
-	const char *disk_name;
+	const struct nf_install_opts *o = in->o;
+	struct nf_ctx *ctx = in->ctx;
+	char what[PATH_MAX];
 	struct stat st;
-	char *script = NULL, *text = NULL;
-	int r, mounted = 0, rootfd = -1;
+	int r;
 
-	if (!ops)
-		ops = &nf_install_default_ops;
-	memset(res, 0, sizeof(*res));
-	res->boot_entry = -1;
-	if (!o->image || !o->disk || !o->pubkey)
-		return nf_fail(ctx, NF_E_USAGE, "install needs an image, a disk and a public key");
-	if (esp < (32ULL << 20) || esp % (1 << 20))
-		return nf_fail(ctx, NF_E_INVALID,
-			       "ESP size must be a whole number of MiB, at least 32 MiB");
-	snprintf(manifest, sizeof(manifest), "%s.manifest.json", o->image);
-	snprintf(sig, sizeof(sig), "%s.sig", manifest);
-
-	/* 1. trust */
-	step(o, ctx, "verifying the image's manifest signature");
-	if ((r = ops->verify(ctx, manifest, o->pubkey)) < 0)
-		return r;
-
-	/* 2. the disk */
 	if (stat(o->disk, &st) < 0)
 		return nf_fail(ctx, -errno, "cannot read '%s': %s", o->disk,
 			       strerror(errno));
@@ -349,165 +342,187 @@ int nf_install(struct nf_ctx *ctx, const struct nf_install_opts *o,
 		return r < 0 ? r : nf_fail(ctx, NF_E_CONFLICT,
 					   "'%s' is in use: '%s' is mounted",
 					   o->disk, what);
-	if ((r = nf_disk_probe(ctx, o->disk, &d)) < 0)
+	if ((r = nf_disk_probe(ctx, o->disk, &in->d)) < 0)
 		return r;
-	if (!nf_disk_is_empty(&d.v[0]) && !o->wipe) {
-		const struct nf_disk *x = &d.v[0];
+	if (!nf_disk_is_empty(&in->d.v[0]) && !o->wipe) {
+		const struct nf_disk *x = &in->d.v[0];
 		const char *fs = x->fstype;
 
 		for (size_t i = 0; !fs && i < x->nparts; i++)
 			fs = x->parts[i].fstype;
-		r = nf_fail(ctx, NF_E_CONFLICT,
-			    "'%s' holds %s%s%s; give --wipe to erase it",
-			    o->disk, fs ? "a filesystem (" : "a partition table",
-			    fs ? fs : "", fs ? ")" : "");
-		nf_disks_free(&d);
+		return nf_fail(ctx, NF_E_CONFLICT,
+			       "'%s' holds %s%s%s; give --wipe to erase it",
+			       o->disk, fs ? "a filesystem (" : "a partition table",
+			       fs ? fs : "", fs ? ")" : "");
+	}
+	if (in->d.v[0].size < in->esp + (256ULL << 20))
+		return nf_fail(ctx, NF_E_INVALID,
+			       "'%s' is too small (%llu bytes) for an install",
+			       o->disk, in->d.v[0].size);
+	in->disk_name = strrchr(in->d.v[0].name, '/');
+	in->disk_name = in->disk_name ? in->disk_name + 1 : in->d.v[0].name;
+	return 0;
+}
+
+/* From here on the disk is not bootable: the next boot goes to the
+ * network until the new entry is in place */
+static int boot_network_next(struct install *in)
+{
+	int r;
+
+	if (in->o->no_efi)
+		return 0;
+	r = in->o->efivars ? nf_efi_open_dir(in->ctx, in->o->efivars, &in->efi)
+			   : nf_efi_open(in->ctx, &in->efi);
+	return r < 0 ? r : set_network_next(in->ctx, in->efi);
+}
+
+/* Wiped, then GPT: the ESP and the root, as res->esp_dev, res->root_dev */
+static int partition(struct install *in)
+{
+	const char *disk = in->o->disk;
+	const char *wipe[] = { "wipefs", "--all", "--quiet", disk, NULL };
+	const char *sfdisk[] = { "sfdisk", "--quiet", "--wipe", "always",
+				 "--wipe-partitions", "always", disk, NULL };
+	const char *partx[] = { "partx", "--update", disk, NULL };
+	char *script;
+	int r;
+
+	step(in->o, in->ctx, "partitioning");
+	if ((r = run_tool(in->ctx, NULL, wipe)) < 0)
 		return r;
-	}
-	if (d.v[0].size < esp + (256ULL << 20)) {
-		r = nf_fail(ctx, NF_E_INVALID,
-			    "'%s' is too small (%llu bytes) for an install",
-			    o->disk, d.v[0].size);
-		nf_disks_free(&d);
-		return r;
-	}
-	disk_name = strrchr(d.v[0].name, '/');
-	disk_name = disk_name ? disk_name + 1 : d.v[0].name;
-
-	/* 3. from here on the disk is not bootable: next boot goes to the
-	 * network until the new entry is in place */
-	if (!o->no_efi) {
-		r = o->efivars ? nf_efi_open_dir(ctx, o->efivars, &efi)
-			       : nf_efi_open(ctx, &efi);
-		if (r < 0)
-			goto out;
-		if ((r = set_network_next(ctx, efi)) < 0)
-			goto out;
-	}
-
-	/* 4. partitions and filesystems */
-	step(o, ctx, "partitioning");
-	{
-		const char *wipe[] = { "wipefs", "--all", "--quiet", o->disk, NULL };
-
-		if ((r = run_tool(ctx, NULL, wipe)) < 0)
-			goto out;
-	}
 	script = nf_asprintf("label: gpt\n"
 			     "size=%lluKiB, type=" ESP_TYPE ", name=\"ESP\"\n"
 			     "type=" ROOT_X86_64_TYPE ", name=\"root\"\n",
-			     esp / 1024);
-	if (!script) {
-		r = -ENOMEM;
-		goto out;
-	}
-	{
-		const char *sfdisk[] = { "sfdisk", "--quiet", "--wipe", "always",
-					 "--wipe-partitions", "always",
-					 o->disk, NULL };
-		const char *partx[] = { "partx", "--update", o->disk, NULL };
+			     in->esp / 1024);
+	if (!script)
+		return -ENOMEM;
+	r = run_tool(in->ctx, script, sfdisk);
+	free(script);
+	if (r < 0)
+		return r;
+	/* sfdisk asks the kernel to re-read the table; partx covers
+	 * devices where that is not enough */
+	run_tool(in->ctx, NULL, partx);
+	if ((r = part_dev(in->ctx, in->disk_name, 1, in->res->esp_dev,
+			  sizeof(in->res->esp_dev))) < 0)
+		return r;
+	return part_dev(in->ctx, in->disk_name, 2, in->res->root_dev,
+			sizeof(in->res->root_dev));
+}
 
-		if ((r = run_tool(ctx, script, sfdisk)) < 0)
-			goto out;
-		/* sfdisk asks the kernel to re-read the table; partx covers
-		 * devices where that is not enough */
-		run_tool(ctx, NULL, partx);
-	}
-	if ((r = part_dev(ctx, disk_name, 1, res->esp_dev,
-			  sizeof(res->esp_dev))) < 0 ||
-	    (r = part_dev(ctx, disk_name, 2, res->root_dev,
-			  sizeof(res->root_dev))) < 0)
-		goto out;
-	step(o, ctx, "making filesystems");
-	{
-		const char *vfat[] = { "mkfs.vfat", "-F", "32", "-n", "ESP",
-				       res->esp_dev, NULL };
-		const char *ext4[] = { "mkfs.ext4", "-q", "-F", "-L", "root",
-				       res->root_dev, NULL };
+/* vfat on the ESP, ext4 on the root, and their UUIDs read back */
+static int make_filesystems(struct install *in)
+{
+	struct nf_install_result *res = in->res;
+	const char *vfat[] = { "mkfs.vfat", "-F", "32", "-n", "ESP",
+			       res->esp_dev, NULL };
+	const char *ext4[] = { "mkfs.ext4", "-q", "-F", "-L", "root",
+			       res->root_dev, NULL };
+	const struct nf_part *pr;
+	int r;
 
-		if ((r = run_tool(ctx, NULL, vfat)) < 0 ||
-		    (r = run_tool(ctx, NULL, ext4)) < 0)
-			goto out;
-	}
-	nf_disks_free(&d);
-	if ((r = nf_disk_probe(ctx, o->disk, &d)) < 0)
-		goto out;
-	if (find_part(&d, 1, &pe) < 0 || find_part(&d, 2, &pr) < 0 ||
-	    !pe->fsuuid || !pr->fsuuid || !pe->uuid) {
-		r = nf_fail(ctx, NF_E_EXTERNAL,
-			    "the new partitions of '%s' are not readable",
-			    o->disk);
-		goto out;
-	}
-	snprintf(res->esp_uuid, sizeof(res->esp_uuid), "%s", pe->fsuuid);
+	step(in->o, in->ctx, "making filesystems");
+	if ((r = run_tool(in->ctx, NULL, vfat)) < 0 ||
+	    (r = run_tool(in->ctx, NULL, ext4)) < 0)
+		return r;
+	nf_disks_free(&in->d);
+	if ((r = nf_disk_probe(in->ctx, in->o->disk, &in->d)) < 0)
+		return r;
+	if (find_part(&in->d, 1, &in->esp_part) < 0 ||
+	    find_part(&in->d, 2, &pr) < 0 || !in->esp_part->fsuuid ||
+	    !pr->fsuuid || !in->esp_part->uuid)
+		return nf_fail(in->ctx, NF_E_EXTERNAL,
+			       "the new partitions of '%s' are not readable",
+			       in->o->disk);
+	snprintf(res->esp_uuid, sizeof(res->esp_uuid), "%s",
+		 in->esp_part->fsuuid);
 	snprintf(res->root_uuid, sizeof(res->root_uuid), "%s", pr->fsuuid);
+	return 0;
+}
 
-	/* 5. the root filesystem */
-	if (!mkdtemp(mnt)) {
-		r = nf_fail(ctx, -errno, "cannot create a mount point: %s",
-			    strerror(errno));
-		goto out;
-	}
-	if (mount(res->root_dev, mnt, "ext4", MS_NOATIME, NULL) < 0) {
-		r = nf_fail(ctx, -errno, "cannot mount '%s': %s", res->root_dev,
-			    strerror(errno));
-		rmdir(mnt);
-		goto out;
-	}
-	mounted = 1;
-	rootfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0) {
-		r = -errno;
-		goto out;
-	}
-	step(o, ctx, "unpacking the image");
-	{
-		char *dest = nf_asprintf("%s/.nodeforge-rootfs", mnt);
+/* The root filesystem on a fresh directory, opened as in->rootfd */
+static int mount_root(struct install *in)
+{
+	if (!mkdtemp(in->mnt))
+		return nf_fail(in->ctx, -errno, "cannot create a mount point: %s",
+			       strerror(errno));
+	if (mount(in->res->root_dev, in->mnt, "ext4", MS_NOATIME, NULL) < 0) {
+		int r = nf_fail(in->ctx, -errno, "cannot mount '%s': %s",
+				in->res->root_dev, strerror(errno));
 
-		if (!dest) {
-			r = -ENOMEM;
-			goto out;
-		}
-		/* unpack next to its final place (same filesystem), then move
-		 * the tree up: the unpacker wants a fresh directory */
-		r = ops->unpack(ctx, o->image, dest);
-		free(dest);
-		if (r < 0 || (r = hoist(ctx, rootfd, ".nodeforge-rootfs")) < 0)
-			goto out;
+		rmdir(in->mnt);
+		return r;
 	}
+	in->mounted = 1;
+	in->rootfd = open(in->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return in->rootfd < 0 ? -errno : 0;
+}
 
-	/* 6. fstab, installed manifest, boot configuration */
-	step(o, ctx, "writing fstab, manifest and boot configuration");
+static int unpack_image(struct install *in)
+{
+	char *dest;
+	int r;
+
+	step(in->o, in->ctx, "unpacking the image");
+	dest = nf_asprintf("%s/.nodeforge-rootfs", in->mnt);
+	if (!dest)
+		return -ENOMEM;
+	/* unpack next to its final place (same filesystem), then move the
+	 * tree up: the unpacker wants a fresh directory */
+	r = in->ops->unpack(in->ctx, in->o->image, dest);
+	free(dest);
+	return r < 0 ? r : hoist(in->ctx, in->rootfd, ".nodeforge-rootfs");
+}
+
+/* /etc/fstab by UUID, and /boot/efi for it to mount */
+static int write_fstab(struct install *in)
+{
+	char *text;
+	int r, efd;
+
+	step(in->o, in->ctx, "writing fstab, manifest and boot configuration");
 	text = nf_asprintf("# /etc/fstab: written by nodeforge install\n"
 			   "UUID=%s\t/\text4\tdefaults,errors=remount-ro\t0\t1\n"
 			   "UUID=%s\t/boot/efi\tvfat\tumask=0077\t0\t2\n",
-			   res->root_uuid, res->esp_uuid);
-	if (!text) {
-		r = -ENOMEM;
-		goto out;
-	}
-	if ((r = write_file_in(ctx, rootfd, "etc", "fstab", text,
-			       strlen(text), 0644)) < 0)
-		goto out;
+			   in->res->root_uuid, in->res->esp_uuid);
+	if (!text)
+		return -ENOMEM;
+	r = write_file_in(in->ctx, in->rootfd, "etc", "fstab", text,
+			  strlen(text), 0644);
 	free(text);
-	text = NULL;
-	{
-		int efd = nf_root_opendir(ctx, rootfd, "boot/efi", NF_ROOT_CREATE);
+	if (r < 0)
+		return r;
+	efd = nf_root_opendir(in->ctx, in->rootfd, "boot/efi", NF_ROOT_CREATE);
+	if (efd < 0)
+		return efd;
+	close(efd);
+	return 0;
+}
 
-		if (efd < 0) {
-			r = efd;
-			goto out;
-		}
-		close(efd);
-	}
-	if ((r = copy_file_in(ctx, rootfd, "etc/nodeforge",
-			      "installed.manifest.json", manifest)) < 0 ||
-	    (r = copy_file_in(ctx, rootfd, "etc/nodeforge",
-			      "installed.manifest.json.sig", sig)) < 0)
-		goto out;
-	if ((r = nf_root_find_kernel(ctx, rootfd, kernel, sizeof(kernel),
+/* The signed manifest the node was installed from, for manifest check */
+static int write_manifest(struct install *in)
+{
+	int r;
+
+	if ((r = copy_file_in(in->ctx, in->rootfd, "etc/nodeforge",
+			      "installed.manifest.json", in->manifest)) < 0)
+		return r;
+	return copy_file_in(in->ctx, in->rootfd, "etc/nodeforge",
+			    "installed.manifest.json.sig", in->sig);
+}
+
+/* /boot/grub/grub.cfg: the image's kernel on the new root */
+static int write_grub_cfg(struct install *in)
+{
+	const struct nf_install_opts *o = in->o;
+	const char *root_uuid = in->res->root_uuid;
+	char kernel[PATH_MAX], initrd[PATH_MAX], *text;
+	int r;
+
+	if ((r = nf_root_find_kernel(in->ctx, in->rootfd, kernel, sizeof(kernel),
 				     initrd, sizeof(initrd))) < 0)
-		goto out;
+		return r;
 	text = nf_asprintf("# written by nodeforge install\n"
 			   "set timeout=1\n"
 			   "set default=0\n"
@@ -516,90 +531,130 @@ int nf_install(struct nf_ctx *ctx, const struct nf_install_opts *o,
 			   "\tlinux %s root=UUID=%s ro%s%s\n"
 			   "%s%s%s"
 			   "}\n",
-			   res->root_uuid, kernel, res->root_uuid,
+			   root_uuid, kernel, root_uuid,
 			   o->kernel_args && *o->kernel_args ? " " : "",
 			   o->kernel_args ? o->kernel_args : "",
 			   initrd[0] ? "\tinitrd " : "", initrd,
 			   initrd[0] ? "\n" : "");
-	if (!text) {
-		r = -ENOMEM;
-		goto out;
-	}
-	if ((r = write_file_in(ctx, rootfd, "boot/grub", "grub.cfg", text,
-			       strlen(text), 0644)) < 0)
-		goto out;
-
-	/* 7. the boot loader, onto the ESP without mounting it */
-	step(o, ctx, "installing the boot loader");
-	snprintf(grub_img, sizeof(grub_img), "%s.BOOTX64.EFI", mnt);
-	if ((r = build_grub(ctx, res->root_uuid, grub_img)) < 0)
-		goto out;
-	{
-		char img[PATH_MAX + 8];
-		const char *mmd[] = { "mmd", "-i", img, "::/EFI", "::/EFI/BOOT",
-				      NULL };
-		const char *mcopy[] = { "mcopy", "-i", img, "-o", grub_img,
-					"::/EFI/BOOT/BOOTX64.EFI", NULL };
-
-		snprintf(img, sizeof(img), "%s", res->esp_dev);
-		if ((r = run_tool(ctx, NULL, mmd)) < 0 ||
-		    (r = run_tool(ctx, NULL, mcopy)) < 0)
-			goto out;
-	}
-	syncfs(rootfd);
-	close(rootfd);
-	rootfd = -1;
-	if (umount(mnt) < 0) {
-		r = nf_fail(ctx, -errno, "cannot unmount '%s': %s", mnt,
-			    strerror(errno));
-		goto out;
-	}
-	mounted = 0;
-	rmdir(mnt);
-	sync();
-
-	/* 8. boot from the disk: new entry first, BootNext gone */
-	if (efi) {
-		unsigned num, *order = NULL, *nv;
-		size_t no = 0, k = 1;
-
-		step(o, ctx, "setting the EFI boot order");
-		if ((r = nf_efi_add(efi, o->label ? o->label : "nodeforge",
-				    1, pe->start, pe->size, pe->uuid,
-				    "\\EFI\\BOOT\\BOOTX64.EFI", &num)) < 0)
-			goto out;
-		res->boot_entry = (int)num;
-		if ((r = nf_efi_boot_order(efi, &order, &no)) < 0)
-			goto out;
-		nv = calloc(no + 1, sizeof(*nv));
-		if (!nv) {
-			free(order);
-			r = -ENOMEM;
-			goto out;
-		}
-		nv[0] = num;
-		for (size_t i = 0; i < no; i++)
-			if (order[i] != num)
-				nv[k++] = order[i];
-		free(order);
-		r = nf_efi_set_boot_order(efi, nv, k);
-		free(nv);
-		if (r < 0 || (r = nf_efi_clear_boot_next(efi)) < 0)
-			goto out;
-	}
-	r = 0;
-out:
-	if (rootfd >= 0)
-		close(rootfd);
-	if (mounted) {
-		if (umount(mnt) == 0)
-			rmdir(mnt);
-	}
-	if (grub_img[0])
-		unlink(grub_img);
-	free(script);
+	if (!text)
+		return -ENOMEM;
+	r = write_file_in(in->ctx, in->rootfd, "boot/grub", "grub.cfg", text,
+			  strlen(text), 0644);
 	free(text);
-	nf_disks_free(&d);
-	nf_efi_free(efi);
 	return r;
+}
+
+/* The boot loader, onto the ESP without mounting it */
+static int install_loader(struct install *in)
+{
+	char img[PATH_MAX + 8];
+	const char *mmd[] = { "mmd", "-i", img, "::/EFI", "::/EFI/BOOT", NULL };
+	const char *mcopy[] = { "mcopy", "-i", img, "-o", in->grub_img,
+				"::/EFI/BOOT/BOOTX64.EFI", NULL };
+	int r;
+
+	step(in->o, in->ctx, "installing the boot loader");
+	snprintf(in->grub_img, sizeof(in->grub_img), "%s.BOOTX64.EFI", in->mnt);
+	if ((r = build_grub(in->ctx, in->res->root_uuid, in->grub_img)) < 0)
+		return r;
+	snprintf(img, sizeof(img), "%s", in->res->esp_dev);
+	if ((r = run_tool(in->ctx, NULL, mmd)) < 0)
+		return r;
+	return run_tool(in->ctx, NULL, mcopy);
+}
+
+static int unmount_root(struct install *in)
+{
+	syncfs(in->rootfd);
+	close(in->rootfd);
+	in->rootfd = -1;
+	if (umount(in->mnt) < 0)
+		return nf_fail(in->ctx, -errno, "cannot unmount '%s': %s",
+			       in->mnt, strerror(errno));
+	in->mounted = 0;
+	rmdir(in->mnt);
+	sync();
+	return 0;
+}
+
+/* Boot from the disk: the new entry first in BootOrder, BootNext gone */
+static int boot_from_disk(struct install *in)
+{
+	const struct nf_part *pe = in->esp_part;
+	unsigned num, *order = NULL, *nv;
+	size_t no = 0, k = 1;
+	int r;
+
+	if (!in->efi)
+		return 0;
+	step(in->o, in->ctx, "setting the EFI boot order");
+	if ((r = nf_efi_add(in->efi, in->o->label ? in->o->label : "nodeforge",
+			    1, pe->start, pe->size, pe->uuid,
+			    "\\EFI\\BOOT\\BOOTX64.EFI", &num)) < 0)
+		return r;
+	in->res->boot_entry = (int)num;
+	if ((r = nf_efi_boot_order(in->efi, &order, &no)) < 0)
+		return r;
+	nv = calloc(no + 1, sizeof(*nv));
+	if (!nv) {
+		free(order);
+		return -ENOMEM;
+	}
+	nv[0] = num;
+	for (size_t i = 0; i < no; i++)
+		if (order[i] != num)
+			nv[k++] = order[i];
+	free(order);
+	r = nf_efi_set_boot_order(in->efi, nv, k);
+	free(nv);
+	return r < 0 ? r : nf_efi_clear_boot_next(in->efi);
+}
+
+int nf_install(struct nf_ctx *ctx, const struct nf_install_opts *o,
+	       const struct nf_install_ops *ops, struct nf_install_result *res)
+{
+	struct install in = {
+		.ctx = ctx, .o = o, .res = res,
+		.ops = ops ? ops : &nf_install_default_ops,
+		.esp = o->esp_size ? o->esp_size : 512ULL << 20,
+		.mnt = "/tmp/nodeforge-install.XXXXXX",
+		.rootfd = -1,
+	};
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	res->boot_entry = -1;
+	if (!o->image || !o->disk || !o->pubkey)
+		return nf_fail(ctx, NF_E_USAGE, "install needs an image, a disk and a public key");
+	if (in.esp < (32ULL << 20) || in.esp % (1 << 20))
+		return nf_fail(ctx, NF_E_INVALID,
+			       "ESP size must be a whole number of MiB, at least 32 MiB");
+	snprintf(in.manifest, sizeof(in.manifest), "%s.manifest.json", o->image);
+	snprintf(in.sig, sizeof(in.sig), "%s.sig", in.manifest);
+
+	step(o, ctx, "verifying the image's manifest signature");
+	if ((r = in.ops->verify(ctx, in.manifest, o->pubkey)) < 0)
+		return r;
+	if ((r = check_disk(&in)) >= 0 &&
+	    (r = boot_network_next(&in)) >= 0 &&
+	    (r = partition(&in)) >= 0 &&
+	    (r = make_filesystems(&in)) >= 0 &&
+	    (r = mount_root(&in)) >= 0 &&
+	    (r = unpack_image(&in)) >= 0 &&
+	    (r = write_fstab(&in)) >= 0 &&
+	    (r = write_manifest(&in)) >= 0 &&
+	    (r = write_grub_cfg(&in)) >= 0 &&
+	    (r = install_loader(&in)) >= 0 &&
+	    (r = unmount_root(&in)) >= 0)
+		r = boot_from_disk(&in);
+
+	if (in.rootfd >= 0)
+		close(in.rootfd);
+	if (in.mounted && umount(in.mnt) == 0)
+		rmdir(in.mnt);
+	if (in.grub_img[0])
+		unlink(in.grub_img);
+	nf_disks_free(&in.d);
+	nf_efi_free(in.efi);
+	return r < 0 ? r : 0;
 }
