@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 """The library's parts call only down: fail on a call (or data reference)
 from a file of a lower part to a file of a higher one that allow.txt does
-not list.
+not list, and on an include that crosses a boundary.
 
-usage: check-layers.py [--build DIR] [--sccs] [--parts FILE] [--allow FILE]
+usage: check-layers.py [--build DIR] [--src DIR] [--sccs] [--parts FILE]
+                       [--allow FILE]
 
 Reads `nm` of every object under DIR/lib and DIR/cmd (default: build):
 what each file defines and what it uses.  parts.txt lists the parts,
@@ -13,15 +14,21 @@ part is an error, so a new file must be placed.  allow.txt lists the
 upward uses that remain, one a line: `FILE SYMBOL reason`; a listed use
 that no longer happens is an error too, so the list only shrinks.
 
+The sources under DIR (--src, default: this checkout) are read for their
+#include lines: a command (cmd/) includes of lib/ only the public
+headers, lib/nodeforge.h and lib/nodeforge/*.h.
+
 --sccs prints the strongly connected components of lib/'s file graph
 (its cycles), largest first, and those of the part graph."""
 import argparse
 import fnmatch
 import os
+import re
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+INCLUDE = re.compile(r'\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
 def read_parts(path):
@@ -85,6 +92,41 @@ def scan(build):
     return sorted(set(uses)), sorted({source_of(o, build) for o in objs})
 
 
+def includes(src, top):
+    """(file, line, name, quoted) of every #include under SRC/TOP"""
+    out = []
+    for d, dirs, fs in os.walk(os.path.join(src, top)):
+        dirs.sort()
+        for f in sorted(fs):
+            if not f.endswith((".c", ".h", ".def")):
+                continue
+            path = os.path.join(d, f)
+            with open(path, errors="replace") as fp:
+                for n, line in enumerate(fp, 1):
+                    m = INCLUDE.match(line)
+                    if m:
+                        out.append((os.path.relpath(path, src), n,
+                                    m.group(2), m.group(1) == '"'))
+    return out
+
+
+def check_includes(src):
+    """The includes that cross a boundary, as messages"""
+    bad = []
+    for f, n, name, quoted in includes(src, "cmd"):
+        here = os.path.join(src, os.path.dirname(f), name)
+        if quoted and os.path.exists(here):
+            continue
+        if not os.path.exists(os.path.join(src, "lib", name)):
+            continue
+        if name == "nodeforge.h" or (name.startswith("nodeforge/") and
+                                     name.endswith(".h")):
+            continue
+        bad.append(f"{f}:{n}: includes '{name}', private to lib/: a "
+                   "command includes lib/nodeforge.h and lib/nodeforge/*.h")
+    return bad
+
+
 def sccs(nodes, edges):
     """Tarjan, iterative: the components of more than one node"""
     index, low, on, stack, out = {}, {}, set(), [], []
@@ -129,6 +171,7 @@ def sccs(nodes, edges):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build")
+    ap.add_argument("--src", default=os.path.dirname(os.path.dirname(HERE)))
     ap.add_argument("--parts", default=os.path.join(HERE, "parts.txt"))
     ap.add_argument("--allow", default=os.path.join(HERE, "allow.txt"))
     ap.add_argument("--sccs", action="store_true")
@@ -167,6 +210,10 @@ def main():
             print(f"check-layers: {a.allow}:{n}: '{src} {sym}' is no upward "
                   "use any more: remove the line")
             bad += 1
+
+    for msg in check_includes(a.src):
+        print(f"check-layers: {msg}")
+        bad += 1
 
     if a.sccs:
         fe, pe = {}, {}
