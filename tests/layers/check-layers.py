@@ -16,7 +16,11 @@ that no longer happens is an error too, so the list only shrinks.
 
 The sources under DIR (--src, default: this checkout) are read for their
 #include lines: a command (cmd/) includes of lib/ only the public
-headers, lib/nodeforge.h and lib/nodeforge/*.h.
+headers, lib/nodeforge.h and lib/nodeforge/*.h; only lib/adapters/
+includes the headers of a library that has an adapter there (ADAPTED),
+directly or through a header of lib/adapters/; and a function of a
+library loaded on first use (lib/adapters/*_dl.c) is called from
+lib/adapters/ only.
 
 --sccs prints the strongly connected components of lib/'s file graph
 (its cycles), largest first, and those of the part graph."""
@@ -29,6 +33,20 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 INCLUDE = re.compile(r'\s*#\s*include\s*([<"])([^>"]+)[>"]')
+# The headers of the libraries that have an adapter in lib/adapters/ (a
+# name ending in '/': every header under it), and the library.  jansson
+# is the JSON of every part: it has none.
+ADAPTED = [
+    ("archive.h", "libarchive"), ("archive_entry.h", "libarchive"),
+    ("blkid.h", "libblkid"), ("blkid/", "libblkid"),
+    ("curl/", "libcurl"),
+    ("efivar.h", "efivar"), ("efiboot.h", "efivar"), ("efivar/", "efivar"),
+    ("microhttpd.h", "libmicrohttpd"),
+    ("openssl/", "OpenSSL"),
+    ("systemd/", "libsystemd"),
+    ("yaml.h", "libyaml"),
+    ("zstd.h", "libzstd"), ("zstd_errors.h", "libzstd"), ("zdict.h", "libzstd"),
+]
 
 
 def read_parts(path):
@@ -110,9 +128,59 @@ def includes(src, top):
     return out
 
 
+def adapted(name):
+    """The library of an adapted header, or None"""
+    for h, lib in ADAPTED:
+        if name == h or (h.endswith("/") and name.startswith(h)):
+            return lib
+    return None
+
+
+def reaches_adapted(src, path, seen=None):
+    """(header, library) of the first adapted header that PATH (under
+    SRC) includes, itself or through the headers it includes, or None"""
+    seen = seen if seen is not None else set()
+    if path in seen or not os.path.isfile(os.path.join(src, path)):
+        return None
+    seen.add(path)
+    with open(os.path.join(src, path), errors="replace") as fp:
+        for line in fp:
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            if adapted(m.group(2)):
+                return m.group(2), adapted(m.group(2))
+            for d in (os.path.dirname(path), "lib"):
+                inner = os.path.normpath(os.path.join(d, m.group(2)))
+                if m.group(1) == '"' and os.path.isfile(os.path.join(src, inner)):
+                    hit = reaches_adapted(src, inner, seen)
+                    if hit:
+                        return hit
+                    break
+    return None
+
+
 def check_includes(src):
     """The includes that cross a boundary, as messages"""
     bad = []
+    for f, n, name, quoted in includes(src, "lib") + includes(src, "cmd"):
+        if f.startswith("lib/adapters/"):
+            continue
+        if adapted(name):
+            bad.append(f"{f}:{n}: includes <{name}>: {adapted(name)} is "
+                       "reached through its adapter in lib/adapters/ only")
+            continue
+        for d in (os.path.dirname(f), "lib"):
+            inner = os.path.normpath(os.path.join(d, name))
+            if quoted and os.path.isfile(os.path.join(src, inner)):
+                if inner.startswith("lib/adapters/"):
+                    hit = reaches_adapted(src, inner)
+                    if hit:
+                        bad.append(f"{f}:{n}: includes '{name}', which "
+                                   f"includes <{hit[0]}>: {hit[1]} is "
+                                   "reached through its adapter in "
+                                   "lib/adapters/ only")
+                break
     for f, n, name, quoted in includes(src, "cmd"):
         here = os.path.join(src, os.path.dirname(f), name)
         if quoted and os.path.exists(here):
@@ -214,6 +282,12 @@ def main():
     for msg in check_includes(a.src):
         print(f"check-layers: {msg}")
         bad += 1
+    for src, sym, dst in uses:
+        if (dst.startswith("lib/adapters/") and dst.endswith("_dl.c") and
+                not src.startswith("lib/adapters/")):
+            print(f"check-layers: {src} calls {sym} of {dst}: a library "
+                  "loaded on first use is called through its adapter only")
+            bad += 1
 
     if a.sccs:
         fe, pe = {}, {}

@@ -2,7 +2,10 @@
 # check-layers.py on a two-file library of its own: a call from the lower
 # part to the higher one fails the check, the same call listed in the
 # allow file passes, and an allow line no call needs fails again.  A
-# command that includes a private header of the library fails it too.
+# command that includes a private header of the library fails it too, as
+# does a file outside lib/adapters/ that includes a library's header
+# which has an adapter there (itself or through an adapter's header), or
+# that calls a function of a library loaded on first use.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 t=$(mktemp -d)
@@ -23,26 +26,43 @@ mkdir -p "$t/src/cmd" "$t/src/lib/nodeforge"
 printf '#include "cmd.h"\n#include "nodeforge.h"\n#include "nodeforge/part.h"\n#include <stdio.h>\n' > "$t/src/cmd/ok.c"
 : > "$t/src/cmd/cmd.h"
 run() { python3 "$here/check-layers.py" --build "$t/build" --src "$t/src" --parts "$t/parts.txt" --allow "$@"; }
+# fails ALLOW WHAT MESSAGE: the check fails with ALLOW, and says MESSAGE
+fails() {
+	if out=$(run "$1"); then
+		echo "selftest: $2 passed: $out" >&2; exit 1
+	fi
+	echo "$out" | grep -qF -- "$3" ||
+		{ echo "selftest: $2: no '$3' in: $out" >&2; exit 1; }
+}
 
-if out=$(run "$t/none.txt"); then
-	echo "selftest: an upward call passed: $out" >&2; exit 1
-fi
-echo "$out" | grep -q "lib/low.c (lower) uses high of lib/high.c (upper)" ||
-	{ echo "selftest: the upward call is not named: $out" >&2; exit 1; }
+fails "$t/none.txt" "an upward call" "lib/low.c (lower) uses high of lib/high.c (upper)"
 run "$t/allow.txt" > /dev/null ||
 	{ echo "selftest: an allowed call failed" >&2; exit 1; }
-if out=$(run "$t/stale.txt"); then
-	echo "selftest: a stale allow line passed: $out" >&2; exit 1
-fi
-echo "$out" | grep -q "'lib/low.c gone' is no upward use" ||
-	{ echo "selftest: the stale line is not named: $out" >&2; exit 1; }
+fails "$t/stale.txt" "a stale allow line" "'lib/low.c gone' is no upward use"
 printf '#include "cmd.h"\n#include "internal.h"\n' > "$t/src/cmd/bad.c"
-if out=$(run "$t/allow.txt"); then
-	echo "selftest: a command including internal.h passed: $out" >&2; exit 1
-fi
-echo "$out" | grep -q "cmd/bad.c:2: includes 'internal.h', private to lib/" ||
-	{ echo "selftest: the include is not named: $out" >&2; exit 1; }
+fails "$t/allow.txt" "a command including internal.h" "cmd/bad.c:2: includes 'internal.h', private to lib/"
 rm "$t/src/cmd/bad.c"
+mkdir -p "$t/src/lib/adapters"
+printf '#include <yaml.h>\n' > "$t/src/lib/adapters/yaml.c"
+printf '#include "internal.h"\n#include <yaml.h>\n' > "$t/src/lib/adapters/yaml_int.h"
+printf '#include "yaml_int.h"\n' > "$t/src/lib/adapters/yaml2.c"
+run "$t/allow.txt" > /dev/null ||
+	{ echo "selftest: an adapter including its library failed" >&2; exit 1; }
+printf '#include <stdio.h>\n\n#include <yaml.h>\n' > "$t/src/lib/bad.c"
+fails "$t/allow.txt" "lib/bad.c including yaml.h" "lib/bad.c:3: includes <yaml.h>: libyaml is reached through its adapter"
+printf '#include "adapters/yaml_int.h"\n' > "$t/src/lib/bad.c"
+fails "$t/allow.txt" "lib/bad.c including yaml.h through yaml_int.h" "lib/bad.c:1: includes 'adapters/yaml_int.h', which includes <yaml.h>"
+rm "$t/src/lib/bad.c"
+mkdir -p "$t/build/lib/adapters"
+printf 'int lazy_call(void) { return 1; }\n' > "$t/lazy_dl.c"
+printf 'int lazy_call(void);\nint high(void) { return lazy_call(); }\n' > "$t/high.c"
+${CC:-cc} -c -o "$t/build/lib/adapters/lazy_dl.o" "$t/lazy_dl.c"
+${CC:-cc} -c -o "$t/build/lib/high.o" "$t/high.c"
+printf 'adapters: lib/adapters/*.c\nlower: lib/low.c\nupper: lib/high.c\n' > "$t/parts.txt"
+fails "$t/allow.txt" "a call of a lazily loaded function" "lib/high.c calls lazy_call of lib/adapters/lazy_dl.c"
+rm "$t/build/lib/adapters/lazy_dl.o"
+printf 'int high(void) { return 1; }\n' > "$t/high.c"
+${CC:-cc} -c -o "$t/build/lib/high.o" "$t/high.c"
 printf 'lower: lib/low.c\n' > "$t/parts.txt"
 if run "$t/allow.txt" > /dev/null; then
 	echo "selftest: a file in no part passed" >&2; exit 1
