@@ -297,7 +297,8 @@ int nf_template_render(struct nf_ctx *ctx, const char *file, const char *in,
  * -ENOMEM when libcurl cannot start */
 int nf_curl_init(void);
 
-/* By subsystem (lib/internal/) */
+/* By subsystem (lib/internal/); internal/ci.h, storage.h and gres.h are
+ * included by the files that use them */
 #include "internal/profile.h"
 #include "internal/build.h"
 #include "internal/pack.h"

@@ -7,6 +7,7 @@
  * dev/ entries are plain image files.  blkid's 0/1/-1 results stay in here.
  */
 #include "internal.h"
+#include "internal/storage.h"
 
 #include <blkid.h>
 #include <dirent.h>
