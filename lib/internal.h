@@ -73,6 +73,23 @@ int nf_cmdline_has_karg(const struct nf_cmdline *c, const struct nf_karg *a);
 /* A parameter as it is written, its value quoted when it would not read
  * back whole without */
 void nf_karg_format(const struct nf_karg *a, char *out, size_t sz);
+/* The running system's /proc, /sys and /dev under a sysroot
+ * (lib/sysroot.c): every path --sysroot moves is built by these, none by
+ * hand.  SYSROOT "" or NULL is the system itself; the path is absolute
+ * ("/proc/cmdline").  The allocating ones return NULL on ENOMEM; caller
+ * frees */
+char *nf_sysroot_path(const char *sysroot, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The same into BUF (SZ bytes, cut short as snprintf does); returns BUF */
+const char *nf_sysroot_path_buf(const char *sysroot, char *buf, size_t sz,
+				const char *path);
+/* Under the context's sysroot (nf_ctx_set_sysroot) */
+char *nf_sr_path(const struct nf_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A small /sys or /proc attribute under the context's sysroot,
+ * whitespace-trimmed; NULL when absent or empty */
+char *nf_sr_read_attr(const struct nf_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* Read a whole file, at most `max` bytes (NF_E_LIMIT above); NUL-terminated */
 int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,
 		 size_t *len);

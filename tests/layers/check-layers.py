@@ -20,7 +20,9 @@ headers, lib/nodeforge.h and lib/nodeforge/*.h; only lib/adapters/
 includes the headers of a library that has an adapter there (ADAPTED),
 directly or through a header of lib/adapters/; and a function of a
 library loaded on first use (lib/adapters/*_dl.c) is called from
-lib/adapters/ only.
+lib/adapters/ only.  A path of /proc or /sys under a sysroot is built by
+SYSROOT_HELPER only: a format string that starts "%s/proc or "%s/sys
+anywhere else fails.
 
 --sccs prints the strongly connected components of lib/'s file graph
 (its cycles), largest first, and those of the part graph."""
@@ -36,6 +38,8 @@ INCLUDE = re.compile(r'\s*#\s*include\s*([<"])([^>"]+)[>"]')
 # The headers of the libraries that have an adapter in lib/adapters/ (a
 # name ending in '/': every header under it), and the library.  jansson
 # is the JSON of every part: it has none.
+SYSROOT_HELPER = "lib/sysroot.c"
+HAND_BUILT = re.compile(r'"%s/(proc|sys)\b')
 ADAPTED = [
     ("archive.h", "libarchive"), ("archive_entry.h", "libarchive"),
     ("blkid.h", "libblkid"), ("blkid/", "libblkid"),
@@ -195,6 +199,27 @@ def check_includes(src):
     return bad
 
 
+def check_sysroot_paths(src):
+    """The /proc and /sys paths built by hand, as messages"""
+    bad = []
+    for top in ("lib", "cmd"):
+        for d, dirs, fs in os.walk(os.path.join(src, top)):
+            dirs.sort()
+            for f in sorted(fs):
+                path = os.path.join(d, f)
+                rel = os.path.relpath(path, src)
+                if not f.endswith((".c", ".h")) or rel == SYSROOT_HELPER:
+                    continue
+                with open(path, errors="replace") as fp:
+                    for n, line in enumerate(fp, 1):
+                        m = HAND_BUILT.search(line)
+                        if m:
+                            bad.append(f"{rel}:{n}: builds a /{m.group(1)} "
+                                       "path by hand: nf_sysroot_path() or "
+                                       f"nf_sr_path() ({SYSROOT_HELPER})")
+    return bad
+
+
 def sccs(nodes, edges):
     """Tarjan, iterative: the components of more than one node"""
     index, low, on, stack, out = {}, {}, set(), [], []
@@ -279,7 +304,7 @@ def main():
                   "use any more: remove the line")
             bad += 1
 
-    for msg in check_includes(a.src):
+    for msg in check_includes(a.src) + check_sysroot_paths(a.src):
         print(f"check-layers: {msg}")
         bad += 1
     for src, sym, dst in uses:

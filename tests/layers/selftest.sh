@@ -5,7 +5,8 @@
 # command that includes a private header of the library fails it too, as
 # does a file outside lib/adapters/ that includes a library's header
 # which has an adapter there (itself or through an adapter's header), or
-# that calls a function of a library loaded on first use.
+# that calls a function of a library loaded on first use, or that builds
+# a /proc or /sys path under a sysroot by hand.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 t=$(mktemp -d)
@@ -52,6 +53,11 @@ printf '#include <stdio.h>\n\n#include <yaml.h>\n' > "$t/src/lib/bad.c"
 fails "$t/allow.txt" "lib/bad.c including yaml.h" "lib/bad.c:3: includes <yaml.h>: libyaml is reached through its adapter"
 printf '#include "adapters/yaml_int.h"\n' > "$t/src/lib/bad.c"
 fails "$t/allow.txt" "lib/bad.c including yaml.h through yaml_int.h" "lib/bad.c:1: includes 'adapters/yaml_int.h', which includes <yaml.h>"
+printf 'char *p = nf_asprintf("%%s/proc/cmdline", sysroot);\n' > "$t/src/lib/bad.c"
+fails "$t/allow.txt" "a /proc path built by hand" "lib/bad.c:1: builds a /proc path by hand"
+printf 'char *p = nf_asprintf("%%s%%s", sysroot, rel);\n' > "$t/src/lib/sysroot.c"
+printf 'char *p = nf_asprintf("%%s/sys/class/net", sysroot);\n' > "$t/src/lib/bad.c"
+fails "$t/allow.txt" "a /sys path built by hand" "lib/bad.c:1: builds a /sys path by hand"
 rm "$t/src/lib/bad.c"
 mkdir -p "$t/build/lib/adapters"
 printf 'int lazy_call(void) { return 1; }\n' > "$t/lazy_dl.c"
