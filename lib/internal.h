@@ -14,6 +14,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+/* the library's JSON (nodeforge.h declares json_t alone) */
+#include <jansson.h>
+
 #define NF_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 struct nf_ctx {

@@ -16,7 +16,9 @@ that no longer happens is an error too, so the list only shrinks.
 
 The sources under DIR (--src, default: this checkout) are read for their
 #include lines: a command (cmd/) includes of lib/ only the public
-headers, lib/nodeforge.h and lib/nodeforge/*.h; only lib/adapters/
+headers, lib/nodeforge.h and lib/nodeforge/*.h, and those include of the
+system only the C library's headers (PUBLIC_SYSTEM: no jansson, no other
+library a command would be built against); only lib/adapters/
 includes the headers of a library that has an adapter there (ADAPTED),
 directly or through a header of lib/adapters/; and a function of a
 library loaded on first use (lib/adapters/*_dl.c) is called from
@@ -38,6 +40,8 @@ INCLUDE = re.compile(r'\s*#\s*include\s*([<"])([^>"]+)[>"]')
 # The headers of the libraries that have an adapter in lib/adapters/ (a
 # name ending in '/': every header under it), and the library.  jansson
 # is the JSON of every part: it has none.
+PUBLIC_SYSTEM = {"limits.h", "signal.h", "stdarg.h", "stdbool.h", "stddef.h",
+                 "stdint.h", "stdio.h", "sys/types.h", "time.h"}
 SYSROOT_HELPER = "lib/sysroot.c"
 HAND_BUILT = re.compile(r'"%s/(proc|sys)\b')
 ADAPTED = [
@@ -167,6 +171,12 @@ def reaches_adapted(src, path, seen=None):
 def check_includes(src):
     """The includes that cross a boundary, as messages"""
     bad = []
+    for f, n, name, quoted in includes(src, "lib"):
+        public = f == "lib/nodeforge.h" or f.startswith("lib/nodeforge/")
+        if public and not quoted and name not in PUBLIC_SYSTEM:
+            bad.append(f"{f}:{n}: includes <{name}>: a public header "
+                       "includes the C library's headers only (a "
+                       "forward declaration will do)")
     for f, n, name, quoted in includes(src, "lib") + includes(src, "cmd"):
         if f.startswith("lib/adapters/"):
             continue

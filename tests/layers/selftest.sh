@@ -3,6 +3,7 @@
 # part to the higher one fails the check, the same call listed in the
 # allow file passes, and an allow line no call needs fails again.  A
 # command that includes a private header of the library fails it too, as
+# does a public header that includes a library's header (jansson's), as
 # does a file outside lib/adapters/ that includes a library's header
 # which has an adapter there (itself or through an adapter's header), or
 # that calls a function of a library loaded on first use, or that builds
@@ -43,6 +44,9 @@ fails "$t/stale.txt" "a stale allow line" "'lib/low.c gone' is no upward use"
 printf '#include "cmd.h"\n#include "internal.h"\n' > "$t/src/cmd/bad.c"
 fails "$t/allow.txt" "a command including internal.h" "cmd/bad.c:2: includes 'internal.h', private to lib/"
 rm "$t/src/cmd/bad.c"
+printf '#include <stdint.h>\n#include <jansson.h>\n' > "$t/src/lib/nodeforge/part.h"
+fails "$t/allow.txt" "a public header including jansson.h" "lib/nodeforge/part.h:2: includes <jansson.h>: a public header"
+printf '#include <stdint.h>\ntypedef struct json_t json_t;\n' > "$t/src/lib/nodeforge/part.h"
 mkdir -p "$t/src/lib/adapters"
 printf '#include <yaml.h>\n' > "$t/src/lib/adapters/yaml.c"
 printf '#include "internal.h"\n#include <yaml.h>\n' > "$t/src/lib/adapters/yaml_int.h"
