@@ -12,11 +12,14 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
-mkdir -p "$t/build/lib"
-printf 'int high(void);\nint low(void) { return high(); }\n' > "$t/low.c"
-printf 'int high(void) { return 1; }\n' > "$t/high.c"
-${CC:-cc} -c -o "$t/build/lib/low.o" "$t/low.c"
-${CC:-cc} -c -o "$t/build/lib/high.o" "$t/high.c"
+# obj NAME CODE: CODE (printf's escapes) compiled into build/NAME.o
+obj() {
+	mkdir -p "$(dirname "$t/build/$1")"
+	printf "$2" > "$t/obj.c"
+	${CC:-cc} -c -o "$t/build/$1.o" "$t/obj.c"
+}
+obj lib/low 'int high(void);\nint low(void) { return high(); }\n'
+obj lib/high 'int high(void) { return 1; }\n'
 printf 'lower: lib/low.c\nupper: lib/high.c\n' > "$t/parts.txt"
 : > "$t/none.txt"
 printf 'lib/low.c high a reason\n' > "$t/allow.txt"
@@ -63,16 +66,12 @@ printf 'char *p = nf_asprintf("%%s%%s", sysroot, rel);\n' > "$t/src/lib/sysroot.
 printf 'char *p = nf_asprintf("%%s/sys/class/net", sysroot);\n' > "$t/src/lib/bad.c"
 fails "$t/allow.txt" "a /sys path built by hand" "lib/bad.c:1: builds a /sys path by hand"
 rm "$t/src/lib/bad.c"
-mkdir -p "$t/build/lib/adapters"
-printf 'int lazy_call(void) { return 1; }\n' > "$t/lazy_dl.c"
-printf 'int lazy_call(void);\nint high(void) { return lazy_call(); }\n' > "$t/high.c"
-${CC:-cc} -c -o "$t/build/lib/adapters/lazy_dl.o" "$t/lazy_dl.c"
-${CC:-cc} -c -o "$t/build/lib/high.o" "$t/high.c"
+obj lib/adapters/lazy_dl 'int lazy_call(void) { return 1; }\n'
+obj lib/high 'int lazy_call(void);\nint high(void) { return lazy_call(); }\n'
 printf 'adapters: lib/adapters/*.c\nlower: lib/low.c\nupper: lib/high.c\n' > "$t/parts.txt"
 fails "$t/allow.txt" "a call of a lazily loaded function" "lib/high.c calls lazy_call of lib/adapters/lazy_dl.c"
 rm "$t/build/lib/adapters/lazy_dl.o"
-printf 'int high(void) { return 1; }\n' > "$t/high.c"
-${CC:-cc} -c -o "$t/build/lib/high.o" "$t/high.c"
+obj lib/high 'int high(void) { return 1; }\n'
 printf 'lower: lib/low.c\n' > "$t/parts.txt"
 if run "$t/allow.txt" > /dev/null; then
 	echo "selftest: a file in no part passed" >&2; exit 1
