@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cmd.h"
 
 static int cmd_enroll(struct nf_global *g, int argc, char **argv);

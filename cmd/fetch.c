@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "internal.h"
 
 static int cmd_fetch(struct nf_global *g, int argc, char **argv);
 

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cmd.h"
 #include "keys.h"
 

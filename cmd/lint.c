@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cmd.h"
 
 static int cmd_lint(struct nf_global *g, int argc, char **argv);

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "changes.h"
 #include "cmd.h"
 

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cmd.h"
 
 static int cmd_profile(struct nf_global *g, int argc, char **argv);

@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "cmd.h"
 
 static int cmd_pxe(struct nf_global *g, int argc, char **argv);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cmd.h"
 
 #define NF_EXIT_INTERRUPTED 4

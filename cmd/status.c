@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cmd.h"
 
 #define NF_STATUS_MAX (64u << 20)

@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cmd.h"
 
 /* the pause before --gate asks again the checks that gave no answer */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "internal/ci.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "internal/gres.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

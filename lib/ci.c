@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "ci_int.h"
+#include "internal/ci.h"
 
 #define CI_MAX_CASES 100000
 #define CI_SCAN_MAX (1ULL << 20)        /* secret scan: bytes read per file */

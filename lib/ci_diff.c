@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ci_int.h"
+#include "internal/ci.h"
 
 #define CI_DPKG_MAX (64ULL << 20)       /* var/lib/dpkg/status cap */
 #define CI_PROFILE_MAX (4ULL << 20)

@@ -13,6 +13,7 @@
  * into the image.
  */
 #include "internal.h"
+#include "internal/gres.h"
 
 #include <stdlib.h>
 

@@ -145,7 +145,7 @@ const char *nf_cmdline_value(const struct nf_cmdline *c, const char *key)
 
 int nf_cmdline_read(struct nf_ctx *ctx, const char *sysroot, struct nf_cmdline **out)
 {
-	char *path = nf_asprintf("%s/proc/cmdline", sysroot ? sysroot : ""), *buf;
+	char *path = nf_sysroot_path(sysroot, "/proc/cmdline"), *buf;
 	size_t len;
 	int r;
 

@@ -7,6 +7,7 @@
  *   model~*PM9A3*,size>=3.84T,largest
  */
 #include "internal.h"
+#include "internal/storage.h"
 
 #include <ctype.h>
 #include <fnmatch.h>

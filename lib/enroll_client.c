@@ -273,8 +273,7 @@ static int own_mac(struct nf_ctx *ctx, char out[18])
 		free(v);
 	}
 	{
-		const char *sys = nf_ctx_sysroot(ctx);
-		char *dir = nf_asprintf("%s/sys/class/net", sys ? sys : "");
+		char *dir = nf_sr_path(ctx, "/sys/class/net");
 		struct dirent **ents = NULL;
 		int n, found = -1;
 

@@ -12,6 +12,7 @@
  * parsers, the lines and their merge are lib/gres_conf.c.
  */
 #include "internal.h"
+#include "internal/gres.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -7,6 +7,7 @@
  * node's side (discovery, its files, nf_gres_render) is lib/gres.c.
  */
 #include "internal.h"
+#include "internal/gres.h"
 
 #include <ctype.h>
 #include <stdio.h>

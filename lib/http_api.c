@@ -19,18 +19,17 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <microhttpd.h>
 
 /* ----------------------------------------------------------------- API */
 
 /* 404 naming the node asked for */
-static enum MHD_Result send_unknown_node(struct MHD_Connection *c, const char *name)
+static int send_unknown_node(struct nf_srv_req *rq, const char *name)
 {
 	char q[72], msg[128];
 
 	nf_quote_value(name, q, sizeof(q));
 	snprintf(msg, sizeof(msg), "no node '%s' in the inventory", q);
-	return nf_srv_send_error(c, MHD_HTTP_NOT_FOUND, msg);
+	return nf_srv_send_error(rq, 404, msg);
 }
 
 static json_t *node_view(struct nf_server *s, json_t *n, int full)
@@ -61,8 +60,8 @@ static json_t *node_view(struct nf_server *s, json_t *n, int full)
 	return v;
 }
 
-static enum MHD_Result api_nodes(struct nf_server *s, struct MHD_Connection *c,
-				 const char *name)
+static int api_nodes(struct nf_server *s, struct nf_srv_req *rq,
+		     const char *name)
 {
 	json_t *out, *arr, *n, *unk;
 	size_t i;
@@ -76,8 +75,8 @@ static enum MHD_Result api_nodes(struct nf_server *s, struct MHD_Connection *c,
 		out = n ? node_view(s, n, 1) : NULL;
 		pthread_mutex_unlock(&s->lock);
 		if (!n)
-			return send_unknown_node(c, name);
-		return nf_srv_send_json(c, MHD_HTTP_OK, out);
+			return send_unknown_node(rq, name);
+		return nf_srv_send_json(rq, 200, out);
 	}
 	out = json_object();
 	arr = json_array();
@@ -93,7 +92,7 @@ static enum MHD_Result api_nodes(struct nf_server *s, struct MHD_Connection *c,
 	json_object_set_new(out, "unknown_max", json_integer(NF_HTTP_UNKNOWN_MAX));
 	json_object_set_new(out, "unknown_full",
 			    json_boolean(json_array_size(unk) >= NF_HTTP_UNKNOWN_MAX));
-	return nf_srv_send_json(c, MHD_HTTP_OK, out);
+	return nf_srv_send_json(rq, 200, out);
 }
 
 /* Validate a verdict; NULL when good, else the reason */
@@ -135,27 +134,26 @@ const char *nf_verdict_check(const json_t *v, const char *name, char *buf,
 	return NULL;
 }
 
-static enum MHD_Result api_verdict(struct nf_server *s,
-				   struct MHD_Connection *c, const char *name,
-				   struct req *rq)
+static int api_verdict(struct nf_server *s, struct nf_srv_req *rq,
+		       const char *name)
 {
 	json_error_t je;
 	json_t *v, *st, *rc0, *node;
 	const char *why, *res, *ip;
 	char when[32], cause[512] = "", peer[INET6_ADDRSTRLEN], whybuf[256];
+	const char *body;
+	size_t len;
 	long long signed_at = 0;
 	int r, local;
 
-	if (rq->too_large)
-		return nf_srv_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
-				  "verdict larger than 64 KiB");
-	v = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES,
-		       &je);
+	if (!(body = nf_srv_request_body(rq, &len)))
+		return nf_srv_send_error(rq, 413, "verdict larger than 64 KiB");
+	v = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
 	if (!v)
-		return nf_srv_send_error(c, MHD_HTTP_BAD_REQUEST, "malformed JSON");
+		return nf_srv_send_error(rq, 400, "malformed JSON");
 	if ((why = nf_verdict_check(v, name, whybuf, sizeof(whybuf)))) {
 		json_decref(v);
-		return nf_srv_send_error(c, MHD_HTTP_BAD_REQUEST, why);
+		return nf_srv_send_error(rq, 400, why);
 	}
 	res = json_string_value(json_object_get(v, "result"));
 	rc0 = json_array_get(json_object_get(v, "root_causes"), 0);
@@ -167,13 +165,13 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 	else if (!strcmp(res, "fail"))
 		snprintf(cause, sizeof(cause), "failed (no root cause given)");
 	nf_srv_iso_now(when);
-	nf_srv_request_peer(s->http, c, peer, sizeof(peer), &local);
+	nf_srv_request_peer(s->http, rq, peer, sizeof(peer), &local);
 	pthread_mutex_lock(&s->lock);
 	nf_srv_index_refresh(s);
 	if (!(node = nf_srv_index_node(s, name))) {
 		pthread_mutex_unlock(&s->lock);
 		json_decref(v);
-		return send_unknown_node(c, name);
+		return send_unknown_node(rq, name);
 	}
 	/* a node reports for itself: from its inventory address (a request
 	 * from this machine itself is the operator's) */
@@ -183,18 +181,16 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 		json_decref(v);
 		snprintf(cause, sizeof(cause), "verdict for '%s' from %s, not its "
 			 "inventory address %s", name, peer, ip);
-		return nf_srv_send_error(c, MHD_HTTP_FORBIDDEN, cause);
+		return nf_srv_send_error(rq, 403, cause);
 	}
 	/* an enrolled node signs its verdict with its munge key */
 	if (s->enroll) {
 		pthread_mutex_lock(&s->enroll_lock);
 		r = nf_enroll_verdict_auth(
 			s->enroll, name,
-			MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						    "X-Nodeforge-Time"),
-			MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						    "X-Nodeforge-Proof"),
-			rq->body ? rq->body : "", rq->len);
+			nf_srv_request_header(rq, "X-Nodeforge-Time"),
+			nf_srv_request_header(rq, "X-Nodeforge-Proof"), body,
+			len);
 		if (r < 0)
 			snprintf(cause, sizeof(cause), "%s",
 				 nf_errmsg(nf_enroll_ctx(s->enroll)));
@@ -202,10 +198,8 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 		if (r < 0) {
 			pthread_mutex_unlock(&s->lock);
 			json_decref(v);
-			return nf_srv_send_error(c, r == NF_E_SIGNATURE
-					  ? MHD_HTTP_FORBIDDEN
-					  : MHD_HTTP_INTERNAL_SERVER_ERROR,
-					  cause);
+			return nf_srv_send_error(
+				rq, r == NF_E_SIGNATURE ? 403 : 500, cause);
 		}
 		/* signed and inside the clock window: still only newer than
 		 * the last one taken from this node, or anyone who saw it
@@ -214,8 +208,8 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 			long long last = json_integer_value(json_object_get(
 				json_object_get(s->state, name), "signed_at"));
 
-			signed_at = strtoll(MHD_lookup_connection_value(
-				c, MHD_HEADER_KIND, "X-Nodeforge-Time"), NULL, 10);
+			signed_at = strtoll(nf_srv_request_header(
+				rq, "X-Nodeforge-Time"), NULL, 10);
 			if (signed_at <= last) {
 				pthread_mutex_unlock(&s->lock);
 				json_decref(v);
@@ -223,8 +217,7 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 					 "is dated %lld, not after the last one "
 					 "taken from it (%lld): a replay", name,
 					 signed_at, last);
-				return nf_srv_send_error(c, MHD_HTTP_FORBIDDEN,
-							 cause);
+				return nf_srv_send_error(rq, 403, cause);
 			}
 		}
 	}
@@ -255,9 +248,8 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 	pthread_mutex_unlock(&s->write_lock);
 	json_decref(st);
 	if (r)
-		return nf_srv_send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				  "cannot store the verdict");
-	return nf_srv_send_json(c, MHD_HTTP_OK, json_pack("{s:s}", "stored", name));
+		return nf_srv_send_error(rq, 500, "cannot store the verdict");
+	return nf_srv_send_json(rq, 200, json_pack("{s:s}", "stored", name));
 }
 
 /* Whether `peer` may add another unknown MAC now: each address adds at
@@ -291,8 +283,8 @@ static int unknown_budget(struct nf_server *s, const char *peer)
 	return 1;
 }
 
-static enum MHD_Result api_unknown(struct nf_server *s,
-				   struct MHD_Connection *c, const char *mac)
+static int api_unknown(struct nf_server *s, struct nf_srv_req *rq,
+		       const char *mac)
 {
 	char when[32], peer[INET6_ADDRSTRLEN], file[18];
 	json_t *rec = NULL;
@@ -300,9 +292,9 @@ static enum MHD_Result api_unknown(struct nf_server *s,
 	int known, local;
 
 	if (nf_mac_parse(mac, m))
-		return nf_srv_send_error(c, MHD_HTTP_BAD_REQUEST, "malformed MAC");
+		return nf_srv_send_error(rq, 400, "malformed MAC");
 	nf_srv_iso_now(when);
-	nf_srv_request_peer(s->http, c, peer, sizeof(peer), &local);
+	nf_srv_request_peer(s->http, rq, peer, sizeof(peer), &local);
 	nf_mac_format(m, '-', file);
 	pthread_mutex_lock(&s->lock);
 	nf_srv_index_refresh(s);
@@ -341,69 +333,64 @@ static enum MHD_Result api_unknown(struct nf_server *s,
 		free(txt);
 		json_decref(rec);
 	}
-	return nf_srv_send_buf(c, MHD_HTTP_OK, "text/plain", "recorded\n", 9);
+	return nf_srv_send_buf(rq, 200, "text/plain", "recorded\n", 9);
 }
 
 /* POST /api/v1/enroll, /api/v1/rotate: lib/enroll.c decides, from the
  * peer's address; GET /api/v1/enroll: windows, claims and refusals, to a
  * loopback peer only */
-static enum MHD_Result api_enroll(struct nf_server *s,
-				  struct MHD_Connection *c, const char *method,
-				  int rotate, struct req *rq)
+static int api_enroll(struct nf_server *s, struct nf_srv_req *rq,
+		      const char *method, int rotate)
 {
 	char peer[INET6_ADDRSTRLEN] = "";
 	json_t *resp = NULL;
+	const char *body;
+	size_t len;
 	int status = 500, r, local;
 
 	if (!strcmp(method, "GET") && !rotate) {
 		/* which nodes may claim now is for the operator on the
 		 * boot server, not for the network */
-		nf_srv_request_peer(s->http, c, peer, sizeof(peer), &local);
+		nf_srv_request_peer(s->http, rq, peer, sizeof(peer), &local);
 		if (!local)
-			return nf_srv_send_error(c, MHD_HTTP_FORBIDDEN,
-					  "the enrollment state is served to "
-					  "the boot server itself only");
+			return nf_srv_send_error(rq, 403, "the enrollment state "
+						 "is served to the boot server "
+						 "itself only");
 		pthread_mutex_lock(&s->enroll_lock);
 		r = nf_enroll_state(s->enroll, &resp);
 		pthread_mutex_unlock(&s->enroll_lock);
-		return r ? nf_srv_send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				      "enrollment state unavailable")
-			 : nf_srv_send_json(c, MHD_HTTP_OK, resp);
+		return r ? nf_srv_send_error(rq, 500, "enrollment state "
+					     "unavailable")
+			 : nf_srv_send_json(rq, 200, resp);
 	}
 	if (strcmp(method, "POST"))
-		return nf_srv_send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED,
-				  "method not allowed");
-	if (rq->too_large)
-		return nf_srv_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
-				  "claim too large");
-	nf_srv_request_peer(s->http, c, peer, sizeof(peer), &local);
+		return nf_srv_send_error(rq, 405, "method not allowed");
+	if (!(body = nf_srv_request_body(rq, &len)))
+		return nf_srv_send_error(rq, 413, "claim too large");
+	nf_srv_request_peer(s->http, rq, peer, sizeof(peer), &local);
 	pthread_mutex_lock(&s->enroll_lock);
 	r = (rotate ? nf_rotate_poll : nf_enroll_claim)(
-		s->enroll, peer, rq->body ? rq->body : "", rq->len, &resp,
-		&status);
+		s->enroll, peer, body, len, &resp, &status);
 	pthread_mutex_unlock(&s->enroll_lock);
 	if (r || !resp)
-		return nf_srv_send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				  "enrollment failed");
-	return nf_srv_send_json(c, (unsigned)status, resp);
+		return nf_srv_send_error(rq, 500, "enrollment failed");
+	return nf_srv_send_json(rq, (unsigned)status, resp);
 }
 
-enum MHD_Result nf_srv_api(void *data, struct MHD_Connection *c,
-			   const char *method, const char *url,
-			   struct req *rq)
+int nf_srv_api(void *data, struct nf_srv_req *rq, const char *method,
+	       const char *url)
 {
 	struct nf_server *s = data;
 	const char *p = url + strlen("/api/v1/");
 	char name[80];
-	enum MHD_Result ret = MHD_NO;
+	int ret = -EIO;
 	unsigned status = 200;
 
-	nf_srv_last_status = 0;
 	if (!strcmp(p, "nodes")) {
 		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 			status = 405;
 		else
-			ret = api_nodes(s, c, NULL);
+			ret = api_nodes(s, rq, NULL);
 	} else if (!strncmp(p, "nodes/", 6)) {
 		const char *rest = p + 6, *slash = strchr(rest, '/');
 		size_t n = slash ? (size_t)(slash - rest) : strlen(rest);
@@ -416,27 +403,28 @@ enum MHD_Result nf_srv_api(void *data, struct MHD_Connection *c,
 			if (!nf_srv_valid_name(name))
 				status = 404;
 			else if (!slash && !strcmp(method, "GET"))
-				ret = api_nodes(s, c, name);
+				ret = api_nodes(s, rq, name);
 			else if (slash && !strcmp(slash, "/verdict") &&
 				 !strcmp(method, "POST"))
-				ret = api_verdict(s, c, name, rq);
+				ret = api_verdict(s, rq, name);
 			else
 				status = slash && !strcmp(slash, "/verdict")
 						 ? 405 : 404;
 		}
 	} else if (!strncmp(p, "unknown/", 8) && !strcmp(method, "GET")) {
-		ret = api_unknown(s, c, p + 8);
+		ret = api_unknown(s, rq, p + 8);
 	} else if (s->enroll && (!strcmp(p, "enroll") || !strcmp(p, "rotate"))) {
-		ret = api_enroll(s, c, method, p[0] == 'r', rq);
+		ret = api_enroll(s, rq, method, p[0] == 'r');
 	} else {
 		status = 404;
 	}
 	if (status == 405)
-		ret = nf_srv_send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED,
-				 "method not allowed");
+		ret = nf_srv_send_error(rq, 405, "method not allowed");
 	else if (status == 404)
-		ret = nf_srv_send_error(c, MHD_HTTP_NOT_FOUND, "not found");
-	nf_srv_access_log(s->http, c, method, url, nf_srv_last_status ? nf_srv_last_status : status, 0);
+		ret = nf_srv_send_error(rq, 404, "not found");
+	nf_srv_access_log(s->http, rq, method, url,
+			  nf_srv_request_status(rq) ? nf_srv_request_status(rq)
+						    : status, 0);
 	return ret;
 }
 

@@ -14,6 +14,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+/* the library's JSON (nodeforge.h declares json_t alone) */
+#include <jansson.h>
+
 #define NF_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 struct nf_ctx {
@@ -73,6 +76,23 @@ int nf_cmdline_has_karg(const struct nf_cmdline *c, const struct nf_karg *a);
 /* A parameter as it is written, its value quoted when it would not read
  * back whole without */
 void nf_karg_format(const struct nf_karg *a, char *out, size_t sz);
+/* The running system's /proc, /sys and /dev under a sysroot
+ * (lib/sysroot.c): every path --sysroot moves is built by these, none by
+ * hand.  SYSROOT "" or NULL is the system itself; the path is absolute
+ * ("/proc/cmdline").  The allocating ones return NULL on ENOMEM; caller
+ * frees */
+char *nf_sysroot_path(const char *sysroot, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The same into BUF (SZ bytes, cut short as snprintf does); returns BUF */
+const char *nf_sysroot_path_buf(const char *sysroot, char *buf, size_t sz,
+				const char *path);
+/* Under the context's sysroot (nf_ctx_set_sysroot) */
+char *nf_sr_path(const struct nf_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A small /sys or /proc attribute under the context's sysroot,
+ * whitespace-trimmed; NULL when absent or empty */
+char *nf_sr_read_attr(const struct nf_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* Read a whole file, at most `max` bytes (NF_E_LIMIT above); NUL-terminated */
 int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,
 		 size_t *len);
@@ -297,7 +317,8 @@ int nf_template_render(struct nf_ctx *ctx, const char *file, const char *in,
  * -ENOMEM when libcurl cannot start */
 int nf_curl_init(void);
 
-/* By subsystem (lib/internal/) */
+/* By subsystem (lib/internal/); internal/ci.h, storage.h and gres.h are
+ * included by the files that use them */
 #include "internal/profile.h"
 #include "internal/build.h"
 #include "internal/pack.h"

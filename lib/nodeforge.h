@@ -22,7 +22,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <jansson.h>
+/* jansson's JSON value, which the API passes by pointer only: a command
+ * that works on one includes <jansson.h> itself (C11 allows this typedef
+ * to be repeated there) */
+typedef struct json_t json_t;
 
 #ifdef __cplusplus
 extern "C" {

@@ -325,7 +325,7 @@ static void state_load(struct nf_server *s)
  * as for verdicts): anyone may read the script, but a fetch from another
  * address changes nothing.  The last verdict, with its time and root
  * cause, stays in the state until the next verdict replaces it. */
-static void mark_booting(void *data, struct MHD_Connection *c,
+static void mark_booting(void *data, struct nf_srv_req *rq,
 			 const char *url)
 {
 	struct nf_server *s = data;
@@ -341,7 +341,7 @@ static void mark_booting(void *data, struct MHD_Connection *c,
 	memcpy(mac, base, 17);
 	mac[17] = '\0';
 	nf_srv_iso_now(when);
-	nf_srv_request_peer(s->http, c, peer, sizeof(peer), &local);
+	nf_srv_request_peer(s->http, rq, peer, sizeof(peer), &local);
 	pthread_mutex_lock(&s->lock);
 	nf_srv_index_refresh(s);
 	n = json_object_get(s->by_mac, mac);

@@ -3,12 +3,16 @@
  * The boot server's private parts, shared by lib/serve.c (node state and
  * its writer, start and stop) and lib/http_api.c (nodes, verdicts,
  * unknown MACs, enrollment).  The transport is lib/adapters/http.c
- * (adapters/http_int.h): it calls up only through struct nf_httpd_ops.
+ * (adapters/http.h): it calls up only through struct nf_httpd_ops.
  */
 #ifndef NF_SERVE_INT_H
 #define NF_SERVE_INT_H
 
-#include "adapters/http_int.h"
+#include "adapters/http.h"
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <time.h>
 
 #define NF_HTTP_INDEX_MAX (64u << 20)
 #define NF_HTTP_STATE_MAX (1u << 20)
@@ -56,8 +60,7 @@ void nf_srv_unknown_expire(struct nf_server *s, time_t now);
 void nf_srv_unknown_make_room(struct nf_server *s);
 
 /* the API (lib/http_api.c): struct nf_httpd_ops' api, DATA the server */
-enum MHD_Result nf_srv_api(void *data, struct MHD_Connection *c,
-			   const char *method, const char *url,
-			   struct req *rq);
+int nf_srv_api(void *data, struct nf_srv_req *rq, const char *method,
+	       const char *url);
 
 #endif

@@ -166,9 +166,9 @@ bool nf_v_static(const struct nf_vcheck *c)
 const char *nf_v_path(struct nf_vcheck *c, int where, const char *path,
 		      char *buf, size_t sz)
 {
-	const char *base = where == NF_VSYS ? c->run->sysroot : c->run->root;
-
-	snprintf(buf, sz, "%s%s", base, path);
+	if (where == NF_VSYS)
+		return nf_sysroot_path_buf(c->run->sysroot, buf, sz, path);
+	snprintf(buf, sz, "%s%s", c->run->root, path);
 	return buf;
 }
 
@@ -629,8 +629,8 @@ static char *read_host(const char *sysroot)
 	    strlen(node) < sizeof(buf) && !strpbrk(node, "/\\?#%\"'"))
 		return node;
 	free(node);
-	snprintf(p, sizeof(p), "%s/proc/sys/kernel/hostname", sysroot ? sysroot : "");
-	if ((f = fopen(p, "re"))) {
+	if ((f = fopen(nf_sysroot_path_buf(sysroot, p, sizeof(p),
+					   "/proc/sys/kernel/hostname"), "re"))) {
 		if (!fgets(buf, sizeof(buf), f))
 			buf[0] = '\0';
 		fclose(f);

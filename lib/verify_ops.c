@@ -5,6 +5,7 @@
  * fixture when it has one.
  */
 #include "verify_int.h"
+#include "internal/gres.h"
 
 #include <stdio.h>
 #include <stdlib.h>

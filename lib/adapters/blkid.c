@@ -7,6 +7,7 @@
  * dev/ entries are plain image files.  blkid's 0/1/-1 results stay in here.
  */
 #include "internal.h"
+#include "internal/storage.h"
 
 #include <blkid.h>
 #include <dirent.h>
@@ -23,60 +24,6 @@
  * default; anything larger is a hostile or corrupt table) */
 #define NF_MAX_PARTS 256
 #define NF_MAX_DISKS 4096
-#define NF_SYSATTR_MAX 4096
-
-char *nf_sr_path(const struct nf_ctx *ctx, const char *fmt, ...)
-{
-	char *rel, *full;
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(&rel, fmt, ap) < 0)
-		rel = NULL;
-	va_end(ap);
-	if (!rel)
-		return NULL;
-	full = nf_asprintf("%s%s", nf_ctx_sysroot(ctx), rel);
-	free(rel);
-	return full;
-}
-
-/* A small sysfs attribute, trimmed; NULL when absent or empty */
-char *nf_sr_read_attr(const struct nf_ctx *ctx, const char *fmt, ...)
-{
-	char *rel, *full, buf[NF_SYSATTR_MAX];
-	ssize_t n;
-	va_list ap;
-	int fd;
-
-	va_start(ap, fmt);
-	if (vasprintf(&rel, fmt, ap) < 0)
-		rel = NULL;
-	va_end(ap);
-	if (!rel)
-		return NULL;
-	full = nf_asprintf("%s%s", nf_ctx_sysroot(ctx), rel);
-	free(rel);
-	if (!full)
-		return NULL;
-	fd = open(full, O_RDONLY | O_CLOEXEC);
-	free(full);
-	if (fd < 0)
-		return NULL;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' ||
-			 buf[n - 1] == '\t'))
-		buf[--n] = '\0';
-	char *p = buf;
-
-	while (*p == ' ' || *p == '\t')
-		p++;
-	return *p ? nf_strdup(p) : NULL;
-}
 
 static void part_clear(struct nf_part *p)
 {

@@ -7,9 +7,9 @@
  * access log, the client's address behind a trusted proxy; static files
  * of a boot tree are http_files.c.  What the server says is not here: the
  * caller (lib/serve.c) hands over a table of callbacks, struct
- * nf_httpd_ops, that gets the API's requests and hears of each file sent.
- * MHD's types stay in the server's files (this one, http_files.c,
- * lib/serve.c, lib/http_api.c: http_int.h).
+ * nf_httpd_ops, that gets the API's requests and hears of each file sent,
+ * and answers through the functions of http.h.  MHD's types stay in this
+ * file and http_files.c (http_int.h).
  */
 #include "http_int.h"
 
@@ -26,9 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
-
-/* Status of the response this thread queued last (for the access log) */
-__thread unsigned nf_srv_last_status;
 
 /* ------------------------------------------------------------ helpers */
 
@@ -63,11 +60,11 @@ static int is_trusted(const struct nf_httpd *s, int family,
  * operator on the boot server, or a VM behind QEMU's user network.  A
  * request with an X-Real-IP address from a peer not listed is not local:
  * it is forwarded by an unlisted proxy, or forged. */
-void nf_srv_request_peer(const struct nf_httpd *s, struct MHD_Connection *c,
+void nf_srv_request_peer(const struct nf_httpd *s, struct nf_srv_req *rq,
 			 char *out, size_t sz, int *local)
 {
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		MHD_get_connection_info(rq->c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	const char *xr;
 	unsigned char tmp[sizeof(struct in6_addr)];
 	int loop = 0, trusted = 0, named;
@@ -88,7 +85,7 @@ void nf_srv_request_peer(const struct nf_httpd *s, struct MHD_Connection *c,
 		loop = IN6_IS_ADDR_LOOPBACK(a);
 		trusted = is_trusted(s, AF_INET6, a);
 	}
-	xr = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Real-IP");
+	xr = nf_srv_request_header(rq, "X-Real-IP");
 	named = xr && strlen(xr) < sz && (inet_pton(AF_INET, xr, tmp) == 1 ||
 					  inet_pton(AF_INET6, xr, tmp) == 1);
 	if (named && trusted)
@@ -96,49 +93,74 @@ void nf_srv_request_peer(const struct nf_httpd *s, struct MHD_Connection *c,
 	*local = loop && !named;
 }
 
+const char *nf_srv_request_header(struct nf_srv_req *rq, const char *name)
+{
+	return MHD_lookup_connection_value(rq->c, MHD_HEADER_KIND, name);
+}
 
+const char *nf_srv_request_body(const struct nf_srv_req *rq, size_t *len)
+{
+	*len = rq->len;
+	if (rq->too_large)
+		return NULL;
+	return rq->body ? rq->body : "";
+}
+
+unsigned nf_srv_request_status(const struct nf_srv_req *rq)
+{
+	return rq->status;
+}
 
 /* ---------------------------------------------------------- responses */
 
-enum MHD_Result nf_srv_send_buf(struct MHD_Connection *c, unsigned status,
-				const char *type, const char *body, size_t len)
+int nf_srv_queue(struct nf_srv_req *rq, unsigned status,
+		 struct MHD_Response *r)
+{
+	enum MHD_Result ret;
+
+	if (!r)
+		return -EIO;
+	rq->status = status;
+	ret = MHD_queue_response(rq->c, status, r);
+	MHD_destroy_response(r);
+	return ret == MHD_YES ? 0 : -EIO;
+}
+
+int nf_srv_send_buf(struct nf_srv_req *rq, unsigned status,
+		    const char *type, const char *body, size_t len)
 {
 	struct MHD_Response *r;
-	enum MHD_Result ret;
 
 	r = MHD_create_response_from_buffer(len, (void *)body,
 					    MHD_RESPMEM_MUST_COPY);
-	if (!r)
-		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	nf_srv_last_status = status;
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ret;
+	if (r) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+					"no-store");
+	}
+	return nf_srv_queue(rq, status, r);
 }
 
-enum MHD_Result nf_srv_send_json(struct MHD_Connection *c, unsigned status,
-				 json_t *j)
+int nf_srv_send_json(struct nf_srv_req *rq, unsigned status, json_t *j)
 {
 	char *txt = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
-	enum MHD_Result ret;
+	int ret;
 
 	json_decref(j);
 	if (!txt)
-		return MHD_NO;
-	ret = nf_srv_send_buf(c, status, "application/json", txt, strlen(txt));
+		return -ENOMEM;
+	ret = nf_srv_send_buf(rq, status, "application/json", txt, strlen(txt));
 	free(txt);
 	return ret;
 }
 
-enum MHD_Result nf_srv_send_error(struct MHD_Connection *c, unsigned status,
-				  const char *msg)
+int nf_srv_send_error(struct nf_srv_req *rq, unsigned status,
+		      const char *msg)
 {
-	return nf_srv_send_json(c, status, json_pack("{s:s}", "error", msg));
+	return nf_srv_send_json(rq, status, json_pack("{s:s}", "error", msg));
 }
 
-void nf_srv_access_log(struct nf_httpd *s, struct MHD_Connection *c,
+void nf_srv_access_log(struct nf_httpd *s, struct nf_srv_req *rq,
 		       const char *method, const char *url, unsigned status,
 		       unsigned long long bytes)
 {
@@ -147,7 +169,7 @@ void nf_srv_access_log(struct nf_httpd *s, struct MHD_Connection *c,
 
 	if (!s->log_fn)
 		return;
-	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	ci = MHD_get_connection_info(rq->c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
 		inet_ntop(AF_INET,
 			  &((const struct sockaddr_in *)ci->client_addr)->sin_addr,
@@ -312,42 +334,52 @@ static void *sweeper_main(void *arg)
 
 /* ------------------------------------------------------------- handler */
 
+/* MHD_YES when an answer was queued: 0 from nf_srv_send_* */
+static enum MHD_Result answered(int r)
+{
+	return r < 0 ? MHD_NO : MHD_YES;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 			       const char *url, const char *method,
 			       const char *version, const char *upload,
 			       size_t *upload_size, void **con_cls)
 {
 	struct nf_httpd *s = cls;
-	struct req *rq = *con_cls;
+	struct nf_srv_req *rq = *con_cls;
 	int post = !strcmp(method, "POST");
 
 	(void)version;
 	if (!rq)
 		return MHD_NO; /* request_begin ran out of memory */
+	rq->c = c;
 	if (!rq->started) {
 		const char *cl;
 
 		rq->started = 1;
 		if (rq->url_nul) {
-			nf_srv_access_log(s, c, method, "(NUL in URL)", 400, 0);
-			return nf_srv_send_error(c, MHD_HTTP_BAD_REQUEST,
-					  "NUL byte in URL");
+			nf_srv_access_log(s, rq, method, "(NUL in URL)", 400, 0);
+			return answered(nf_srv_send_error(
+				rq, MHD_HTTP_BAD_REQUEST, "NUL byte in URL"));
 		}
 		if (strlen(url) > NF_HTTP_URL_MAX) {
-			nf_srv_access_log(s, c, method, "(long URL)", 414, 0);
-			return nf_srv_send_error(c, MHD_HTTP_URI_TOO_LONG, "URL too long");
+			nf_srv_access_log(s, rq, method, "(long URL)", 414, 0);
+			return answered(nf_srv_send_error(
+				rq, MHD_HTTP_URI_TOO_LONG, "URL too long"));
 		}
 		if (strcmp(method, "GET") && strcmp(method, "HEAD") && !post) {
-			nf_srv_access_log(s, c, method, url, 405, 0);
-			return nf_srv_send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED,
-					  "method not allowed");
+			nf_srv_access_log(s, rq, method, url, 405, 0);
+			return answered(nf_srv_send_error(
+				rq, MHD_HTTP_METHOD_NOT_ALLOWED,
+				"method not allowed"));
 		}
 		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						 MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl && strtoull(cl, NULL, 10) > NF_HTTP_BODY_MAX) {
-			nf_srv_access_log(s, c, method, url, 413, 0);
-			return nf_srv_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
-					  "request body too large");
+			nf_srv_access_log(s, rq, method, url, 413, 0);
+			return answered(nf_srv_send_error(
+				rq, MHD_HTTP_CONTENT_TOO_LARGE,
+				"request body too large"));
 		}
 		return MHD_YES;
 	}
@@ -370,17 +402,18 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
 	/* the request is whole: its answer is not bound by the deadline */
 	request_whole(s, c);
 	if (rq->too_large && !post) {
-		nf_srv_access_log(s, c, method, url, 400, 0);
-		return nf_srv_send_error(c, MHD_HTTP_BAD_REQUEST, "unexpected body");
+		nf_srv_access_log(s, rq, method, url, 400, 0);
+		return answered(nf_srv_send_error(rq, MHD_HTTP_BAD_REQUEST,
+						  "unexpected body"));
 	}
 	if (!strncmp(url, "/api/v1/", 8))
-		return s->ops->api(s->ops_data, c, method, url, rq);
+		return answered(s->ops->api(s->ops_data, rq, method, url));
 	if (post) {
-		nf_srv_access_log(s, c, method, url, 405, 0);
-		return nf_srv_send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED,
-				  "method not allowed");
+		nf_srv_access_log(s, rq, method, url, 405, 0);
+		return answered(nf_srv_send_error(
+			rq, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed"));
 	}
-	return nf_srv_serve_file(s, c, method, url);
+	return answered(nf_srv_serve_file(s, rq, method, url));
 }
 
 /* MHD_OPTION_URI_LOG_CALLBACK: once per request, with the target as the
@@ -391,7 +424,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c,
  * to carry the answer to the handler. */
 static void *request_begin(void *cls, const char *uri, struct MHD_Connection *c)
 {
-	struct req *rq = calloc(1, sizeof(*rq));
+	struct nf_srv_req *rq = calloc(1, sizeof(*rq));
 	char *copy;
 
 	(void)cls;
@@ -411,7 +444,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
 	struct nf_httpd *s = cls;
-	struct req *rq = *con_cls;
+	struct nf_srv_req *rq = *con_cls;
 
 	(void)toe;
 	/* the next request's head is due within the deadline too */

@@ -181,9 +181,8 @@ int nf_http_parse_range(const char *h, uint64_t size, uint64_t *off,
 	return 0;
 }
 
-enum MHD_Result nf_srv_serve_file(struct nf_httpd *s,
-				  struct MHD_Connection *c, const char *method,
-				  const char *url)
+int nf_srv_serve_file(struct nf_httpd *s, struct nf_srv_req *rq,
+		      const char *method, const char *url)
 {
 	struct MHD_Response *r;
 	struct stat st;
@@ -191,33 +190,33 @@ enum MHD_Result nf_srv_serve_file(struct nf_httpd *s,
 	const char *inm, *range;
 	uint64_t off = 0, len;
 	unsigned status = MHD_HTTP_OK;
-	enum MHD_Result ret;
+	int ret;
 	int fd, rr = -1;
 	char *small = NULL;
 
 	if (!nf_http_safe_path(url)) {
-		nf_srv_access_log(s, c, method, url, 404, 0);
-		return nf_srv_send_error(c, MHD_HTTP_NOT_FOUND, "not found");
+		nf_srv_access_log(s, rq, method, url, 404, 0);
+		return nf_srv_send_error(rq, MHD_HTTP_NOT_FOUND, "not found");
 	}
 	fd = open_beneath(s->tree, url);
 	/* a file the serving user may not open (an unprivileged serve) is
 	 * refused like one it could open only by privilege */
 	if (fd < 0 && errno == EACCES) {
-		nf_srv_access_log(s, c, method, url, 403, 0);
-		return nf_srv_send_error(c, MHD_HTTP_FORBIDDEN,
+		nf_srv_access_log(s, rq, method, url, 403, 0);
+		return nf_srv_send_error(rq, MHD_HTTP_FORBIDDEN,
 					 "not served: not readable to the "
 					 "server's user");
 	}
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		if (fd >= 0)
 			close(fd);
-		nf_srv_access_log(s, c, method, url, 404, 0);
-		return nf_srv_send_error(c, MHD_HTTP_NOT_FOUND, "not found");
+		nf_srv_access_log(s, rq, method, url, 404, 0);
+		return nf_srv_send_error(rq, MHD_HTTP_NOT_FOUND, "not found");
 	}
 	if (!servable(&st)) {
 		close(fd);
-		nf_srv_access_log(s, c, method, url, 403, 0);
-		return nf_srv_send_error(c, MHD_HTTP_FORBIDDEN,
+		nf_srv_access_log(s, rq, method, url, 403, 0);
+		return nf_srv_send_error(rq, MHD_HTTP_FORBIDDEN,
 					 "not served: not world-readable or "
 					 "more than one link");
 	}
@@ -236,8 +235,8 @@ enum MHD_Result nf_srv_serve_file(struct nf_httpd *s,
 		if (!small || got != len) {
 			free(small);
 			close(fd);
-			nf_srv_access_log(s, c, method, url, 500, 0);
-			return nf_srv_send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			nf_srv_access_log(s, rq, method, url, 500, 0);
+			return nf_srv_send_error(rq, MHD_HTTP_INTERNAL_SERVER_ERROR,
 					  "read error");
 		}
 		close(fd);
@@ -252,8 +251,7 @@ enum MHD_Result nf_srv_serve_file(struct nf_httpd *s,
 			 (unsigned long long)st.st_size,
 			 (long)st.st_mtim.tv_sec);
 	}
-	inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-					  MHD_HTTP_HEADER_IF_NONE_MATCH);
+	inm = nf_srv_request_header(rq, MHD_HTTP_HEADER_IF_NONE_MATCH);
 	if (inm && (!strcmp(inm, etag) || !strcmp(inm, "*"))) {
 		free(small);
 		if (fd >= 0)
@@ -261,15 +259,12 @@ enum MHD_Result nf_srv_serve_file(struct nf_httpd *s,
 		r = MHD_create_response_from_buffer(0, NULL,
 						    MHD_RESPMEM_PERSISTENT);
 		if (!r)
-			return MHD_NO;
+			return -ENOMEM;
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
-		nf_srv_access_log(s, c, method, url, 304, 0);
-		ret = MHD_queue_response(c, MHD_HTTP_NOT_MODIFIED, r);
-		MHD_destroy_response(r);
-		return ret;
+		nf_srv_access_log(s, rq, method, url, 304, 0);
+		return nf_srv_queue(rq, MHD_HTTP_NOT_MODIFIED, r);
 	}
-	range = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-					    MHD_HTTP_HEADER_RANGE);
+	range = nf_srv_request_header(rq, MHD_HTTP_HEADER_RANGE);
 	if (range) {
 		uint64_t ro, rl;
 
@@ -283,14 +278,12 @@ enum MHD_Result nf_srv_serve_file(struct nf_httpd *s,
 			r = MHD_create_response_from_buffer(0, NULL,
 							    MHD_RESPMEM_PERSISTENT);
 			if (!r)
-				return MHD_NO;
+				return -ENOMEM;
 			snprintf(cr, sizeof(cr), "bytes */%llu",
 				 (unsigned long long)len);
 			MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
-			nf_srv_access_log(s, c, method, url, 416, 0);
-			ret = MHD_queue_response(c, MHD_HTTP_RANGE_NOT_SATISFIABLE, r);
-			MHD_destroy_response(r);
-			return ret;
+			nf_srv_access_log(s, rq, method, url, 416, 0);
+			return nf_srv_queue(rq, MHD_HTTP_RANGE_NOT_SATISFIABLE, r);
 		}
 		if (rr == 0) {
 			off = ro;
@@ -328,7 +321,7 @@ enum MHD_Result nf_srv_serve_file(struct nf_httpd *s,
 	if (!r) {
 		if (fd >= 0)
 			close(fd);
-		return MHD_NO;
+		return -ENOMEM;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 				content_type(url));
@@ -338,12 +331,11 @@ enum MHD_Result nf_srv_serve_file(struct nf_httpd *s,
 				strncmp(url, "/images/", 8)
 					? "no-cache"
 					: "public, max-age=31536000, immutable");
-	nf_srv_access_log(s, c, method, url, status, strcmp(method, "HEAD") ? len : 0);
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+	nf_srv_access_log(s, rq, method, url, status, strcmp(method, "HEAD") ? len : 0);
+	ret = nf_srv_queue(rq, status, r);
 	if (status == MHD_HTTP_OK && !strcmp(method, "GET") &&
 	    s->ops->file_sent)
-		s->ops->file_sent(s->ops_data, c, url);
+		s->ops->file_sent(s->ops_data, rq, url);
 	return ret;
 }
 

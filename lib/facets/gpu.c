@@ -146,7 +146,7 @@ static int check_driver(struct nf_vcheck *c, const json_t *sec)
 /* The GRES type of an NVML name: its model word, lowercase, without the
  * vendor and the form factor ("NVIDIA H100 80GB HBM3" -> "h100",
  * "NVIDIA H200" -> "h200", "NVIDIA A100-SXM4-80GB" -> "a100") */
-void nf_gpu_type_of(const char *name, char *out, size_t outsz)
+static void gpu_type_of(const char *name, char *out, size_t outsz)
 {
 	const char *p = name ? name : "";
 	size_t n = 0;
@@ -201,7 +201,7 @@ static int check_count(struct nf_vcheck *c, const json_t *sec)
 		const char *name = json_string_value(json_object_get(g, "name"));
 		char t[64];
 
-		nf_gpu_type_of(name, t, sizeof(t));
+		gpu_type_of(name, t, sizeof(t));
 		if (!*type || !strcasecmp(t, type))
 			of_type++;
 		else if (!strstr(names, name ? name : "?"))

@@ -4,6 +4,7 @@
  * expands to isolcpus/nohz_full/rcu_nocbs so the three never disagree.
  */
 #include "internal.h"
+#include "internal/gres.h"
 
 #include <stdlib.h>
 

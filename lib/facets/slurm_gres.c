@@ -8,6 +8,7 @@
  */
 #include "internal.h"
 #include "slurm_int.h"
+#include "internal/gres.h"
 
 #include <stdlib.h>
 

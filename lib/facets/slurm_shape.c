@@ -7,6 +7,7 @@
  * node out of every job.
  */
 #include "slurm_int.h"
+#include "internal/gres.h"
 
 #include <stdlib.h>
 

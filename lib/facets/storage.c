@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* storage: local NVMe for the enroot cache, picked by a disk rule. */
 #include "internal.h"
+#include "internal/storage.h"
 
 static const struct nf_field cache_fields[] = {
 	{ "rule", NF_T_STR },

@@ -7,13 +7,6 @@
 /* ---- disks, EFI, install (lib/install.c; lib/adapters/blkid.c, efi.c)
  * ---- */
 
-/* <sysroot> + the formatted path; caller frees */
-char *nf_sr_path(const struct nf_ctx *ctx, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* A small /sys or /proc attribute under the sysroot, whitespace-trimmed;
- * NULL when absent or empty; caller frees */
-char *nf_sr_read_attr(const struct nf_ctx *ctx, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 /* Parse a Boot#### load option (the variable's data, without the
  * attributes); for the fuzz target */
 int nf_efi_loadopt_parse(struct nf_ctx *ctx, const char *name,

@@ -69,28 +69,6 @@ int nf_apply_all(struct nf_ctx *ctx, int rootfd, const struct nf_profile *p);
 int nf_overlay_render(struct nf_ctx *ctx, const json_t *prof, const char *role,
 		      const char *file, const char *in, struct nf_buf *out);
 
-/* Pinned artifacts (lib/adapters/fetch.c, libcurl) */
-struct nf_fetch_opts {
-	const char *cache;          /* CACHE: files under CACHE/artifacts/ */
-	const char *mirror;         /* URL prefix or directory: the url's
-				     * file name is looked up there instead */
-	const char *mirror_opt;     /* the option that named it, for messages
-				     * (default "--mirror") */
-	int offline;                /* cache (and a directory mirror) only */
-	long connect_timeout_s;     /* default 15 */
-	long stall_timeout_s;       /* no byte for this long: retry; def. 30 */
-	int retries;                /* 0: default 3; < 0: none */
-	long backoff_ms;            /* first retry delay, doubled; def. 500 */
-	unsigned long long max_size;/* default 8 GiB */
-	void (*progress)(void *data, unsigned long long now,
-			 unsigned long long total);
-	void *progress_data;
-};
-/* Fetch `url` pinned by `sha256` into the content-addressed cache;
- * *path: the cached file (caller frees) */
-int nf_fetch(struct nf_ctx *ctx, const char *name, const char *url,
-	     const char *sha256, const struct nf_fetch_opts *o, char **path);
-
 /* ---- end of image build ---- */
 
 #endif

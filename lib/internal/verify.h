@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* libnodeforge's private declarations: the verifier, image CI, storage checks, gres render.
- * Included by internal.h; not meant to be included alone. */
+/* libnodeforge's private declarations: the verifier's check engine (the
+ * checks' table, what a check reads and runs, the hardware ops).  Image
+ * CI, the storage checks and gres render have theirs in internal/ci.h,
+ * internal/storage.h and internal/gres.h.  Included by internal.h; not
+ * meant to be included alone. */
 #ifndef NF_INTERNAL_VERIFY_H
 #define NF_INTERNAL_VERIFY_H
 
@@ -145,94 +148,11 @@ char *nf_v_conf_get(const char *text, const char *key, const char *seps);
 /* The profile value as a string for comparing with a config file */
 int nf_v_json_str(const json_t *v, char *buf, size_t sz);
 
-/* ---- image CI (lib/ci.c) ---- */
-/* Installed Package -> Version of a dpkg status file (NUL-terminated) */
-json_t *nf_ci_dpkg_packages(const char *text);
-/* A "StoragePass=" line with a value in buf */
-int nf_ci_has_storagepass(const char *buf, size_t len);
-/* ---- end of image CI ---- */
-
-/* ---- storage checks: disks and EFI from the verifier (lib/verify.c,
- * lib/adapters/blkid.c, lib/diskrule.c, lib/facets/storage.c) ---- */
 /* A context whose sysroot is the run's, for library calls from a check
  * (nf_mount_find, nf_disk_scan_hw, nf_efi_open): the live node and a
  * fixture tree go through the same code.  Owned by the check; NULL on
  * ENOMEM; its nf_errmsg() holds the last library error */
 struct nf_ctx *nf_v_ctx(struct nf_vcheck *c);
-/* What <sysroot>/sys/block says about each disk (size, model, transport,
- * rotational, removable), without opening the devices: contents are not
- * probed (probe_error says so), so a failing disk cannot block a check */
-int nf_disk_scan_hw(struct nf_ctx *ctx, struct nf_disks *out);
-/* Drop the terms about a disk's contents (empty, pttype, fstype, label)
- * from a rule: they describe the disk before provisioning formats it.
- * Returns how many were dropped; their keys go to `dropped` */
-int nf_diskrule_hardware_only(struct nf_diskrule *r, char *dropped,
-			      size_t sz);
-/* ---- end of storage checks ---- */
-
-/* ---- gres render (lib/gres.c; its texts: lib/gres_conf.c) ---- */
-#define NF_PCI_ADDR_LEN 24     /* "0000:18:00.0" (VMD: 5-digit domain) */
-#define NF_GRES_MAX_GPUS 64
-#define NF_GRES_MAX_CPUS 8192
-#define NF_GRES_CPULIST_MAX 4096
-#define NF_GRES_MINOR_MAX 255
-#define NF_GRES_AUTO_JSON "/etc/nodeforge/gres.auto.json"
-#define NF_GRES_AUTO_MAX (64u * 1024)
-#define NF_GRES_CONF "/etc/slurm/gres.conf"
-
-/* A PCI address in the kernel's form (domain:bus:dev.fn, lower-case hex,
- * 4-digit domain) from NVML's "00000000:18:00.0" or the kernel's own */
-int nf_pci_addr_norm(const char *s, char out[NF_PCI_ADDR_LEN]);
-
-/* One GPU of the node */
-/* The GRES type of an NVML GPU name: "NVIDIA H200" -> "h200" */
-void nf_gpu_type_of(const char *name, char *out, size_t outsz);
-
-struct nf_gres_gpu {
-	int minor;                            /* /dev/nvidiaN */
-	char bus_id[NF_PCI_ADDR_LEN];
-	char cpulist[NF_GRES_CPULIST_MAX];    /* its local_cpulist */
-};
-
-/* The node's GPUs, ordered by minor, and the NVLinks between them */
-struct nf_gres_topo {
-	size_t n;
-	struct nf_gres_gpu gpu[NF_GRES_MAX_GPUS];
-	int nvlink_known;                     /* NVML gave NVLink data */
-	unsigned links[NF_GRES_MAX_GPUS][NF_GRES_MAX_GPUS]; /* i -> j */
-};
-
-/* "Device Minor:" and "Bus Location:" of a
- * /proc/driver/nvidia/gpus/BUS/information file */
-int nf_gres_parse_information(const char *text, int *minor,
-			      char bus_id[NF_PCI_ADDR_LEN]);
-/* gres.auto.json: an array of gres objects {name, type, count, file,
- * cores, links}; validated, at most 64 KiB */
-int nf_gres_auto_parse(struct nf_ctx *ctx, const char *buf, size_t len,
-		       json_t **out);
-/* NVLink counts between the topology's GPUs from an NVML snapshot (its
- * gpus[].pci_bus_id and nvlink_remote[]): a link to a peer GPU counts
- * for that peer, a link to an NVSwitch for every GPU on that switch */
-int nf_gres_topo_links(struct nf_ctx *ctx, struct nf_gres_topo *t,
-		       const json_t *nvml);
-/* The gres.conf lines of one gres.auto.json entry: one per GPU it names
- * (its File= list, else every GPU), Cores= folded onto `ncores` cores,
- * Links= over all the node's GPUs (omitted when no GPU has an NVLink).
- * `nvlink_required`: refuse when there is no NVLink data */
-int nf_gres_entry_lines(struct nf_ctx *ctx, const json_t *entry,
-			const struct nf_gres_topo *t, unsigned ncores,
-			int nvlink_required, struct nf_buf *out);
-/* Whether any two of the topology's GPUs have an NVLink */
-int nf_gres_any_link(const struct nf_gres_topo *t);
-/* The topology indexes (*n of them into idx, NF_GRES_MAX_GPUS long)
- * that gres.auto.json entry `entry` covers: its File= list, else all */
-int nf_gres_entry_gpus(struct nf_ctx *ctx, const json_t *entry,
-		       const struct nf_gres_topo *t, size_t *idx, size_t *n);
-/* Replace the rendered block of gres.conf text `old` with `lines`;
- * the result in *out (caller frees) */
-int nf_gres_merge(struct nf_ctx *ctx, const char *old, const char *lines,
-		  char **out);
-
 /* The NVML snapshot (libnvidia-ml via dlopen), or a hardware-ops
  * fixture's "nvml" object; NF_E_NOHW when there is none, with *snap
  * {"error", "missing": "software" (no libnvidia-ml) or "driver" (NVML
@@ -241,6 +161,7 @@ int nf_gres_merge(struct nf_ctx *ctx, const char *old, const char *lines,
 int nf_nvml_snapshot(const json_t *fixture, json_t **snap);
 /* Load a hardware-ops fixture (fixture.json, size-capped) */
 int nf_hw_fixture_load(struct nf_ctx *ctx, const char *path, json_t **out);
-/* ---- end of gres render ---- */
+
+/* ---- end of verifier ---- */
 
 #endif

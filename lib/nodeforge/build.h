@@ -61,6 +61,29 @@ int nf_build(struct nf_ctx *ctx, const char *role, const struct nf_site *site,
 	     const struct nf_build_opts *opts, struct nf_build_result *res);
 void nf_build_result_free(struct nf_build_result *res);
 
+/* Pinned artifacts (lib/adapters/fetch.c, libcurl): what the build
+ * fetches for system.artifacts, and nodeforge fetch */
+struct nf_fetch_opts {
+	const char *cache;          /* CACHE: files under CACHE/artifacts/ */
+	const char *mirror;         /* URL prefix or directory: the url's
+				     * file name is looked up there instead */
+	const char *mirror_opt;     /* the option that named it, for messages
+				     * (default "--mirror") */
+	int offline;                /* cache (and a directory mirror) only */
+	long connect_timeout_s;     /* default 15 */
+	long stall_timeout_s;       /* no byte for this long: retry; def. 30 */
+	int retries;                /* 0: default 3; < 0: none */
+	long backoff_ms;            /* first retry delay, doubled; def. 500 */
+	unsigned long long max_size;/* default 8 GiB */
+	void (*progress)(void *data, unsigned long long now,
+			 unsigned long long total);
+	void *progress_data;
+};
+/* Fetch `url` pinned by `sha256` into the content-addressed cache;
+ * *path: the cached file (caller frees) */
+int nf_fetch(struct nf_ctx *ctx, const char *name, const char *url,
+	     const char *sha256, const struct nf_fetch_opts *o, char **path);
+
 /* --------------------------------------------------- end of image build */
 
 /* ---------------------------------------------------- published images

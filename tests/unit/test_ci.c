@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ci_int.h"
+#include "internal/ci.h"
 
 static void test_dpkg_status(void **state)
 {

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "internal/storage.h"
 
 static struct nf_ctx *ctx;
 

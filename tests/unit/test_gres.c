@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "internal/gres.h"
 
 static struct nf_ctx *ctx;
 
