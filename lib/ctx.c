@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int nf_ctx_new(struct nf_ctx **out)
+int nf_ctx_alloc(struct nf_ctx **out)
 {
 	struct nf_ctx *ctx = calloc(1, sizeof(*ctx));
 
@@ -23,6 +23,15 @@ void nf_ctx_free(struct nf_ctx *ctx)
 	free(ctx->profiles_dir);
 	free(ctx->sysroot);
 	free(ctx);
+}
+
+int nf_ctx_facets(struct nf_ctx *ctx, const struct nf_facet_table **out)
+{
+	if (!ctx->facets || !ctx->facets->n)
+		return nf_fail(ctx, NF_E_USAGE, "a context with no facet table "
+			       "(contexts come from nf_ctx_new)");
+	*out = ctx->facets;
+	return 0;
 }
 
 void nf_ctx_set_log(struct nf_ctx *ctx, nf_log_fn fn, void *userdata)

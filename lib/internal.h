@@ -16,15 +16,32 @@
 
 #define NF_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* The facets (lib/facets/registry.c), as the parts below them reach
+ * them: through the context, never by name */
+struct nf_facet;
+struct nf_facet_table {
+	const struct nf_facet *const *v;
+	size_t n;
+};
+
 struct nf_ctx {
 	nf_log_fn log_fn;
 	void *log_data;
 	int log_level;
 	char *profiles_dir;
 	char *sysroot;
+	const struct nf_facet_table *facets; /* set by nf_ctx_new */
 	char errmsg[1024];
 	int errcode;            /* the code errmsg was recorded with */
 };
+
+/* A context without the facet table, for the library's own scratch
+ * contexts (a check's file reads): nf_ctx_new, which the facets define,
+ * is this and the table */
+int nf_ctx_alloc(struct nf_ctx **out);
+/* The context's facet table; NF_E_USAGE, with a message, for a context
+ * that has none: a profile is never resolved or verified with no facets */
+int nf_ctx_facets(struct nf_ctx *ctx, const struct nf_facet_table **out);
 
 /* Record a message for the caller and return `code` */
 int nf_fail(struct nf_ctx *ctx, int code, const char *fmt, ...)
