@@ -537,6 +537,8 @@ int main(int argc, char **argv)
 		}
 		nf_diags_free(&d);
 	}
+	/* what the set-up handled is not the command's to print */
+	nf_clear_error(g.ctx);
 	optind = 1;
 	r = cmd->run(&g, argc - 1, argv + 1);
 	if (input_path_failed && r == NF_EXIT_USAGE)

@@ -270,11 +270,13 @@ static int setup_paths(struct build *b)
 		snprintf(b->key, sizeof(b->key), "%s/signing.key", kd);
 		snprintf(b->pub, sizeof(b->pub), "%s/signing.pub", kd);
 		if (!nf_bld_file_exists(b->key)) {
+			unsigned mark = nf_err_mark(b->ctx);
+
 			if ((r = nf_bld_mkdir_p(b->ctx, b->cache, 0755)))
 				return r;
 			/* -EEXIST: a build beside this one made it first */
 			if ((r = nf_keys_signing(b->ctx, kd)) == -EEXIST)
-				nf_clear_error(b->ctx);
+				nf_err_drop(b->ctx, mark);
 			else if (r)
 				return r;
 		}
@@ -817,15 +819,17 @@ static int build_image(struct build *b, const struct nf_site *site,
 		char *pub = NULL;
 		size_t len = 0;
 		const char *o = b->o->out && *b->o->out ? b->o->out : "out";
+		unsigned m;
 
 		snprintf(pubout, sizeof(pubout), "%s/signing.pub", o);
+		m = nf_err_mark(b->ctx);
 		if (!nf_read_file(b->ctx, b->pub, 64 << 10, &pub, &len)) {
 			r = nf_write_atomic(b->ctx, pubout, pub, len, 0644);
 			free(pub);
 			if (r)
 				goto out;
 		} else {
-			nf_clear_error(b->ctx);
+			nf_err_drop(b->ctx, m);
 		}
 	}
 	stage_end(b, 0);

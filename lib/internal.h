@@ -33,6 +33,12 @@ struct nf_ctx {
 	const struct nf_facet_table *facets; /* set by nf_ctx_new */
 	char errmsg[1024];
 	int errcode;            /* the code errmsg was recorded with */
+	unsigned errseq;        /* errmsg's number (0: none) */
+	unsigned nerr;          /* messages recorded so far */
+	/* the message errmsg replaced, for nf_err_drop */
+	char prevmsg[1024];
+	int prevcode;
+	unsigned prevseq;
 };
 
 /* A context without the facet table, for the library's own scratch
@@ -46,9 +52,15 @@ int nf_ctx_facets(struct nf_ctx *ctx, const struct nf_facet_table **out);
 /* Record a message for the caller and return `code` */
 int nf_fail(struct nf_ctx *ctx, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Forget the last error: a failure the caller handled (an optional file,
- * a user the image lacks yet) leaves no message behind */
-void nf_clear_error(struct nf_ctx *ctx);
+/* A failure the caller handles (an optional file, a user the image lacks
+ * yet, a probe whose "no" is an answer) leaves no message behind for a
+ * later failure to borrow: take a mark before the call, and drop what was
+ * recorded since when it is handled.  The message before the mark (the
+ * failure being reported, when a cleanup probes) comes back */
+unsigned nf_err_mark(const struct nf_ctx *ctx);
+void nf_err_drop(struct nf_ctx *ctx, unsigned mark);
+/* 1 when a message was recorded since the mark */
+bool nf_err_since(const struct nf_ctx *ctx, unsigned mark);
 void nf_log(struct nf_ctx *ctx, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
