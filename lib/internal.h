@@ -105,6 +105,9 @@ void nf_karg_format(const struct nf_karg *a, char *out, size_t sz);
 /* Read a whole file, at most `max` bytes (NF_E_LIMIT above); NUL-terminated */
 int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,
 		 size_t *len);
+/* The same for a file that may be absent: -ENOENT then records nothing */
+int nf_read_optional(struct nf_ctx *ctx, const char *path, size_t max,
+		     char **buf, size_t *len);
 
 /* Child processes (lib/spawn.c).  A struct nf_spawn, zeroed, then filled
  * in: argv[0] is looked up in PATH as execvp does (the PATH of `env` when

@@ -454,16 +454,14 @@ static int check_sign_key(struct pxe *p)
 {
 	char *pub = NULL, *want = NULL, *path;
 	size_t plen = 0, wlen = 0;
-	unsigned m;
 	int e = nf_public_pem(p->ctx, p->o->sign_key, &pub, &plen);
 
 	if (e)
 		return e;
 	path = nf_asprintf("%s/signing.pub", p->o->images_dir);
-	m = nf_err_mark(p->ctx);
-	e = path ? nf_read_file(p->ctx, path, 64 << 10, &want, &wlen) : -ENOMEM;
+	e = path ? nf_read_optional(p->ctx, path, 64 << 10, &want, &wlen)
+		 : -ENOMEM;
 	if (e == -ENOENT) {
-		nf_err_drop(p->ctx, m);
 		e = 0;
 	} else if (!e && (wlen != plen || memcmp(want, pub, plen))) {
 		e = nf_fail(p->ctx, NF_E_SIGNATURE, "the key '%s' is not the "
