@@ -197,7 +197,7 @@ static enum MHD_Result api_verdict(struct nf_server *s,
 			rq->body ? rq->body : "", rq->len);
 		if (r < 0)
 			snprintf(cause, sizeof(cause), "%s",
-				 nf_errmsg(nf_enroll_ctx(s->enroll)));
+				 nf_error_text(nf_enroll_ctx(s->enroll), r));
 		pthread_mutex_unlock(&s->enroll_lock);
 		if (r < 0) {
 			pthread_mutex_unlock(&s->lock);
