@@ -623,6 +623,8 @@ int main(int argc, char **argv)
 		nf_ctx_free(g.ctx);
 		return r;
 	}
+	/* what the set-up handled is not the command's to print */
+	nf_clear_error(g.ctx);
 	optind = 1;
 	r = cmd->run(&g, argc - 1, argv + 1);
 	if (input_path_failed && r == NF_EXIT_USAGE)

@@ -120,13 +120,12 @@ int nf_apply_symlink(struct nf_apply *a, const char *path, const char *target)
 int nf_apply_remove(struct nf_apply *a, const char *path)
 {
 	char leaf[256];
-	char saved[sizeof(a->ctx->errmsg)];
+	unsigned m = nf_err_mark(a->ctx);
 	int dfd, r;
 
-	memcpy(saved, a->ctx->errmsg, sizeof(saved));
 	r = walk_parent(a, path, 0, &dfd, leaf, sizeof(leaf));
 	if (r == -ENOENT) {
-		memcpy(a->ctx->errmsg, saved, sizeof(saved));
+		nf_err_drop(a->ctx, m);
 		return 0;
 	}
 	if (r)
@@ -143,10 +142,16 @@ int nf_apply_read(struct nf_apply *a, const char *path, size_t max,
 		  char **buf, size_t *len)
 {
 	char leaf[256];
+	unsigned m = nf_err_mark(a->ctx);
 	int dfd, fd, r;
 
-	if ((r = walk_parent(a, path, 0, &dfd, leaf, sizeof(leaf))))
-		return r == -ENOENT ? (nf_clear_error(a->ctx), -ENOENT) : r;
+	/* -ENOENT without a message: the caller says whether a file the
+	 * image lacks is a failure */
+	if ((r = walk_parent(a, path, 0, &dfd, leaf, sizeof(leaf)))) {
+		if (r == -ENOENT)
+			nf_err_drop(a->ctx, m);
+		return r;
+	}
 	fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	close(dfd);
 	if (fd < 0)
@@ -168,14 +173,14 @@ int nf_apply_exists(struct nf_apply *a, const char *path)
 {
 	char leaf[256];
 	struct stat st;
+	unsigned m = nf_err_mark(a->ctx);
 	int dfd, r;
-	char saved[sizeof(a->ctx->errmsg)];
 
-	memcpy(saved, a->ctx->errmsg, sizeof(saved));
 	r = walk_parent(a, path, 0, &dfd, leaf, sizeof(leaf));
-	memcpy(a->ctx->errmsg, saved, sizeof(saved));
-	if (r)
+	if (r) {
+		nf_err_drop(a->ctx, m);
 		return 0;
+	}
 	r = fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	close(dfd);
 	return r;

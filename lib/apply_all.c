@@ -216,6 +216,7 @@ int nf_apply_all_cluster(struct nf_ctx *ctx, int rootfd,
 		.cluster = cluster,
 		.cluster_slurm_conf = nf_cluster_slurm_conf,
 	};
+	unsigned m;
 	char *doc;
 	int r;
 
@@ -229,8 +230,11 @@ int nf_apply_all_cluster(struct nf_ctx *ctx, int rootfd,
 		if (!f->apply || !sec)
 			continue;
 		nf_log(ctx, NF_LOG_DEBUG, "apply: facet '%s'", f->name);
+		m = nf_err_mark(ctx);
 		if ((r = f->apply(&a, sec)) < 0) {
-			if (!ctx->errmsg[0])
+			/* a failure without a message of its own is named by
+			 * its facet, not by an earlier handled one */
+			if (!nf_err_since(ctx, m))
 				nf_fail(ctx, r, "facet '%s': %s", f->name,
 					nf_strerror(r));
 			return r;

@@ -270,11 +270,13 @@ static int setup_paths(struct build *b)
 		snprintf(b->key, sizeof(b->key), "%s/signing.key", kd);
 		snprintf(b->pub, sizeof(b->pub), "%s/signing.pub", kd);
 		if (!nf_bld_file_exists(b->key)) {
+			unsigned mark = nf_err_mark(b->ctx);
+
 			if ((r = nf_bld_mkdir_p(b->ctx, b->cache, 0755)))
 				return r;
 			/* -EEXIST: a build beside this one made it first */
 			if ((r = nf_keys_signing(b->ctx, kd)) == -EEXIST)
-				nf_clear_error(b->ctx);
+				nf_err_drop(b->ctx, mark);
 			else if (r)
 				return r;
 		}
@@ -694,11 +696,12 @@ static int publish_pubkey(struct build *b)
 	char pubout[PATH_MAX + 32], *pub = NULL;
 	const char *o = b->o->out && *b->o->out ? b->o->out : "out";
 	size_t len = 0;
+	unsigned m = nf_err_mark(b->ctx);
 	int r;
 
 	snprintf(pubout, sizeof(pubout), "%s/signing.pub", o);
 	if (nf_read_file(b->ctx, b->pub, 64 << 10, &pub, &len)) {
-		nf_clear_error(b->ctx);
+		nf_err_drop(b->ctx, m);
 		return 0;
 	}
 	r = nf_write_atomic(b->ctx, pubout, pub, len, 0644);

@@ -257,6 +257,7 @@ int nf_bld_stage_artifacts(struct build *b, int rootfd)
 		const char *name = json_string_value(json_object_get(a, "name"));
 		const char *only = json_string_value(json_object_get(a, "distro"));
 		char *file = NULL, msg[1200], what[300];
+		unsigned m;
 
 		if (only && distro && strncmp(distro, only, strlen(only)))
 			continue;
@@ -271,6 +272,7 @@ int nf_bld_stage_artifacts(struct build *b, int rootfd)
 			continue;
 		}
 		snprintf(what, sizeof(what), "artifact '%s'", name);
+		m = nf_err_mark(b->ctx);
 		r = fetch_pinned(b, name, what,
 				 json_string_value(json_object_get(a, "url")),
 				 json_string_value(json_object_get(a, "sha256")),
@@ -279,7 +281,7 @@ int nf_bld_stage_artifacts(struct build *b, int rootfd)
 			snprintf(msg, sizeof(msg), "optional artifact skipped: %s",
 				 nf_errmsg(b->ctx));
 			nf_bld_note(b, msg);
-			nf_clear_error(b->ctx);
+			nf_err_drop(b->ctx, m);
 			continue;
 		}
 		if (r)

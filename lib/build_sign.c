@@ -146,8 +146,11 @@ static int sign_dir(struct build *b, int rootfd,
 						    "'%s' in the image: %s", rel,
 						    strerror(-dfd));
 	if (!(d = fdopendir(dfd))) {
+		int e = errno;
+
 		close(dfd);
-		return -errno;
+		return nf_fail(b->ctx, -e, "cannot list '%s' in the image: %s",
+			       rel, strerror(e));
 	}
 	while (!r && (de = readdir(d))) {
 		size_t nl = strlen(de->d_name), len = 0, slen = 0;
@@ -221,8 +224,11 @@ int nf_bld_sign_modules(struct build *b, int rootfd)
 		goto out;
 	}
 	if (!(d = fdopendir(kfd))) {
+		int e = errno;
+
 		close(kfd);
-		r = -errno;
+		r = nf_fail(b->ctx, -e, "cannot list /lib/modules of the image: "
+			    "%s", strerror(e));
 		goto out;
 	}
 	while (!r && (de = readdir(d))) {

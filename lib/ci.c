@@ -254,7 +254,7 @@ static int scan_tree(struct nf_ctx *ctx, int rootfd, const char *top,
 	r = nf_walk_fd(ctx, fd, top, &scan_ops, s);
 	close(fd);
 	if (r && r != -ENOMEM)
-		r = unscanned(s, nf_errmsg(ctx));
+		r = unscanned(s, nf_error_text(ctx, r));
 	return r;
 }
 
@@ -525,8 +525,7 @@ int nf_ci_stage_error(struct nf_ctx *ctx, struct nf_ci *ci, const char *name,
 	char msg[1100];
 	int r;
 
-	snprintf(msg, sizeof(msg), "%s", *nf_errmsg(ctx) ? nf_errmsg(ctx)
-							 : nf_strerror(err));
+	snprintf(msg, sizeof(msg), "%s", nf_error_text(ctx, err));
 	r = nf_ci_stage_case(ci, name, NF_V_HUNG, msg, t0);
 	/* keep the stage's message for the caller */
 	nf_fail(ctx, err, "%s", msg);

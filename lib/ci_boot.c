@@ -355,8 +355,8 @@ static int boot_run(struct nf_ctx *ctx, struct nf_ci *ci, const char *role,
 	}
 	r = boot_cases(ci, json_object_get(j, "verdict"), fails);
 out:
-	if (r && !*why && *nf_errmsg(ctx))
-		*why = nf_strdup(nf_errmsg(ctx));
+	if (r && !*why)
+		*why = nf_strdup(nf_error_text(ctx, r));
 	nf_spawn_kill(&vm, 5000);
 	nf_server_stop(srv);
 	nf_enroll_free(en);

@@ -180,6 +180,7 @@ int nf_ci_diff_stage(struct nf_ctx *ctx, struct nf_ci *ci,
 	     *path = NULL, *jpa = NULL, *jpb = NULL;
 	const char *aname, *slash;
 	double t0 = nf_now_s();
+	unsigned m;
 	size_t i;
 	json_t *c;
 	int r;
@@ -226,7 +227,7 @@ int nf_ci_diff_stage(struct nf_ctx *ctx, struct nf_ci *ci,
 		r = -ENOMEM;
 		goto out;
 	}
-	r = nf_read_file(ctx, path, CI_DPKG_MAX, &sb, NULL);
+	r = nf_read_optional(ctx, path, CI_DPKG_MAX, &sb, NULL);
 	if (r && r != -ENOENT)
 		goto out;
 	if (archive) {
@@ -253,7 +254,11 @@ int nf_ci_diff_stage(struct nf_ctx *ctx, struct nf_ci *ci,
 		r = -ENOMEM;
 		goto out;
 	}
-	if (nf_read_file(ctx, path, CI_PROFILE_MAX, &jpb, NULL) == 0 && jpa) {
+	/* no profile in the image: no kernel arguments to compare */
+	m = nf_err_mark(ctx);
+	if (nf_read_file(ctx, path, CI_PROFILE_MAX, &jpb, NULL))
+		nf_err_drop(ctx, m);
+	else if (jpa) {
 		pa = json_loads(jpa, 0, NULL);
 		pb = json_loads(jpb, 0, NULL);
 		if (pa && pb)

@@ -151,7 +151,9 @@ int nf_cluster_fetch(struct nf_ctx *ctx, const char *server, const char *root,
 		r = -ENOMEM;
 		goto out;
 	}
-	if ((r = nf_read_file(ctx, path, 16 << 20, &old, NULL)) && r != -ENOENT)
+	/* a root without /etc/hosts gets one */
+	if ((r = nf_read_optional(ctx, path, 16 << 20, &old, NULL)) &&
+	    r != -ENOENT)
 		goto out;
 	if (!(merged = merge_hosts(old, hosts))) {
 		r = -ENOMEM;

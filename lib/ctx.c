@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int nf_ctx_new(struct nf_ctx **out)
+int nf_ctx_alloc(struct nf_ctx **out)
 {
 	struct nf_ctx *ctx = calloc(1, sizeof(*ctx));
 
@@ -23,6 +23,15 @@ void nf_ctx_free(struct nf_ctx *ctx)
 	free(ctx->profiles_dir);
 	free(ctx->sysroot);
 	free(ctx);
+}
+
+int nf_ctx_facets(struct nf_ctx *ctx, const struct nf_facet_table **out)
+{
+	if (!ctx->facets || !ctx->facets->n)
+		return nf_fail(ctx, NF_E_USAGE, "a context with no facet table "
+			       "(contexts come from nf_ctx_new)");
+	*out = ctx->facets;
+	return 0;
 }
 
 void nf_ctx_set_log(struct nf_ctx *ctx, nf_log_fn fn, void *userdata)
@@ -87,6 +96,11 @@ int nf_fail(struct nf_ctx *ctx, int code, const char *fmt, ...)
 	va_list ap;
 
 	if (ctx) {
+		if (ctx->errseq) {
+			memcpy(ctx->prevmsg, ctx->errmsg, sizeof(ctx->prevmsg));
+			ctx->prevcode = ctx->errcode;
+			ctx->prevseq = ctx->errseq;
+		}
 		va_start(ap, fmt);
 		vsnprintf(ctx->errmsg, sizeof(ctx->errmsg), fmt, ap);
 		va_end(ap);
@@ -94,6 +108,7 @@ int nf_fail(struct nf_ctx *ctx, int code, const char *fmt, ...)
 		 * a terminal gets no control byte of theirs */
 		nf_text_defang(ctx->errmsg, sizeof(ctx->errmsg));
 		ctx->errcode = code;
+		ctx->errseq = ++ctx->nerr;
 	}
 	return code;
 }
@@ -103,7 +118,35 @@ void nf_clear_error(struct nf_ctx *ctx)
 	if (ctx) {
 		ctx->errmsg[0] = '\0';
 		ctx->errcode = 0;
+		ctx->errseq = 0;
+		ctx->prevseq = 0;
 	}
+}
+
+unsigned nf_err_mark(const struct nf_ctx *ctx)
+{
+	return ctx ? ctx->nerr : 0;
+}
+
+bool nf_err_since(const struct nf_ctx *ctx, unsigned mark)
+{
+	return ctx && ctx->errseq > mark;
+}
+
+void nf_err_drop(struct nf_ctx *ctx, unsigned mark)
+{
+	if (!nf_err_since(ctx, mark))
+		return;
+	if (ctx->prevseq && ctx->prevseq <= mark) {
+		memcpy(ctx->errmsg, ctx->prevmsg, sizeof(ctx->errmsg));
+		ctx->errcode = ctx->prevcode;
+		ctx->errseq = ctx->prevseq;
+	} else {
+		ctx->errmsg[0] = '\0';
+		ctx->errcode = 0;
+		ctx->errseq = 0;
+	}
+	ctx->prevseq = 0;
 }
 
 void nf_log(struct nf_ctx *ctx, int level, const char *fmt, ...)

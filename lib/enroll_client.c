@@ -66,7 +66,7 @@ int nf_en_node_profile(struct nf_ctx *ctx, const char *root, json_t **out)
 	*out = NULL;
 	if (!path)
 		return -ENOMEM;
-	r = nf_read_file(ctx, path, 4 << 20, &buf, &len);
+	r = nf_read_optional(ctx, path, 4 << 20, &buf, &len);
 	if (r == -ENOENT) {
 		r = 0;
 	} else if (!r) {
@@ -229,7 +229,7 @@ unwritten:
 	{
 		char msg[sizeof(ctx->errmsg)];
 
-		snprintf(msg, sizeof(msg), "%s", nf_errmsg(ctx));
+		snprintf(msg, sizeof(msg), "%s", nf_error_text(ctx, r));
 		r = nf_fail(ctx, r, "%s; no munge key was written, and this "
 			    "node's claim is used: on the boot server, "
 			    "'nodeforge enroll open %s --reenroll' lets it "
@@ -287,7 +287,12 @@ static int own_mac(struct nf_ctx *ctx, char out[18])
 			    strcmp(ents[i]->d_name, "lo") &&
 			    (p = nf_asprintf("%s/%s/address", dir,
 					     ents[i]->d_name))) {
-				if (!nf_read_file(ctx, p, 64, &buf, NULL)) {
+				unsigned m = nf_err_mark(ctx);
+
+				/* an interface without an address is passed by */
+				if (nf_read_file(ctx, p, 64, &buf, NULL)) {
+					nf_err_drop(ctx, m);
+				} else {
 					buf[strcspn(buf, "\n")] = 0;
 					if (!nf_en_mac_norm(buf, out) &&
 					    strcmp(out, "00:00:00:00:00:00"))

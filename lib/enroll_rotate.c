@@ -51,7 +51,7 @@ int nf_en_rot_load(struct nf_enroll *e, json_t **out)
 
 	if (!p)
 		return -ENOMEM;
-	r = nf_read_file(e->ctx, p, STATE_MAX, &buf, &len);
+	r = nf_read_optional(e->ctx, p, STATE_MAX, &buf, &len);
 	if (r == -ENOENT) {
 		free(p);
 		*out = NULL;
@@ -143,14 +143,17 @@ static int key_is(struct nf_enroll *e, const char *path, const char *fp,
 		  int *is)
 {
 	char got[NF_FINGERPRINT_LEN];
+	unsigned m = nf_err_mark(e->ctx);
 	int r;
 
 	*is = 0;
 	if (!path || !fp)
 		return 0;
 	r = nf_munge_fingerprint_file(e->ctx, path, got);
-	if (r == -ENOENT)
+	if (r == -ENOENT) {
+		nf_err_drop(e->ctx, m);
 		return 0;
+	}
 	if (!r)
 		*is = !strcmp(got, fp);
 	return r;

@@ -90,7 +90,7 @@ int nf_en_state_load(struct nf_enroll *e, json_t **out)
 
 	if (!p)
 		return -ENOMEM;
-	r = nf_read_file(e->ctx, p, STATE_MAX, &buf, &len);
+	r = nf_read_optional(e->ctx, p, STATE_MAX, &buf, &len);
 	if (r == -ENOENT) {
 		free(p);
 		j = json_pack("{s:i,s:{},s:{},s:[]}", "version", 1, "windows",

@@ -236,10 +236,14 @@ static void cluster_type(struct render *x)
 	const char *role = json_string_value(json_object_get(json_object_get(x->prof, "gpu"),
 							     "type"));
 	char *conf = NULL, *host = NULL, type[64];
+	unsigned m = nf_err_mark(x->ctx);
 	size_t i, len;
 	json_t *e;
 
-	if (!role || nf_apply_read(&x->a, NF_CLUSTER_CONF, CLUSTER_MAX, &conf, &len) ||
+	/* no cluster.conf it can read: the entries keep their type */
+	if (role && nf_apply_read(&x->a, NF_CLUSTER_CONF, CLUSTER_MAX, &conf, &len))
+		nf_err_drop(x->ctx, m);
+	if (!role || !conf ||
 	    !(host = nf_node_name(nf_ctx_sysroot(x->ctx))) ||
 	    !nf_cluster_conf_gpu_type(conf, host, type, sizeof(type)) ||
 	    !strcmp(type, role)) {

@@ -193,7 +193,7 @@ static int api_verdict(struct nf_server *s, struct nf_srv_req *rq,
 			len);
 		if (r < 0)
 			snprintf(cause, sizeof(cause), "%s",
-				 nf_errmsg(nf_enroll_ctx(s->enroll)));
+				 nf_error_text(nf_enroll_ctx(s->enroll), r));
 		pthread_mutex_unlock(&s->enroll_lock);
 		if (r < 0) {
 			pthread_mutex_unlock(&s->lock);

@@ -247,6 +247,7 @@ int nf_images_scan(struct nf_ctx *ctx, const char *out, const char *role,
 {
 	char *dir, *lm, sha[65] = "";
 	size_t from = l->n;
+	unsigned m;
 	int r;
 
 	if (!role || !*role || strchr(role, '/') || role[0] == '.')
@@ -265,8 +266,9 @@ int nf_images_scan(struct nf_ctx *ctx, const char *out, const char *role,
 	if (r)
 		goto out;
 	settle(l, from, dir);
+	m = nf_err_mark(ctx);
 	if ((r = nf_pxe_current_sha(ctx, out, role, sha)) == NF_E_NOTFOUND) {
-		nf_clear_error(ctx);
+		nf_err_drop(ctx, m);
 		r = 0;
 	} else if (r) {
 		goto out;

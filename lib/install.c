@@ -220,8 +220,10 @@ static int hoist(struct nf_ctx *ctx, int rootfd, const char *sub)
 			       strerror(errno));
 	dp = fdopendir(sfd);
 	if (!dp) {
+		int e = errno;
+
 		close(sfd);
-		return -errno;
+		return nf_fail(ctx, -e, "cannot list '%s': %s", sub, strerror(e));
 	}
 	while ((de = readdir(dp))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))

@@ -19,22 +19,51 @@
 
 #define NF_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* The facets (lib/facets/registry.c), as the parts below them reach
+ * them: through the context, never by name */
+struct nf_facet;
+struct nf_facet_table {
+	const struct nf_facet *const *v;
+	size_t n;
+};
+
 struct nf_ctx {
 	nf_log_fn log_fn;
 	void *log_data;
 	int log_level;
 	char *profiles_dir;
 	char *sysroot;
+	const struct nf_facet_table *facets; /* set by nf_ctx_new */
 	char errmsg[1024];
 	int errcode;            /* the code errmsg was recorded with */
+	unsigned errseq;        /* errmsg's number (0: none) */
+	unsigned nerr;          /* messages recorded so far */
+	/* the message errmsg replaced, for nf_err_drop */
+	char prevmsg[1024];
+	int prevcode;
+	unsigned prevseq;
 };
+
+/* A context without the facet table, for the library's own scratch
+ * contexts (a check's file reads): nf_ctx_new, which the facets define,
+ * is this and the table */
+int nf_ctx_alloc(struct nf_ctx **out);
+/* The context's facet table; NF_E_USAGE, with a message, for a context
+ * that has none: a profile is never resolved or verified with no facets */
+int nf_ctx_facets(struct nf_ctx *ctx, const struct nf_facet_table **out);
 
 /* Record a message for the caller and return `code` */
 int nf_fail(struct nf_ctx *ctx, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Forget the last error: a failure the caller handled (an optional file,
- * a user the image lacks yet) leaves no message behind */
-void nf_clear_error(struct nf_ctx *ctx);
+/* A failure the caller handles (an optional file, a user the image lacks
+ * yet, a probe whose "no" is an answer) leaves no message behind for a
+ * later failure to borrow: take a mark before the call, and drop what was
+ * recorded since when it is handled.  The message before the mark (the
+ * failure being reported, when a cleanup probes) comes back */
+unsigned nf_err_mark(const struct nf_ctx *ctx);
+void nf_err_drop(struct nf_ctx *ctx, unsigned mark);
+/* 1 when a message was recorded since the mark */
+bool nf_err_since(const struct nf_ctx *ctx, unsigned mark);
 void nf_log(struct nf_ctx *ctx, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -96,6 +125,9 @@ char *nf_sr_read_attr(const struct nf_ctx *ctx, const char *fmt, ...)
 /* Read a whole file, at most `max` bytes (NF_E_LIMIT above); NUL-terminated */
 int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,
 		 size_t *len);
+/* The same for a file that may be absent: -ENOENT then records nothing */
+int nf_read_optional(struct nf_ctx *ctx, const char *path, size_t max,
+		     char **buf, size_t *len);
 
 /* Child processes (lib/spawn.c).  A struct nf_spawn, zeroed, then filled
  * in: argv[0] is looked up in PATH as execvp does (the PATH of `env` when

@@ -121,6 +121,9 @@ const char *nf_errmsg(const struct nf_ctx *ctx);
 /* What to say of a failure that returned CODE: the message recorded with
  * that code, else nf_strerror(CODE), never an earlier failure's message */
 const char *nf_error_text(const struct nf_ctx *ctx, int code);
+/* Forget the recorded message: what fails after this says its own, or its
+ * code's */
+void nf_clear_error(struct nf_ctx *ctx);
 /* Directory that holds the role profiles (-C) */
 int nf_ctx_set_profiles_dir(struct nf_ctx *ctx, const char *dir);
 const char *nf_ctx_profiles_dir(const struct nf_ctx *ctx);

@@ -230,6 +230,7 @@ static int rf_call(struct pool *pl, struct nf_ctx *ctx, struct target *t,
 	char *url, *ans = NULL, *b = NULL;
 	size_t len = 0;
 	long status = 0;
+	unsigned m;
 	int r;
 
 	*out = NULL;
@@ -251,14 +252,14 @@ static int rf_call(struct pool *pl, struct nf_ctx *ctx, struct target *t,
 	rq.password = t->password;
 	rq.ca_file = pl->ca_file;
 	rq.no_verify = pl->no_verify;
-	nf_clear_error(ctx);
+	m = nf_err_mark(ctx);
 	r = nf_http_request(ctx, &rq, &ans, &len, &status);
 	if (r) {
 		if (status == 401 || status == 403)
 			res_fail(t->res, "the BMC refused the credentials (HTTP "
 				 "%ld from %s %s)", status, method, path);
 		else
-			res_fail(t->res, "%s", *nf_errmsg(ctx) ? nf_errmsg(ctx)
+			res_fail(t->res, "%s", nf_err_since(ctx, m) ? nf_errmsg(ctx)
 							  : nf_strerror(r));
 	} else if (len) {
 		*out = json_loadb(ans, len, 0, NULL);
@@ -577,6 +578,7 @@ int nf_power_run(struct nf_ctx *ctx, const struct nf_site *site,
 	pthread_t *th = NULL;
 	json_t *creds = NULL;
 	size_t nth = 0, i;
+	unsigned m;
 	int r = 0;
 
 	*out = NULL;
@@ -603,6 +605,7 @@ int nf_power_run(struct nf_ctx *ctx, const struct nf_site *site,
 		r = -ENOMEM;
 		goto out;
 	}
+	m = nf_err_mark(ctx);
 	for (i = 0; i < n; i++) {
 		struct target *t = &pl.t[i];
 		const struct nf_node *nd = nf_inventory_find(inv, names[i]);
@@ -625,7 +628,8 @@ int nf_power_run(struct nf_ctx *ctx, const struct nf_site *site,
 		snprintf(res[i].bmc, sizeof(res[i].bmc), "%s:%u", t->addr, t->port);
 		creds_take(ctx, file, creds_for(creds, nd), t);
 	}
-	nf_clear_error(ctx);
+	/* a node without credentials failed in its result */
+	nf_err_drop(ctx, m);
 	if (pthread_mutex_init(&pl.lock, NULL)) {
 		r = -ENOMEM;
 		goto out;

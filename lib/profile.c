@@ -11,7 +11,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -37,36 +36,23 @@ static const struct nf_field top_fields_base[] = {
 	  .choices = nf_site_distros },
 };
 
-/* One per line of facets.def: the top-level schema's size comes from the
- * list of facets itself, so no facet can fall off its end */
-enum {
-#define NF_FACET(n) NF_TOP_##n,
-#include "facets/facets.def"
-#undef NF_FACET
-	NF_TOP_FACETS
-};
-
-static struct nf_field top_fields[NF_ARRAY_SIZE(top_fields_base) + NF_TOP_FACETS + 1];
-static pthread_once_t top_once = PTHREAD_ONCE_INIT;
-
-static void top_init(void)
+/* The top-level schema: the fixed keys plus one section per facet of the
+ * context's table; NULL only for ENOMEM */
+static struct nf_field *top_schema_new(const struct nf_facet_table *ft)
 {
 	size_t n = 0;
+	struct nf_field *top = calloc(NF_ARRAY_SIZE(top_fields_base) + ft->n + 1,
+				      sizeof(*top));
 
+	if (!top)
+		return NULL;
 	for (size_t i = 0; i < NF_ARRAY_SIZE(top_fields_base); i++)
-		top_fields[n++] = top_fields_base[i];
-	for (size_t i = 0; i < nf_nfacets; i++)
-		top_fields[n++] = (struct nf_field){ nf_facets[i]->name,
-						     nf_facets[i]->map ? NF_T_MAP : NF_T_OBJ,
-						     nf_facets[i]->schema };
-	top_fields[n] = (struct nf_field){ 0 };
-}
-
-/* The top-level schema: the fixed keys plus one section per facet */
-static const struct nf_field *top_schema(void)
-{
-	pthread_once(&top_once, top_init);
-	return top_fields;
+		top[n++] = top_fields_base[i];
+	for (size_t i = 0; i < ft->n; i++)
+		top[n++] = (struct nf_field){ ft->v[i]->name,
+					      ft->v[i]->map ? NF_T_MAP : NF_T_OBJ,
+					      ft->v[i]->schema };
+	return top;
 }
 
 static int valid_name(const char *s)
@@ -159,13 +145,20 @@ out:
 static int load_file(struct nf_ctx *ctx, const char *name, json_t **json,
 		     json_t **locs, struct nf_diags *diags)
 {
-	char *path = nf_asprintf("%s/%s.yaml", nf_ctx_profiles_dir(ctx), name);
-	char *buf = NULL;
+	const struct nf_facet_table *ft;
+	struct nf_field *top;
+	char *path, *buf = NULL;
 	size_t len = 0;
 	int r;
 
-	if (!path)
+	if ((r = nf_ctx_facets(ctx, &ft)))
+		return r;
+	if (!(top = top_schema_new(ft)))
 		return -ENOMEM;
+	if (!(path = nf_asprintf("%s/%s.yaml", nf_ctx_profiles_dir(ctx), name))) {
+		free(top);
+		return -ENOMEM;
+	}
 	*locs = json_object();
 	r = read_profile(ctx, path, &buf, &len, diags);
 	if (r == 0)
@@ -179,11 +172,12 @@ static int load_file(struct nf_ctx *ctx, const char *name, json_t **json,
 		r = refuse(ctx, diags, path, NF_E_INVALID,
 			   "empty profile: a profile needs at least one key");
 	}
-	if (r == 0 && nf_schema_check(*json, top_schema(), "", *locs, diags)) {
+	if (r == 0 && nf_schema_check(*json, top, "", *locs, diags)) {
 		json_decref(*json);
 		*json = NULL;
 		r = nf_fail(ctx, NF_E_INVALID, "'%s' has errors", path);
 	}
+	free(top);
 	if (r) {
 		json_decref(*locs);
 		*locs = NULL;
@@ -394,8 +388,9 @@ static void report_conflict(struct nf_profile *p, struct nf_diags *diags,
 }
 
 /* Collect every facet's boot arguments; conflicting values are errors */
-static int collect_boot_args(struct nf_ctx *ctx, struct nf_profile *p,
-			     struct nf_diags *diags, json_t **out)
+static int collect_boot_args(struct nf_ctx *ctx, const struct nf_facet_table *ft,
+			     struct nf_profile *p, struct nf_diags *diags,
+			     json_t **out)
 {
 	json_t *args = json_array(), *res = json_array();
 	json_t *srcs = json_array();
@@ -406,8 +401,8 @@ static int collect_boot_args(struct nf_ctx *ctx, struct nf_profile *p,
 	size_t i;
 	json_t *a;
 
-	for (size_t f = 0; f < nf_nfacets; f++) {
-		const struct nf_facet *fc = nf_facets[f];
+	for (size_t f = 0; f < ft->n; f++) {
+		const struct nf_facet *fc = ft->v[f];
 		json_t *sec = json_object_get(p->json, fc->name);
 		size_t before = json_array_size(args);
 
@@ -485,16 +480,17 @@ int nf_profile_kernel_args(struct nf_ctx *ctx, const struct nf_profile *p,
 
 /* ------------------------------------------------------------- site */
 
-static void apply_site(struct nf_profile *p, const struct nf_site *site)
+static void apply_site(const struct nf_facet_table *ft, struct nf_profile *p,
+		       const struct nf_site *site)
 {
 	const json_t *pub = nf_site_public(site);
 
 	json_object_set(p->json, "site", (json_t *)pub);
-	for (size_t f = 0; f < nf_nfacets; f++) {
-		json_t *sec = json_object_get(p->json, nf_facets[f]->name);
+	for (size_t f = 0; f < ft->n; f++) {
+		json_t *sec = json_object_get(p->json, ft->v[f]->name);
 
-		if (sec && nf_facets[f]->from_site)
-			nf_facets[f]->from_site(sec, pub);
+		if (sec && ft->v[f]->from_site)
+			ft->v[f]->from_site(sec, pub);
 	}
 }
 
@@ -538,10 +534,13 @@ int nf_profile_resolve(struct nf_ctx *ctx, const char *name,
 		       struct nf_diags *diags)
 {
 	struct resolver rv = { .ctx = ctx, .diags = diags };
+	const struct nf_facet_table *ft;
 	struct nf_profile *p;
 	json_t *json = NULL, *locs = NULL, *boot = NULL, *res;
 	int r;
 
+	if ((r = nf_ctx_facets(ctx, &ft)))
+		return r;
 	if (!valid_name(name))
 		return nf_fail(ctx, NF_E_INVALID,
 			       "'%s' is not a profile name (a-z, 0-9, '-', '_')",
@@ -585,8 +584,8 @@ int nf_profile_resolve(struct nf_ctx *ctx, const char *name,
 	json_decref(json);
 	p->json = res;
 	if (site)
-		apply_site(p, site);
-	r = collect_boot_args(ctx, p, diags, &boot);
+		apply_site(ft, p, site);
+	r = collect_boot_args(ctx, ft, p, diags, &boot);
 	if (r) {
 		nf_profile_free(p);
 		return r;
@@ -756,12 +755,16 @@ int nf_profile_lint(struct nf_ctx *ctx, const struct nf_profile *p,
 		    struct nf_diags *diags)
 {
 	struct nf_facet_lint l = { ctx, p, diags };
+	const struct nf_facet_table *ft;
+	int r;
 
-	for (size_t i = 0; i < nf_nfacets; i++) {
-		json_t *sec = json_object_get(p->json, nf_facets[i]->name);
+	if ((r = nf_ctx_facets(ctx, &ft)))
+		return r;
+	for (size_t i = 0; i < ft->n; i++) {
+		json_t *sec = json_object_get(p->json, ft->v[i]->name);
 
-		if (sec && nf_facets[i]->lint)
-			nf_facets[i]->lint(&l, sec);
+		if (sec && ft->v[i]->lint)
+			ft->v[i]->lint(&l, sec);
 	}
 	return 0;
 }

@@ -459,9 +459,9 @@ static int check_sign_key(struct pxe *p)
 	if (e)
 		return e;
 	path = nf_asprintf("%s/signing.pub", p->o->images_dir);
-	e = path ? nf_read_file(p->ctx, path, 64 << 10, &want, &wlen) : -ENOMEM;
+	e = path ? nf_read_optional(p->ctx, path, 64 << 10, &want, &wlen)
+		 : -ENOMEM;
 	if (e == -ENOENT) {
-		nf_clear_error(p->ctx);
 		e = 0;
 	} else if (!e && (wlen != plen || memcmp(want, pub, plen))) {
 		e = nf_fail(p->ctx, NF_E_SIGNATURE, "the key '%s' is not the "

@@ -44,7 +44,7 @@ int nf_root_user(struct nf_ctx *ctx, const char *root, const char *user,
 		free(path);
 		return r;
 	}
-	r = nf_fail(ctx, NF_E_NOTFOUND, "no user '%s' in '%s'", user, path);
+	r = NF_E_NOTFOUND;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		char *f[4] = { 0 }, *end;
@@ -79,6 +79,8 @@ int nf_root_user(struct nf_ctx *ctx, const char *root, const char *user,
 		r = 0;
 		break;
 	}
+	if (r == NF_E_NOTFOUND)
+		nf_fail(ctx, r, "no user '%s' in '%s'", user, path);
 	free(buf);
 	free(path);
 	return r;

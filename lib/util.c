@@ -133,6 +133,17 @@ int nf_read_file(struct nf_ctx *ctx, const char *path, size_t max, char **buf,
 	return 0;
 }
 
+int nf_read_optional(struct nf_ctx *ctx, const char *path, size_t max,
+		     char **buf, size_t *len)
+{
+	unsigned m = nf_err_mark(ctx);
+	int r = nf_read_file(ctx, path, max, buf, len);
+
+	if (r == -ENOENT)
+		nf_err_drop(ctx, m);
+	return r;
+}
+
 int nf_write_full(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

@@ -144,7 +144,7 @@ struct nf_ctx *nf_v_ctx(struct nf_vcheck *c)
 {
 	if (c->ctx)
 		return c->ctx;
-	if (nf_ctx_new(&c->ctx))
+	if (nf_ctx_alloc(&c->ctx))
 		return NULL;
 	if (nf_ctx_set_sysroot(c->ctx, c->run->sysroot)) {
 		nf_ctx_free(c->ctx);
@@ -734,6 +734,7 @@ int nf_verify_run(struct nf_ctx *ctx, const struct nf_profile *p,
 		  const struct nf_verify_opts *o, struct nf_verify **out)
 {
 	const json_t *prof = nf_profile_json(p);
+	const struct nf_facet_table *ft;
 	struct nf_verify *v;
 	struct nf_vrun *run;
 	struct timespec t0, end, t1;
@@ -741,6 +742,8 @@ int nf_verify_run(struct nf_ctx *ctx, const struct nf_profile *p,
 	size_t cap = 0, left;
 	int r;
 
+	if ((r = nf_ctx_facets(ctx, &ft)))
+		return r;
 	now(&t0);
 	end = t0;
 	add_ms(&end, budget);
@@ -753,8 +756,8 @@ int nf_verify_run(struct nf_ctx *ctx, const struct nf_profile *p,
 	v->role = nf_strdup(nf_profile_name(p));
 	v->host = read_host(run->sysroot);
 
-	for (size_t f = 0; f < nf_nfacets; f++) {
-		const struct nf_facet *fc = nf_facets[f];
+	for (size_t f = 0; f < ft->n; f++) {
+		const struct nf_facet *fc = ft->v[f];
 		const json_t *sec = json_object_get(prof, fc->name);
 
 		if (!fc->checks || !sec)

@@ -232,6 +232,7 @@ int nf_verify_publish(struct nf_ctx *ctx, const struct nf_verify *v,
 	char path[4096], dir[4096];
 	json_t *doc = nf_verify_json(v);
 	char *s = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS), *url = NULL;
+	unsigned m;
 	int r;
 
 	if (!s) {
@@ -253,6 +254,9 @@ int nf_verify_publish(struct nf_ctx *ctx, const struct nf_verify *v,
 		json_decref(doc);
 		return r;
 	}
+	/* the rest is best effort: the motd, the key, the post to the
+	 * server warn at most */
+	m = nf_err_mark(ctx);
 	if (!verdict_path) {
 		const struct nf_check_result *c = v->n ? &v->v[0].res : NULL;
 		char *motd;
@@ -308,7 +312,7 @@ int nf_verify_publish(struct nf_ctx *ctx, const struct nf_verify *v,
 		free(post);
 		free(url);
 	}
-	nf_clear_error(ctx);
+	nf_err_drop(ctx, m);
 	json_decref(doc);
 	return 0;
 }

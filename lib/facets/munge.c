@@ -129,9 +129,11 @@ static int apply(struct nf_apply *a, const json_t *sec)
 	if (key && !strncmp(key, "/etc/munge/", 11)) {
 		/* the munge user exists once the package is installed; a bare
 		 * root (tests) keeps root ownership */
+		unsigned m = nf_err_mark(a->ctx);
+
 		if (owner && nf_apply_user(a, owner, &uid, &gid) == -ENOENT)
 			uid = 0, gid = 0;
-		nf_clear_error(a->ctx);
+		nf_err_drop(a->ctx, m);
 		if ((r = nf_apply_mkdir(a, "/etc/munge", 0700, uid, gid)))
 			return r;
 	}

@@ -17,6 +17,22 @@ const struct nf_facet *const nf_facets[] = {
 
 const size_t nf_nfacets = NF_ARRAY_SIZE(nf_facets) - 1;
 
+static const struct nf_facet_table table = {
+	nf_facets, NF_ARRAY_SIZE(nf_facets) - 1
+};
+
+/* The context every caller makes carries the table: the profile checks
+ * each facet's section and the verifier runs each facet's checks from
+ * it, below the facets, so they cannot name it */
+int nf_ctx_new(struct nf_ctx **out)
+{
+	int r = nf_ctx_alloc(out);
+
+	if (r == 0)
+		(*out)->facets = &table;
+	return r;
+}
+
 const struct nf_facet *nf_facet_find(const char *name)
 {
 	for (size_t i = 0; i < nf_nfacets; i++)

@@ -502,12 +502,13 @@ static int write_dbd_conf(struct nf_apply *a, const json_t *dbd)
 	uid_t uid = 0;
 	gid_t gid = 0;
 	const char *k, *dir;
+	unsigned m = nf_err_mark(a->ctx);
 	json_t *v;
 	int r;
 
 	if (user && nf_apply_user(a, user, &uid, &gid))
 		uid = 0, gid = 0;
-	nf_clear_error(a->ctx);
+	nf_err_drop(a->ctx, m);
 	nf_apply_header(&b, "#", "slurm");
 	/* slurmdbd runs where this file is: "localhost" is the name slurmdbd
 	 * accepts whatever the node is called; slurm.conf's

@@ -218,6 +218,41 @@ static void test_enroll_compute(void **state)
 	nf_enroll_free(e);
 }
 
+/* An enrollment that succeeds leaves no message behind: the state and
+ * rotation files a fresh server lacks, the image's absent profile and the
+ * owner looked up in its passwd were all handled, and a later failure of
+ * the same code without a message of its own (what 'nodeforge enroll' and
+ * the server's API print) must say its code, not theirs */
+static void test_enroll_leaves_no_message(void **state)
+{
+	struct nf_enroll *e;
+	struct nf_enroll_claim c;
+	struct nf_enroll_result res;
+	char *body, *dump;
+	json_t *resp;
+	int status;
+	(void)state;
+
+	make_root("root-msg");
+	nf_clear_error(ctx);
+	e = server("state-msg");
+	open_window(e, "gpu-02");
+	assert_int_equal(nf_enroll_claim_make(ctx, &c, "gpu-02", NULL, &body), 0);
+	resp = claim(e, "127.0.0.2", body, &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(nf_error_text(ctx, -ENOENT), nf_strerror(-ENOENT));
+	dump = json_dumps(resp, 0);
+	assert_int_equal(nf_enroll_claim_accept(ctx, &c, dump, strlen(dump),
+						P("root-msg"), &res), 0);
+	assert_string_equal(nf_error_text(ctx, -ENOENT), nf_strerror(-ENOENT));
+	assert_string_equal(nf_error_text(ctx, NF_E_NOTFOUND),
+			    nf_strerror(NF_E_NOTFOUND));
+	free(dump);
+	free(body);
+	json_decref(resp);
+	nf_enroll_free(e);
+}
+
 static void test_enroll_controller_password(void **state)
 {
 	struct nf_enroll *e = server("state2");
@@ -1109,6 +1144,7 @@ int main(void)
 		cmocka_unit_test(test_rotation_finish_killed),
 		cmocka_unit_test(test_rotation),
 		cmocka_unit_test(test_rotation_longest_name),
+		cmocka_unit_test(test_enroll_leaves_no_message),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -56,11 +56,44 @@ static void test_own_message(void **state)
 	nf_ctx_free(ctx);
 }
 
+/* A handled failure's message goes; the one before the mark (the failure
+ * being reported while a cleanup probes) stays */
+static void test_handled_drop(void **state)
+{
+	struct nf_ctx *ctx;
+	unsigned m;
+	char *buf;
+	int r;
+
+	(void)state;
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	m = nf_err_mark(ctx);
+	r = nf_read_file(ctx, "/nonexistent/nodeforge-optional", 1024, &buf, NULL);
+	assert_int_equal(r, -ENOENT);
+	assert_true(nf_err_since(ctx, m));
+	nf_err_drop(ctx, m);
+	assert_false(nf_err_since(ctx, m));
+	assert_string_equal(nf_error_text(ctx, -ENOENT), nf_strerror(-ENOENT));
+
+	r = nf_fail(ctx, NF_E_INVALID, "bad value 'x'");
+	m = nf_err_mark(ctx);
+	assert_int_equal(nf_read_file(ctx, "/nonexistent/nodeforge-optional", 1024,
+				      &buf, NULL), -ENOENT);
+	nf_err_drop(ctx, m);
+	assert_string_equal(nf_error_text(ctx, r), "bad value 'x'");
+	/* nothing recorded since the mark: nothing to drop */
+	m = nf_err_mark(ctx);
+	nf_err_drop(ctx, m);
+	assert_string_equal(nf_error_text(ctx, r), "bad value 'x'");
+	nf_ctx_free(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stale_message),
 		cmocka_unit_test(test_own_message),
+		cmocka_unit_test(test_handled_drop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

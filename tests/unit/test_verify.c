@@ -137,6 +137,39 @@ static void test_bad_fixture(void **state)
 	nf_ctx_free(ctx);
 }
 
+/* A context without the facet table (the library's own scratch kind)
+ * resolves no profile and verifies nothing: it fails, naming why, never
+ * runs with no facets */
+static void test_no_facet_table(void **state)
+{
+	struct nf_verify_opts o = { 0 };
+	struct nf_verify *v = NULL;
+	struct nf_profile *p = NULL;
+	struct nf_ctx *ctx, *bare;
+	struct nf_diags d;
+	char dir[1024];
+
+	(void)state;
+	assert_int_equal(nf_ctx_new(&ctx), 0);
+	p = fixture_profile(ctx, NULL);
+	assert_int_equal(nf_ctx_alloc(&bare), 0);
+	assert_int_equal(nf_verify_run(bare, p, &o, &v), NF_E_USAGE);
+	assert_null(v);
+	assert_non_null(strstr(nf_errmsg(bare), "no facet table"));
+	nf_clear_error(bare);
+	snprintf(dir, sizeof(dir), "%s/profiles", srcdir);
+	assert_int_equal(nf_ctx_set_profiles_dir(bare, dir), 0);
+	nf_diags_init(&d);
+	nf_profile_free(p);
+	p = NULL;
+	assert_int_equal(nf_profile_resolve(bare, "compute", NULL, &p, &d), NF_E_USAGE);
+	assert_null(p);
+	assert_non_null(strstr(nf_errmsg(bare), "no facet table"));
+	nf_diags_free(&d);
+	nf_ctx_free(bare);
+	nf_ctx_free(ctx);
+}
+
 /* What a check needs that a CI VM may lack is in its definition, from a
  * known set, and every hardware check declares it */
 static void test_check_needs(void **state)
@@ -207,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_json_str),
 		cmocka_unit_test(test_root_cause_first),
 		cmocka_unit_test(test_bad_fixture),
+		cmocka_unit_test(test_no_facet_table),
 		cmocka_unit_test(test_check_needs),
 		cmocka_unit_test(test_text_defang),
 	};
