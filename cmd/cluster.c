@@ -63,7 +63,7 @@ static int cluster_show(struct nf_global *g, const char *inv, int hosts)
 	if ((r = nf_cmd_setup(g, NULL)))
 		return r;
 	if ((r = nf_cluster_render(g->ctx, inv, g->site, &conf, &h))) {
-		fprintf(stderr, "nodeforge cluster: %s\n", nf_errmsg(g->ctx));
+		fprintf(stderr, "nodeforge cluster: %s\n", nf_error_text(g->ctx, r));
 		return r == NF_E_INVALID ? NF_EXIT_FINDINGS : NF_EXIT_FAILURE;
 	}
 	fputs(hosts ? h : conf, stdout);
@@ -93,11 +93,11 @@ static int cluster_fetch(struct nf_global *g, const char *server,
 			break;
 		if (!g->quiet)
 			fprintf(stderr, "nodeforge cluster: %s (retrying)\n",
-				nf_errmsg(g->ctx));
+				nf_error_text(g->ctx, r));
 		sleep(5);
 	}
 	if (r)
-		fprintf(stderr, "nodeforge cluster: %s\n", nf_errmsg(g->ctx));
+		fprintf(stderr, "nodeforge cluster: %s\n", nf_error_text(g->ctx, r));
 	else if (!g->quiet)
 		printf("cluster: /etc/slurm/cluster.conf and /etc/hosts from %s\n",
 		       server);

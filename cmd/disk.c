@@ -170,7 +170,7 @@ static int disk_pick(struct nf_global *g, int argc, char **argv)
 	if (argc < 1)
 		return nf_usage_error("disk", "'pick' needs a RULE");
 	if ((r = nf_diskrule_parse(g->ctx, argv[0], &rule)) < 0)
-		return nf_usage_error("disk", "%s", nf_errmsg(g->ctx));
+		return nf_usage_error("disk", "%s", nf_error_text(g->ctx, r));
 	if ((r = gather(g, argc - 1, argv + 1, &d)) < 0) {
 		nf_diskrule_free(rule);
 		return nf_cmd_fail(g, "disk", r);

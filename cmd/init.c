@@ -175,7 +175,7 @@ static int cmd_init(struct nf_global *g, int argc, char **argv)
 				fprintf(stderr, "nodeforge init: %s ('%s' not "
 					"written)\n", d.v[i].message, out);
 		if (!nf_diags_errors(&d))
-			fprintf(stderr, "nodeforge init: %s\n", nf_errmsg(g->ctx));
+			fprintf(stderr, "nodeforge init: %s\n", nf_error_text(g->ctx, r));
 		nf_diags_free(&d);
 		return r == NF_E_PARSE || r == NF_E_INVALID ? NF_EXIT_FINDINGS
 							    : r == NF_E_USAGE ? NF_EXIT_USAGE

@@ -37,9 +37,9 @@ const struct nf_cmd nf_cmd_lint = {
 
 /* A failure that left no finding is one lint could not check: it must not
  * end as "no errors" */
-static void lint_io_error(struct nf_global *g, int *io_error)
+static void lint_io_error(struct nf_global *g, int r, int *io_error)
 {
-	fprintf(stderr, "nodeforge lint: %s\n", nf_errmsg(g->ctx));
+	fprintf(stderr, "nodeforge lint: %s\n", nf_error_text(g->ctx, r));
 	*io_error = 1;
 }
 
@@ -59,7 +59,7 @@ static int lint_profile_files(struct nf_global *g, struct nf_diags *d,
 	int r = nf_profile_list(g->ctx, &names, &n);
 
 	if (r) {
-		fprintf(stderr, "nodeforge lint: %s\n", nf_errmsg(g->ctx));
+		fprintf(stderr, "nodeforge lint: %s\n", nf_error_text(g->ctx, r));
 		*io_error = 1;
 		return 0;
 	}
@@ -80,7 +80,7 @@ static int lint_profile_files(struct nf_global *g, struct nf_diags *d,
 		if (r == 0)
 			nf_profile_lint(g->ctx, p, d);
 		else if (!nf_diags_errors(&pd) && !is_partial(r))
-			lint_io_error(g, io_error);
+			lint_io_error(g, r, io_error);
 		nf_diags_free(&pd);
 		nf_profile_free(p);
 	}
@@ -172,7 +172,7 @@ static int cmd_lint(struct nf_global *g, int argc, char **argv)
 	/* a site that cannot be read: linting the profiles without it
 	 * would report what the embedded site lacks, not this one */
 	if (r && !d.n) {
-		fprintf(stderr, "nodeforge lint: %s\n", nf_errmsg(g->ctx));
+		fprintf(stderr, "nodeforge lint: %s\n", nf_error_text(g->ctx, r));
 		nf_diags_free(&d);
 		return NF_EXIT_FAILURE;
 	}
@@ -181,10 +181,11 @@ static int cmd_lint(struct nf_global *g, int argc, char **argv)
 			struct nf_profile *p = NULL;
 			size_t before = nf_diags_errors(&d);
 
-			if (nf_profile_resolve(g->ctx, argv[i], g->site, &p, &d) == 0)
+			r = nf_profile_resolve(g->ctx, argv[i], g->site, &p, &d);
+			if (r == 0)
 				nf_profile_lint(g->ctx, p, &d);
 			else if (nf_diags_errors(&d) == before)
-				lint_io_error(g, &io_error);
+				lint_io_error(g, r, &io_error);
 			nf_profile_free(p);
 		}
 	} else {
@@ -196,7 +197,7 @@ static int cmd_lint(struct nf_global *g, int argc, char **argv)
 
 		r = nf_inventory_load(g->ctx, inventory, g->site, &inv, &d);
 		if (r && d.n == before) {
-			fprintf(stderr, "nodeforge lint: %s\n", nf_errmsg(g->ctx));
+			fprintf(stderr, "nodeforge lint: %s\n", nf_error_text(g->ctx, r));
 			io_error = 1;
 		}
 		nf_inventory_free(inv);
@@ -206,12 +207,12 @@ static int cmd_lint(struct nf_global *g, int argc, char **argv)
 
 			r = nf_cluster_render(g->ctx, inventory, g->site, &conf, &hosts);
 			if (r && r != -ENOENT) {
-				fprintf(stderr, "nodeforge lint: %s\n", nf_errmsg(g->ctx));
+				fprintf(stderr, "nodeforge lint: %s\n", nf_error_text(g->ctx, r));
 				cluster_error = 1;
 			} else if (r) {
 				/* a finding like any other: counted, in --json */
 				nf_diag_add(&d, inventory, 0, 0, NF_SEV_WARNING, "%s",
-					    nf_errmsg(g->ctx));
+					    nf_error_text(g->ctx, r));
 			} else {
 				lint_node_shapes(g, inventory, conf, &d);
 			}

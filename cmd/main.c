@@ -359,7 +359,7 @@ static int load_failed(struct nf_global *g, int r, const struct nf_diags *d)
 		nf_print_diags(g, d);
 	else
 		fprintf(stderr, "%s %s: %s\n", prog, g->cmd->name,
-			nf_errmsg(g->ctx));
+			nf_error_text(g->ctx, r));
 	return r == NF_E_PARSE || r == NF_E_INVALID ? NF_EXIT_FINDINGS
 						    : NF_EXIT_FAILURE;
 }

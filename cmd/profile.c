@@ -67,7 +67,7 @@ static int profile_list(struct nf_global *g)
 					 d.v[0].file, d.v[0].line, d.v[0].col,
 					 d.v[0].message);
 			else
-				snprintf(why, sizeof(why), "%s", nf_errmsg(g->ctx));
+				snprintf(why, sizeof(why), "%s", nf_error_text(g->ctx, rr));
 			desc = why;
 		}
 		nf_emit_obj_open(e, NULL);
@@ -76,6 +76,8 @@ static int profile_list(struct nf_global *g)
 		nf_emit_str(e, "description", "%s\n", desc ? desc : "");
 		nf_emit_obj_close(e);
 		nf_profile_free(p);
+		/* listed: what it failed with is said, and goes */
+		nf_clear_error(g->ctx);
 		nf_diags_free(&d);
 	}
 	nf_emit_arr_close(e);
@@ -107,8 +109,8 @@ static int profile_show(struct nf_global *g, const char *role, int args_only)
 		if (nd)
 			return NF_EXIT_FINDINGS;
 		if (r == NF_E_NOTFOUND || r == NF_E_INVALID)
-			return nf_usage_error("profile", "%s", nf_errmsg(g->ctx));
-		fprintf(stderr, "nodeforge profile: %s\n", nf_errmsg(g->ctx));
+			return nf_usage_error("profile", "%s", nf_error_text(g->ctx, r));
+		fprintf(stderr, "nodeforge profile: %s\n", nf_error_text(g->ctx, r));
 		return NF_EXIT_FAILURE;
 	}
 	nf_diags_free(&d);

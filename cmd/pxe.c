@@ -368,10 +368,11 @@ static int cmd_pxe(struct nf_global *g, int argc, char **argv)
 			fprintf(stderr, "nodeforge pxe: warning: %s; the tree has "
 				"no cluster files (the nodes' slurm.conf and "
 				"hosts), and every node that runs slurmd will "
-				"fail slurm.cluster\n", nf_errmsg(g->ctx));
+				"fail slurm.cluster\n", nf_error_text(g->ctx, r));
+		nf_clear_error(g->ctx);
 		r = 0;
 	} else if (r) {
-		fprintf(stderr, "nodeforge pxe: %s\n", nf_errmsg(g->ctx));
+		fprintf(stderr, "nodeforge pxe: %s\n", nf_error_text(g->ctx, r));
 		r = r == NF_E_INVALID ? NF_EXIT_FINDINGS : NF_EXIT_FAILURE;
 		goto done;
 	}

@@ -329,7 +329,7 @@ static int cmd_reimage(struct nf_global *g, int argc, char **argv)
 	free(run_dir);
 	if (r == -EINTR) {
 		if (!g->quiet)
-			fprintf(stderr, "nodeforge reimage: %s\n", nf_errmsg(g->ctx));
+			fprintf(stderr, "nodeforge reimage: %s\n", nf_error_text(g->ctx, r));
 		return NF_EXIT_INTERRUPTED;
 	}
 	if (r)

@@ -206,7 +206,7 @@ static int cmd_serve(struct nf_global *g, int argc, char **argv)
 	if (r) {
 		nf_enroll_free(so.enroll);
 		if (r == NF_E_USAGE)
-			return nf_usage_error("serve", "%s", nf_errmsg(g->ctx));
+			return nf_usage_error("serve", "%s", nf_error_text(g->ctx, r));
 		return nf_cmd_fail(g, "serve", r);
 	}
 	printf("listening on %s\n", nf_server_url(srv));

@@ -102,8 +102,7 @@ static int fetch(struct nf_global *g, const char *server, const char *path,
 	}
 	r = nf_http_get(g->ctx, url, NF_STATUS_MAX, timeout * 1000, &body, &len);
 	if (r) {
-		snprintf(err, errlen, "%s", *nf_errmsg(g->ctx) ? nf_errmsg(g->ctx)
-							       : nf_strerror(r));
+		snprintf(err, errlen, "%s", nf_error_text(g->ctx, r));
 	} else {
 		*out = json_loadb(body, len, 0, &je);
 		if (!json_is_object(*out)) {

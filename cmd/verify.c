@@ -122,9 +122,9 @@ static int load_profile(struct nf_global *g, const char *cmd,
 		nf_diags_free(&d);
 		nf_site_free(site);
 		if (r && usage)
-			return nf_usage_error(cmd, "%s", nf_errmsg(g->ctx));
+			return nf_usage_error(cmd, "%s", nf_error_text(g->ctx, r));
 		if (r)
-			fprintf(stderr, "nodeforge %s: %s\n", cmd, nf_errmsg(g->ctx));
+			fprintf(stderr, "nodeforge %s: %s\n", cmd, nf_error_text(g->ctx, r));
 		return r ? NF_EXIT_FAILURE : 0;
 	}
 	if (!vc->profile) {
@@ -144,7 +144,7 @@ static int load_profile(struct nf_global *g, const char *cmd,
 			"with); check a machine against a role with --role ROLE\n",
 			cmd, path);
 	else if (r)
-		fprintf(stderr, "nodeforge %s: %s\n", cmd, nf_errmsg(g->ctx));
+		fprintf(stderr, "nodeforge %s: %s\n", cmd, nf_error_text(g->ctx, r));
 	if (vc->profile == path)
 		vc->profile = NULL;
 	return r ? NF_EXIT_FAILURE : 0;
@@ -259,24 +259,24 @@ int nf_verify_cli_run(struct nf_global *g, const char *cmd, struct nf_verify_cli
 	if (r) {
 		nf_profile_free(p);
 		if (r == NF_E_USAGE)
-			return nf_usage_error(cmd, "%s", nf_errmsg(g->ctx));
+			return nf_usage_error(cmd, "%s", nf_error_text(g->ctx, r));
 		return nf_cmd_fail(g, cmd, r);
 	}
 	doc = nf_verify_json(v);
 	rc = nf_verify_passed(v) ? NF_EXIT_OK : NF_EXIT_FINDINGS;
-	if (vc->junit && nf_verify_write_junit(g->ctx, v, vc->junit)) {
-		fprintf(stderr, "nodeforge %s: %s\n", cmd, nf_errmsg(g->ctx));
+	if (vc->junit && (r = nf_verify_write_junit(g->ctx, v, vc->junit))) {
+		fprintf(stderr, "nodeforge %s: %s\n", cmd, nf_error_text(g->ctx, r));
 		rc = NF_EXIT_FAILURE;
 	}
-	if (vc->gate && nf_verify_publish(g->ctx, v, &vc->o, vc->verdict)) {
-		fprintf(stderr, "nodeforge %s: %s\n", cmd, nf_errmsg(g->ctx));
+	if (vc->gate && (r = nf_verify_publish(g->ctx, v, &vc->o, vc->verdict))) {
+		fprintf(stderr, "nodeforge %s: %s\n", cmd, nf_error_text(g->ctx, r));
 		rc = NF_EXIT_FAILURE;
 	}
 	if (vc->health) {
 		const char *action = "none";
 
-		if (nf_verify_health(g->ctx, v, &vc->o, &action)) {
-			fprintf(stderr, "nodeforge %s: %s\n", cmd, nf_errmsg(g->ctx));
+		if ((r = nf_verify_health(g->ctx, v, &vc->o, &action))) {
+			fprintf(stderr, "nodeforge %s: %s\n", cmd, nf_error_text(g->ctx, r));
 			rc = NF_EXIT_FAILURE;
 		}
 		json_object_set_new(doc, "health_action", json_string(action));

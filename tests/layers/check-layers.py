@@ -24,7 +24,9 @@ directly or through a header of lib/adapters/; and a function of a
 library loaded on first use (lib/adapters/*_dl.c) is called from
 lib/adapters/ only.  A path of /proc or /sys under a sysroot is built by
 SYSROOT_HELPER only: a format string that starts "%s/proc or "%s/sys
-anywhere else fails.
+anywhere else fails.  A command prints a failure's text with
+nf_error_text(ctx, code), never the context's last message alone
+(nf_errmsg): that may be an older failure's, of another code.
 
 --sccs prints the strongly connected components of lib/'s file graph
 (its cycles), largest first, and those of the part graph."""
@@ -230,6 +232,24 @@ def check_sysroot_paths(src):
     return bad
 
 
+ERRMSG = re.compile(r'\bnf_errmsg\s*\(')
+
+
+def check_cmd_errmsg(src):
+    """The commands that print the context's last message, as messages"""
+    bad = []
+    top = os.path.join(src, "cmd")
+    for f in sorted(os.listdir(top)) if os.path.isdir(top) else []:
+        if not f.endswith((".c", ".h")):
+            continue
+        with open(os.path.join(top, f), errors="replace") as fp:
+            for n, line in enumerate(fp, 1):
+                if ERRMSG.search(line):
+                    bad.append(f"cmd/{f}:{n}: prints nf_errmsg(): the text "
+                               "of a failure is nf_error_text(ctx, code)")
+    return bad
+
+
 def sccs(nodes, edges):
     """Tarjan, iterative: the components of more than one node"""
     index, low, on, stack, out = {}, {}, set(), [], []
@@ -314,7 +334,8 @@ def main():
                   "use any more: remove the line")
             bad += 1
 
-    for msg in check_includes(a.src) + check_sysroot_paths(a.src):
+    for msg in (check_includes(a.src) + check_sysroot_paths(a.src) +
+                check_cmd_errmsg(a.src)):
         print(f"check-layers: {msg}")
         bad += 1
     for src, sym, dst in uses:

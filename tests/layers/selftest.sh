@@ -7,7 +7,8 @@
 # does a file outside lib/adapters/ that includes a library's header
 # which has an adapter there (itself or through an adapter's header), or
 # that calls a function of a library loaded on first use, or that builds
-# a /proc or /sys path under a sysroot by hand.
+# a /proc or /sys path under a sysroot by hand, or a command that prints
+# the context's last message instead of its failure's text.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 t=$(mktemp -d)
@@ -66,6 +67,9 @@ printf 'char *p = nf_asprintf("%%s%%s", sysroot, rel);\n' > "$t/src/lib/sysroot.
 printf 'char *p = nf_asprintf("%%s/sys/class/net", sysroot);\n' > "$t/src/lib/bad.c"
 fails "$t/allow.txt" "a /sys path built by hand" "lib/bad.c:1: builds a /sys path by hand"
 rm "$t/src/lib/bad.c"
+printf 'fprintf(stderr, "%%s\\n", nf_errmsg(g->ctx));\n' > "$t/src/cmd/bad.c"
+fails "$t/allow.txt" "a command printing nf_errmsg" "cmd/bad.c:1: prints nf_errmsg()"
+rm "$t/src/cmd/bad.c"
 obj lib/adapters/lazy_dl 'int lazy_call(void) { return 1; }\n'
 obj lib/high 'int lazy_call(void);\nint high(void) { return lazy_call(); }\n'
 printf 'adapters: lib/adapters/*.c\nlower: lib/low.c\nupper: lib/high.c\n' > "$t/parts.txt"
