@@ -140,7 +140,8 @@ struct nf_daemon_ci {
 	 * node of the role in host */
 	int (*cluster_conf)(struct nf_daemon_ci *d, char *host, size_t hsz);
 };
-/* 1 when REL (relative to the image root) exists, links included */
+/* 1 when REL (relative to the image root) exists, links included
+ * (lib/facet_lint.c) */
 int nf_daemon_ci_has(const struct nf_daemon_ci *d, const char *rel);
 
 struct nf_facet {
@@ -187,7 +188,8 @@ const struct nf_facet *nf_facet_find(const char *name);
 /* The definition of check ID in any facet, or NULL */
 const struct nf_check_def *nf_check_find(const char *id);
 
-/* Position helper for facet lint: diag at the value's location */
+/* Position helper for facet lint: diag at the value's location
+ * (lib/facet_lint.c) */
 int nf_lint_at(struct nf_facet_lint *l, const char *path, int sev,
 	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
