@@ -320,6 +320,22 @@ static void state_load(struct nf_server *s)
 
 /* --------------------------------------------------------- boot events */
 
+/* The image a kernel of the index boots: ROLE-ID.vmlinuz is ROLE@ID, as
+ * `nodeforge image list` and `reimage --image` name it; a kernel of
+ * another name is named by its file */
+static json_t *image_of(const char *role, const char *kernel)
+{
+	static const char sfx[] = ".vmlinuz";
+	size_t rl = role ? strlen(role) : 0, kl = strlen(kernel);
+	size_t sl = sizeof(sfx) - 1;
+
+	if (rl && kl > rl + 1 + sl && !strncmp(kernel, role, rl) &&
+	    kernel[rl] == '-' && !strcmp(kernel + kl - sl, sfx))
+		return json_sprintf("%s@%.*s", role, (int)(kl - rl - 1 - sl),
+				    kernel + rl + 1);
+	return json_string(kernel);
+}
+
 /* A node fetching its own boot script is booting.  Only the node itself
  * says so (its inventory address; a loopback request is the operator's,
  * as for verdicts): anyone may read the script, but a fetch from another
@@ -351,12 +367,11 @@ static void mark_booting(void *data, struct nf_srv_req *rq,
 	    (local || (ip && *ip && !strcmp(ip, peer)))) {
 		/* the kernel the node's own entry boots (a reimage or a
 		 * rollback pointed it elsewhere), else its role's */
+		rname = json_string_value(json_object_get(n, "role"));
 		kernel = json_object_get(n, "kernel");
-		if (!json_is_string(kernel)) {
-			rname = json_string_value(json_object_get(n, "role"));
+		if (!json_is_string(kernel))
 			kernel = json_object_get(json_object_get(json_object_get(
 				s->index, "roles"), rname ? rname : ""), "kernel");
-		}
 		old = json_object_get(s->state, name);
 		st = json_is_object(old) ? json_deep_copy(old) : json_object();
 		if (st) {
@@ -365,8 +380,9 @@ static void mark_booting(void *data, struct nf_srv_req *rq,
 			bad |= json_object_set_new(st, "state", json_string("booting"));
 			bad |= json_object_set_new(st, "booted_at", json_string(when));
 			bad |= json_object_set_new(st, "mac", json_string(mac));
-			if (kernel)
-				bad |= json_object_set(st, "image", kernel);
+			if (json_is_string(kernel))
+				bad |= json_object_set_new(st, "image", image_of(
+					rname, json_string_value(kernel)));
 			if (bad) {
 				json_decref(st);
 				st = NULL;

@@ -89,7 +89,7 @@ code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 import json, sys
 d = {n["name"]: n for n in json.load(sys.stdin)["nodes"]}
 assert d["gpu-02"]["state"] == "booting", d["gpu-02"]
-assert d["gpu-02"]["image"].startswith("compute-")
+assert d["gpu-02"]["image"].startswith("compute@"), d["gpu-02"]
 assert d["gpu-01"]["state"] == "not seen"
 assert len(d) == 6'
 }

@@ -16,15 +16,16 @@ teardown() {
 	curl -sf "$U/ipxe/mac/52-54-00-00-01-01.ipxe" >/dev/null
 	curl -sf -X POST -d '{"result":"fail","root_causes":[{"id":"gpu.count","message":"expected 8, seen 0"}]}' \
 		"$U/api/v1/nodes/gpu-02/verdict" >/dev/null
-	curl -sf -X POST -d '{"result":"pass","image":"controller-beee51305295"}' "$U/api/v1/nodes/ctl-01/verdict" >/dev/null
+	curl -sf -X POST -d '{"result":"pass","image":"controller@beee51305295"}' "$U/api/v1/nodes/ctl-01/verdict" >/dev/null
 	curl -sf "$U/api/v1/unknown/52-54-00-99-00-01" >/dev/null
 	run nf status --server "$U"
 	# not every node is verified
 	status_is 3
 	[[ "${lines[0]}" == "NODE"*"STATE"*"RACK"*"IMAGE"*"TIME" ]]
-	[[ "$output" =~ ctl-01\ +verified\ +r00\ +controller-beee51305295 ]]
+	[[ "$output" =~ ctl-01\ +verified\ +r00\ +controller@beee51305295 ]]
 	[[ "$output" == *"login-01 not seen r00  -"* ]]
-	[[ "$output" =~ gpu-01\ +booting\ +r01\ +compute-[0-9a-f]{12}\.vmlinuz ]]
+	# the image as `image list` and `reimage --image` name it
+	[[ "$output" =~ gpu-01\ +booting\ +r01\ +compute@[0-9a-f]{12}\  ]]
 	[[ "$output" =~ gpu-02\ +failed\ +r01\ .*gpu\.count:\ expected\ 8,\ seen\ 0 ]]
 	[[ "$output" == *"unknown MAC 52:54:00:99:00:01"* ]]
 	[[ "$output" == *"6 nodes: 1 verified, 1 failed, 1 booting, 3 not seen"* ]]
@@ -188,7 +189,7 @@ post_verdicts() {
 	cause="slurm.conf.present: /etc/slurm/slurm.conf is missing and slurmd therefore refuses to start on this node until the image is rebuilt"
 	jq -n --arg c "$cause" '{result: "fail", root_causes: [{id: "slurm.conf.present", message: ($c | sub("^[^ ]+ "; ""))}]}' \
 		| curl -sf -X POST --data-binary @- "$U/api/v1/nodes/gpu-02/verdict" >/dev/null
-	curl -sf -X POST -d '{"result":"pass","image":"controller-beee51305295"}' "$U/api/v1/nodes/ctl-01/verdict" >/dev/null
+	curl -sf -X POST -d '{"result":"pass","image":"controller@beee51305295"}' "$U/api/v1/nodes/ctl-01/verdict" >/dev/null
 	curl -sf "$U/api/v1/unknown/52-54-00-99-00-07" >/dev/null
 	COLUMNS=80 run nf status --server "$U"
 	status_is 3

@@ -271,7 +271,7 @@ two_images() {
 	curl -sf "$U/ipxe/mac/52-54-00-00-05-02.ipxe" >/dev/null
 	run nf status 'cpu-[01-02]' --server "$U" --json
 	status_is 3
-	echo "$output" | jq -e --arg old "compute-$OLD.vmlinuz" --arg new "compute-$NEW.vmlinuz" \
+	echo "$output" | jq -e --arg old "compute@$OLD" --arg new "compute@$NEW" \
 		'[.nodes[] | {(.name): [.state, .image]}] | add ==
 		 {"cpu-01": ["verified", $old], "cpu-02": ["booting", $new]}' ||
 		{ echo "$output"; return 1; }

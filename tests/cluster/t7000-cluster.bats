@@ -636,7 +636,7 @@ cl_job_completed() {
 	grep -E "^[^ ]+ $(cl_ip "$n") \"GET /images/cpu/cpu-$new\.initramfs\.cpio\.zst\" 200 " "$W/log/serve.log"
 	run cl_status_of "$n"
 	cl_log "$n in nodeforge status: $output"
-	[[ "$output" == "verified cpu-$new."* ]]
+	[[ "$output" == "verified cpu@$new "* ]]
 	cl_wait 120 "cl_idle $n" || { echo "$n: '$(cl_sinfo_state "$n")' in sinfo after the reimage"; return 1; }
 	# the new build's value is the node's
 	run cl_ssh "$n" 'sysctl -n vm.max_map_count'
@@ -658,7 +658,7 @@ cl_job_completed() {
 	[[ "$output" == *DRAIN*"Reason=nodeforge reimage failed: "*sysctl* ]]
 	run cl_status_of "$other"
 	cl_log "$other in nodeforge status: $output"
-	[[ "$output" == "failed cpu-$bad."*sysctl* ]]
+	[[ "$output" == "failed cpu@$bad "*sysctl* ]]
 	# the value its kernel refused is not the node's
 	run cl_ssh "$other" 'sysctl -n kernel.pid_max'
 	[ "$output" != 99999999 ]
@@ -785,7 +785,7 @@ cl_job_completed() {
 		cl_wait 120 "cl_idle $n" || { echo "$n: '$(cl_sinfo_state "$n")' in sinfo"; return 1; }
 		run cl_status_of "$n"
 		cl_log "$n in nodeforge status: $output"
-		[[ "$output" == "verified cpu-$new."* ]]
+		[[ "$output" == "verified cpu@$new "* ]]
 		run cl_ssh "$n" 'sysctl -n vm.max_map_count'
 		[ "$output" = 262144 ]
 	done

@@ -124,9 +124,9 @@ INIT
 import json, sys
 d = json.load(sys.stdin)
 assert d["state"] == "failed", d
-assert d["image"] == "compute-'"$kh"'.vmlinuz", d
+assert d["image"] == "compute@'"$kh"'", d
 assert d["root_cause"] == "gpu.count: expected NVIDIA GPUs, seen 0", d'
 	run nf status --server "$U"
 	status_is 3
-	[[ "$output" =~ e2e-01\ +failed\ +[^\ ]+\ +compute-$kh\.vmlinuz.*gpu\.count ]]
+	[[ "$output" =~ e2e-01\ +failed\ +[^\ ]+\ +compute@$kh\ .*gpu\.count ]]
 }

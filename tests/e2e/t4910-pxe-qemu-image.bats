@@ -56,7 +56,7 @@ import json, sys
 d = json.load(sys.stdin)
 print(json.dumps(d, indent=1)[:3000], file=sys.stderr)
 assert d["state"] == "failed", d
-assert d["image"] == "'"$(cur kernel)"'", d
+assert d["image"] == "mini@'"$(cur kernel | sed 's/^mini-//; s/\.vmlinuz$//')"'", d
 assert d["root_cause"].startswith("time.sync: "), d["root_cause"]
 checks = {c["id"]: c["verdict"] for c in d["verdict"]["checks"]}
 assert checks["munge.key.present"] == "fail", checks
