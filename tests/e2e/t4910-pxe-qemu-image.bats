@@ -48,7 +48,9 @@ cur() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv
 	grep -q "\"GET /images/mini/$(cur initramfs)\" 200" serve.log
 	grep -q '"POST /api/v1/nodes/e2e-02/verdict" 200' serve.log
 
-	# the verdict is the image's verifier's, with the node's own findings
+	# the verdict is the image's verifier's, with the node's own findings;
+	# the server names the image as image list and reimage --image do
+	img=mini@$(cur kernel | sed 's/^mini-//; s/\.vmlinuz$//')
 	run curl -sf "$U/api/v1/nodes/e2e-02"
 	status_is 0
 	echo "$output" | python3 -c '
@@ -56,7 +58,7 @@ import json, sys
 d = json.load(sys.stdin)
 print(json.dumps(d, indent=1)[:3000], file=sys.stderr)
 assert d["state"] == "failed", d
-assert d["image"] == "mini@'"$(cur kernel | sed 's/^mini-//; s/\.vmlinuz$//')"'", d
+assert d["image"] == "'"$img"'", d
 assert d["root_cause"].startswith("time.sync: "), d["root_cause"]
 checks = {c["id"]: c["verdict"] for c in d["verdict"]["checks"]}
 assert checks["munge.key.present"] == "fail", checks
@@ -65,7 +67,7 @@ assert checks["kernel.cmdline.running"] == "pass", checks
 '
 	run nf status --server "$U"
 	status_is 3
-	[[ "$output" =~ e2e-02\ +failed\ +[^\ ]+\ +$(cur kernel).*time\.sync ]]
+	[[ "$output" =~ e2e-02\ +failed\ +[^\ ]+\ +$img\ .*time\.sync ]]
 
 	# the gate held: ask the node's systemd
 	run node_sh "systemctl is-active nodeforge-verify slurmd | tr '\\n' ' '"
